@@ -1,0 +1,266 @@
+// Package agent runs Polly's personas: the step loop (prepare the context,
+// stream a reply, run its tool calls, store everything, repeat), the
+// sessions that hold one conversation per persona, and the team
+// (delegate_task). It emits one typed event stream that the headless
+// printer and the TUI both consume, and knows nothing about either.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"polly/agent/llm"
+	"polly/memory/chat"
+	"polly/memory/store"
+	"polly/memory/task"
+	"polly/memory/tokens"
+	"polly/memory/window"
+	"polly/personas"
+	"polly/tools"
+)
+
+// ErrMaxTurns ends a run that used its turn budget without a final answer.
+var ErrMaxTurns = errors.New("stopped after the maximum number of turns without a final answer")
+
+// Model describes the model an agent talks to.
+type Model struct {
+	Name          string
+	ContextWindow int     // tokens; 0 when unknown
+	InputPrice    float64 // USD per 1M prompt tokens; 0 when unknown
+	OutputPrice   float64 // USD per 1M completion tokens
+	CachedPrice   float64 // USD per 1M cached prompt tokens; 0 = InputPrice
+}
+
+// Cost prices a usage; 0 when prices are unknown.
+func (m Model) Cost(u chat.Usage) float64 {
+	if m.InputPrice == 0 && m.OutputPrice == 0 {
+		return 0
+	}
+	cached := m.CachedPrice
+	if cached == 0 {
+		cached = m.InputPrice
+	}
+	fresh := u.PromptTokens - u.CachedTokens
+	return (float64(fresh)*m.InputPrice + float64(u.CachedTokens)*cached + float64(u.CompletionTokens)*m.OutputPrice) / 1e6
+}
+
+// HasPrices reports whether costs can be computed.
+func (m Model) HasPrices() bool { return m.InputPrice != 0 || m.OutputPrice != 0 }
+
+// PromptSource assembles the system prompt for a persona; it is called
+// before every request so edits to the workspace files take effect.
+type PromptSource interface {
+	SystemPrompt(p personas.Persona) (string, error)
+}
+
+// Deps are the long-lived parts every agent of a process shares.
+type Deps struct {
+	Store      *store.Store
+	LLM        llm.Streamer
+	Tools      *tools.Registry // the shared tools; agents add their own bound tools
+	Prompts    PromptSource
+	Personas   *personas.Set
+	Model      Model
+	Context    window.Settings
+	Gate       tools.Gate
+	ProjectDir string // tools resolve relative paths here
+	StateDir   string // .agent: checkpoints and archives
+	MaxTurns   int
+	Now        func() time.Time
+}
+
+func (d *Deps) now() time.Time {
+	if d.Now != nil {
+		return d.Now()
+	}
+	return time.Now()
+}
+
+// Outcome is how a run ended.
+type Outcome struct {
+	Reason    string // completed, max_turns, cancelled, error
+	Final     string // the last assistant text
+	Turns     int
+	ToolCalls int
+	Usage     chat.Usage
+	Cost      float64
+}
+
+// Agent is one persona's conversation inside a session.
+type Agent struct {
+	deps    *Deps
+	id      string // agent instance id: persona id, "coder#2" for a second concurrent run
+	persona personas.Persona
+	session string
+	parent  string // parent agent id for sub-agents
+	emit    func(Event)
+
+	history  []chat.Message // live conversation, without the system prompt
+	task     task.State
+	counter  tokens.Counter
+	calib    tokens.Calibration
+	usage    chat.Usage
+	cost     float64
+	registry *tools.Registry
+	allowed  []string
+	warned   map[string]bool // warnings already shown once
+	toolTok  int             // cached token estimate of the tool schemas
+
+	retrySummaryAt int // after a rejected summary: context size at which to try again
+}
+
+// header stamps an event.
+func (a *Agent) header() Header {
+	return Header{Session: a.session, Agent: a.id, Persona: a.persona.ID, Parent: a.parent, Time: a.deps.now()}
+}
+
+func (a *Agent) send(e Event) {
+	if a.emit != nil {
+		a.emit(e)
+	}
+}
+
+// warnOnce shows a warning the first time a kind of problem happens, so a
+// broken disk does not flood the screen but is never silent.
+func (a *Agent) warnOnce(key, text string) {
+	if a.warned == nil {
+		a.warned = map[string]bool{}
+	}
+	if a.warned[key] {
+		return
+	}
+	a.warned[key] = true
+	a.send(Notice{Header: a.header(), Level: "warn", Text: text})
+}
+
+// ID is the agent instance id.
+func (a *Agent) ID() string { return a.id }
+
+// Persona is the persona this agent speaks as.
+func (a *Agent) Persona() personas.Persona { return a.persona }
+
+// Task returns a copy of the task state.
+func (a *Agent) Task() task.State { return a.task }
+
+// History returns a copy of the live conversation.
+func (a *Agent) History() []chat.Message { return append([]chat.Message(nil), a.history...) }
+
+// Usage returns the tokens and cost this agent has used.
+func (a *Agent) Usage() (chat.Usage, float64) { return a.usage, a.cost }
+
+// append stores a completed message, then adds it to the live history. A
+// store failure is shown once and the run goes on in memory.
+func (a *Agent) append(ctx context.Context, m chat.Message) chat.Message {
+	if m.Tokens == 0 {
+		m.Tokens = tokens.Message(a.counter, m)
+	}
+	if a.deps.Store != nil {
+		stored, err := a.deps.Store.AppendMessage(context.WithoutCancel(ctx), a.session, a.persona.ID, m)
+		if err != nil {
+			a.warnOnce("store", fmt.Sprintf("could not save to %s: %v — the run goes on, but this part of the session will not be resumable", a.deps.StateDir, err))
+		} else {
+			m = stored
+		}
+	}
+	a.history = append(a.history, m)
+	return m
+}
+
+// Run sends one user message and works until the model answers without
+// tool calls, the turn budget runs out, or ctx is cancelled.
+func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error) {
+	start := a.usage
+	startCost := a.cost
+	startCalls := a.task.ToolCalls
+	defer func() {
+		out.Usage = subUsage(a.usage, start)
+		out.Cost = a.cost - startCost
+		out.ToolCalls = a.task.ToolCalls - startCalls
+		a.finish(ctx, out, err)
+	}()
+
+	if a.task.IsNewTask(prompt) {
+		if a.task.Active() {
+			a.checkpoint(ctx, "end")
+		}
+		a.task.Begin(prompt, a.deps.now())
+	} else {
+		a.task.FollowUp(prompt)
+	}
+	a.append(ctx, chat.UserText(prompt))
+
+	maxTurns := a.deps.MaxTurns
+	if maxTurns <= 0 {
+		maxTurns = 100
+	}
+	for turn := 1; ; turn++ {
+		out.Turns = turn
+		if turn > maxTurns {
+			out.Reason = "max_turns"
+			return out, ErrMaxTurns
+		}
+		resp, err := a.step(ctx)
+		if err != nil {
+			if ctx.Err() != nil || llm.KindOf(err) == llm.KindCanceled {
+				out.Reason = "cancelled"
+				return out, context.Canceled
+			}
+			out.Reason = "error"
+			return out, err
+		}
+		msg := a.append(ctx, resp.Message)
+		a.task.Observe(msg.Content)
+		a.send(MessageDone{Header: a.header(), Message: msg})
+		if strings.TrimSpace(msg.Content) != "" {
+			out.Final = msg.Content
+		}
+		if len(msg.ToolCalls) == 0 {
+			out.Reason = "completed"
+			return out, nil
+		}
+		a.runTools(ctx, msg.ToolCalls)
+		if ctx.Err() != nil {
+			out.Reason = "cancelled"
+			return out, context.Canceled
+		}
+	}
+}
+
+// finish closes a run: task state, checkpoint, events.
+func (a *Agent) finish(ctx context.Context, out Outcome, err error) {
+	a.task.Finished = out.Reason == "completed"
+	a.task.LastReplyAsked = strings.HasSuffix(strings.TrimSpace(out.Final), "?")
+	a.saveState(ctx)
+	a.checkpoint(ctx, "end")
+	if err != nil && out.Reason == "error" {
+		ev := ErrorEvent{Header: a.header(), Kind: llm.KindOf(err).String(), Message: err.Error(), Hint: hint(err)}
+		a.send(ev)
+	}
+	a.send(Done{Header: a.header(), Reason: out.Reason, Final: out.Final, Turns: out.Turns, ToolCalls: out.ToolCalls, Usage: out.Usage, Cost: out.Cost})
+}
+
+func subUsage(a, b chat.Usage) chat.Usage {
+	return chat.Usage{PromptTokens: a.PromptTokens - b.PromptTokens, CompletionTokens: a.CompletionTokens - b.CompletionTokens, CachedTokens: a.CachedTokens - b.CachedTokens}
+}
+
+// hint tells the user what to do about a provider error.
+func hint(err error) string {
+	switch llm.KindOf(err) {
+	case llm.KindAuth:
+		return "check the API key: set OPENAI_API_KEY or --api-key (polly config shows where the key comes from)"
+	case llm.KindRateLimit:
+		return "the provider is rate limiting; wait a minute and resume with --continue"
+	case llm.KindNetwork:
+		return "the endpoint is unreachable; check --base-url / OPENAI_BASE_URL and that the server is running"
+	case llm.KindContextLength:
+		return "the conversation is too long for this model even after compaction; start a new session or use a model with a bigger window"
+	case llm.KindServer, llm.KindStream:
+		return "the provider failed; try again with --continue (nothing before this point was lost)"
+	case llm.KindBadRequest:
+		return "the provider rejected the request; check the model name (polly config)"
+	}
+	return ""
+}

@@ -1,0 +1,392 @@
+// Package cli is Polly's command line: flags and subcommands, the headless
+// run (`polly -p`), `polly sessions`, `polly init`, `polly config`, and one
+// map from errors to exit codes (0 done, 1 the task or provider failed,
+// 2 bad usage or config). The TUI is started through a function the main
+// package injects, so nothing here imports the TUI.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"polly/agent/app"
+	"polly/agent/config"
+	"polly/agent/llm"
+	"polly/workspace"
+)
+
+// Exit codes.
+const (
+	ExitOK     = 0
+	ExitFailed = 1
+	ExitUsage  = 2
+)
+
+// TUIStart is what the TUI needs to start.
+type TUIStart struct {
+	App      app.Options // Asker left nil: the TUI sets its own
+	ResumeID string      // a session to resume ("" for a new one)
+	Persona  string      // persona to start with
+	ModelErr error       // non-nil when no model is configured: the TUI still opens and says how to set one
+}
+
+// Env is everything the command line touches, injected so tests can run
+// Main in-process.
+type Env struct {
+	Args     []string // without the program name
+	Stdin    io.Reader
+	Stdout   io.Writer
+	Stderr   io.Writer
+	Getenv   func(string) string
+	Dir      string // working directory = project root
+	Home     string
+	Template fs.FS // the embedded .agent-template
+	Version  string
+	RunTUI   func(ctx context.Context, s TUIStart) error // nil: print usage instead
+	LLM      llm.Streamer                                // tests: use this instead of a real client
+	Signals  bool                                        // cancel on SIGINT/SIGTERM (main sets it)
+}
+
+// usageError is bad command-line usage: print the message and the usage, exit 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+// exitError carries an exit code for an error already reported.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// options are the parsed command line.
+type options struct {
+	prompt       string
+	promptSet    bool
+	continueLast bool
+	session      string
+	format       string
+	persona      string
+	showVersion  bool
+	help         bool
+	configJSON   bool
+	flags        config.Flags
+	args         []string // positional arguments
+}
+
+func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("polly", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Func("p", "run `PROMPT` headless and print the answer (\"-\" reads it from stdin)", func(s string) error {
+		o.prompt, o.promptSet = s, true
+		return nil
+	})
+	fs.Func("print", "same as -p", func(s string) error { o.prompt, o.promptSet = s, true; return nil })
+	strFlag := func(name, usage string, dst **string) {
+		fs.Func(name, usage, func(s string) error { v := s; *dst = &v; return nil })
+	}
+	strFlag("model", "model `NAME` (provider/model selects a provider)", &o.flags.Model)
+	strFlag("base-url", "OpenAI-compatible endpoint `URL` (default $OPENAI_BASE_URL, else OpenAI)", &o.flags.BaseURL)
+	strFlag("api-key", "API `KEY` (default $OPENAI_API_KEY)", &o.flags.APIKey)
+	strFlag("workspace", "workspace memory `DIR` (default $POLLY_WORKSPACE, else ~/.agent/workspace)", &o.flags.Workspace)
+	strFlag("mode", "permission `MODE`: ask, auto-edit or yolo", &o.flags.Mode)
+	fs.Func("persona", "talk to persona `ID` or name (default, web_scraper, coder, b2b_leadgen …)", func(s string) error {
+		o.persona = s
+		v := s
+		o.flags.Persona = &v
+		return nil
+	})
+	fs.BoolFunc("yolo", "allow every tool call without asking (same as --mode yolo)", func(string) error { o.flags.Yolo = true; return nil })
+	fs.BoolVar(&o.continueLast, "continue", false, "resume the latest session in this directory")
+	fs.BoolVar(&o.continueLast, "c", false, "same as --continue")
+	fs.StringVar(&o.session, "session", "", "resume session `ID` (polly sessions lists them)")
+	fs.StringVar(&o.format, "output-format", FormatText, "headless output `FORMAT`: text, json or stream-json")
+	fs.Func("max-turns", "stop after `N` model turns", func(s string) error {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return fmt.Errorf("expected a whole number, got %q", s)
+		}
+		o.flags.MaxTurns = &n
+		return nil
+	})
+	fs.BoolVar(&o.showVersion, "version", false, "print the version and exit")
+	fs.BoolVar(&o.help, "help", false, "show this help")
+	fs.BoolVar(&o.help, "h", false, "show this help")
+	fs.BoolVar(&o.configJSON, "json", false, "polly config: print JSON")
+	return fs
+}
+
+// parse reads flags anywhere on the line (Go's flag package stops at the
+// first positional argument; users put flags after the prompt too).
+func parse(args []string, o *options, stderr io.Writer) error {
+	fs := newFlagSet(o, stderr)
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				o.help = true
+				return nil
+			}
+			return usagef("%v", err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return nil
+		}
+		if rest[0] == "--" {
+			o.args = append(o.args, rest[1:]...)
+			return nil
+		}
+		o.args = append(o.args, rest[0])
+		args = rest[1:]
+	}
+}
+
+const usageHead = `Polly — a terminal coding agent with a team (Polly, scraper, coder, leadgen).
+
+Usage:
+  polly [flags]                 open the TUI in this directory
+  polly -p "PROMPT" [flags]     run headless: answer on stdout, progress on stderr
+  polly run "PROMPT" [flags]    same as -p
+  polly sessions                list stored sessions (resume with --session ID or --continue)
+  polly init                    create the workspace memory (~/.agent/workspace)
+  polly config [--json]         print the effective configuration and where each value came from
+  polly version                 print the version
+
+Exit codes: 0 done, 1 the task or the provider failed, 2 bad usage or configuration.
+
+Flags:
+`
+
+// printUsage lists the flags GNU-style (--name), one per line.
+func printUsage(w io.Writer) {
+	var o options
+	fs := newFlagSet(&o, w)
+	fmt.Fprint(w, usageHead)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name == "print" || len(f.Name) == 1 && f.Name != "p" {
+			return // aliases: -c, -h, --print
+		}
+		arg, usage := flag.UnquoteUsage(f)
+		dash := "--"
+		if len(f.Name) == 1 {
+			dash = "-"
+		}
+		name := dash + f.Name
+		if arg != "" {
+			name += " " + arg
+		}
+		fmt.Fprintf(tw, "  %s\t%s\n", name, usage)
+	})
+	tw.Flush()
+	fmt.Fprint(w, "\nAliases: -c = --continue, -h = --help, --print = -p. Environment: OPENAI_API_KEY, OPENAI_BASE_URL,\nPOLLY_MODEL, POLLY_PROVIDER, POLLY_WORKSPACE, POLLY_MODE, POLLY_CONFIG. See README.md.\n")
+}
+
+// Main runs the command line and returns the exit code.
+func Main(env Env) int {
+	if env.Getenv == nil {
+		env.Getenv = os.Getenv
+	}
+	ctx := context.Background()
+	if env.Signals {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+	}
+	err := run(ctx, env)
+	if err == nil {
+		return ExitOK
+	}
+	var ue *usageError
+	var ce *config.Error
+	var me *config.MissingModelError
+	var ee *exitError
+	switch {
+	case errors.As(err, &ue):
+		fmt.Fprintf(env.Stderr, "polly: %s\n\n", ue.msg)
+		printUsage(env.Stderr)
+		return ExitUsage
+	case errors.As(err, &ce):
+		fmt.Fprintf(env.Stderr, "polly: bad configuration: %v\n", ce)
+		return ExitUsage
+	case errors.As(err, &me):
+		fmt.Fprintf(env.Stderr, "polly: %v\n", me)
+		return ExitUsage
+	case errors.As(err, &ee):
+		if ee.err != nil && ee.err.Error() != "" {
+			fmt.Fprintf(env.Stderr, "polly: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintf(env.Stderr, "polly: %v\n", err)
+	return ExitFailed
+}
+
+func run(ctx context.Context, env Env) error {
+	var o options
+	if err := parse(env.Args, &o, env.Stderr); err != nil {
+		return err
+	}
+	if o.help {
+		printUsage(env.Stdout)
+		return nil
+	}
+	if o.showVersion {
+		fmt.Fprintf(env.Stdout, "polly %s\n", version(env))
+		return nil
+	}
+	switch o.format {
+	case FormatText, FormatJSON, FormatStreamJSON:
+	default:
+		return usagef("--output-format must be text, json or stream-json, got %q", o.format)
+	}
+	if o.continueLast && o.session != "" {
+		return usagef("use either --continue or --session, not both")
+	}
+
+	cmd := ""
+	if len(o.args) > 0 && !o.promptSet {
+		cmd = o.args[0]
+	}
+	switch cmd {
+	case "version":
+		fmt.Fprintf(env.Stdout, "polly %s\n", version(env))
+		return nil
+	case "help":
+		printUsage(env.Stdout)
+		return nil
+	case "run":
+		if len(o.args) < 2 {
+			return usagef("polly run needs a prompt: polly run \"fix the failing test\"")
+		}
+		o.prompt, o.promptSet = strings.Join(o.args[1:], " "), true
+		o.args = nil
+	case "sessions", "init", "config":
+		if len(o.args) > 1 {
+			return usagef("polly %s takes no arguments (got %q)", cmd, strings.Join(o.args[1:], " "))
+		}
+	case "":
+		if len(o.args) > 0 {
+			return usagef("unexpected argument %q (to run a prompt: polly -p %q)", o.args[0], strings.Join(o.args, " "))
+		}
+	default:
+		return usagef("unknown command %q", cmd)
+	}
+
+	cfg, err := config.Load(config.LoadOptions{ProjectDir: env.Dir, Home: env.Home, Getenv: env.Getenv, Flags: o.flags, Version: version(env)})
+	if err != nil {
+		return err
+	}
+	switch cmd {
+	case "config":
+		return printConfig(env, cfg, o.configJSON)
+	case "init":
+		return initWorkspace(env, cfg)
+	case "sessions":
+		return listSessions(ctx, env, cfg)
+	}
+
+	if o.promptSet {
+		if o.prompt == "-" {
+			b, err := io.ReadAll(io.LimitReader(env.Stdin, 1<<20))
+			if err != nil {
+				return fmt.Errorf("read prompt from stdin: %w", err)
+			}
+			o.prompt = string(b)
+		}
+		if strings.TrimSpace(o.prompt) == "" {
+			return usagef("the prompt is empty")
+		}
+		return headless(ctx, env, cfg, o)
+	}
+	if env.RunTUI == nil {
+		return usagef("no prompt given (the TUI is not available in this build)")
+	}
+	start := TUIStart{App: app.Options{Config: cfg, ProjectDir: env.Dir, Template: env.Template, LLM: env.LLM}, Persona: cfg.Persona, ModelErr: cfg.CheckModel()}
+	if o.session != "" {
+		start.ResumeID = o.session
+	}
+	if o.continueLast {
+		start.ResumeID = "latest"
+	}
+	return env.RunTUI(ctx, start)
+}
+
+func version(env Env) string {
+	if env.Version == "" {
+		return "dev"
+	}
+	return env.Version
+}
+
+func printConfig(env Env, cfg *config.Config, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(cfg.Values())
+	}
+	return cfg.Print(env.Stdout)
+}
+
+func initWorkspace(env Env, cfg *config.Config) error {
+	if env.Template == nil {
+		return errors.New("this build has no workspace template")
+	}
+	created, err := workspace.Init(env.Template, cfg.Workspace)
+	if err != nil {
+		return fmt.Errorf("init workspace: %w", err)
+	}
+	if len(created) == 0 {
+		fmt.Fprintf(env.Stdout, "workspace %s is complete; nothing to create\n", cfg.Workspace)
+		return nil
+	}
+	fmt.Fprintf(env.Stdout, "workspace %s:\n", cfg.Workspace)
+	for _, f := range created {
+		fmt.Fprintf(env.Stdout, "  created %s\n", f)
+	}
+	return nil
+}
+
+func listSessions(ctx context.Context, env Env, cfg *config.Config) error {
+	a, err := app.Open(ctx, app.Options{Config: cfg, ProjectDir: env.Dir})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if a.Store == nil {
+		return fmt.Errorf("no session store: %s", strings.Join(a.Warnings, "; "))
+	}
+	list, err := a.Store.ListSessions(ctx, 50)
+	if err != nil {
+		return fmt.Errorf("list sessions: %w", err)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(env.Stdout, "no sessions yet in this directory")
+		return nil
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tUPDATED\tPERSONA\tSTATUS\tMSGS\tTOKENS\tTITLE")
+	for _, s := range list {
+		title := s.Title
+		if r := []rune(title); len(r) > 60 {
+			title = string(r[:57]) + "..."
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.Persona, s.Status, s.Messages, s.PromptTokens+s.CompletionTokens, title)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"polly/agent"
+	"polly/agent/app"
+	"polly/agent/config"
+	"polly/agent/llm"
+	"polly/memory/chat"
+)
+
+// Result is the final JSON object of --output-format json and the last
+// line of stream-json.
+type Result struct {
+	Type       string     `json:"type"` // "result"
+	Session    string     `json:"session"`
+	Persona    string     `json:"persona"`
+	Reason     string     `json:"reason"` // completed, max_turns, cancelled, error
+	IsError    bool       `json:"is_error"`
+	Result     string     `json:"result"` // the final answer
+	Error      string     `json:"error,omitempty"`
+	ErrorKind  string     `json:"error_kind,omitempty"`
+	Turns      int        `json:"turns"`
+	ToolCalls  int        `json:"tool_calls"`
+	Usage      chat.Usage `json:"usage"`
+	Cost       float64    `json:"cost_usd"`
+	DurationMs int64      `json:"duration_ms"`
+}
+
+// headless runs one prompt without the TUI.
+func headless(ctx context.Context, env Env, cfg *config.Config, o options) error {
+	if env.LLM == nil {
+		if err := cfg.CheckModel(); err != nil {
+			return err
+		}
+	}
+	a, err := app.Open(ctx, app.Options{Config: cfg, ProjectDir: env.Dir, Template: env.Template, LLM: env.LLM})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	p := newPrinter(o.format, env.Stdout, env.Stderr)
+	for _, w := range a.Warnings {
+		fmt.Fprintf(env.Stderr, "polly: warning: %s\n", w)
+	}
+
+	resume := o.session
+	if o.continueLast {
+		id, err := a.LatestSessionID(ctx)
+		if err != nil {
+			return &exitError{code: ExitFailed, err: fmt.Errorf("--continue: %w", err)}
+		}
+		resume = id
+	}
+	sess, err := a.Session(ctx, p.Event, resume)
+	if err != nil {
+		return &exitError{code: ExitFailed, err: err}
+	}
+	persona := cfg.Persona
+	if o.persona != "" {
+		persona = o.persona
+	}
+	if _, ok := a.Personas.Find(persona); !ok {
+		return usagef("unknown persona %q (known: %s)", persona, strings.Join(a.Personas.IDs(), ", "))
+	}
+
+	start := time.Now()
+	out, runErr := sess.Send(ctx, persona, o.prompt)
+	res := Result{Type: "result", Session: sess.ID(), Persona: persona, Reason: out.Reason, Result: out.Final,
+		Turns: out.Turns, ToolCalls: out.ToolCalls, Usage: out.Usage, Cost: out.Cost, DurationMs: time.Since(start).Milliseconds()}
+	if runErr != nil {
+		res.IsError = true
+		res.Error = runErr.Error()
+		if k := llm.KindOf(runErr); k != llm.KindUnknown {
+			res.ErrorKind = k.String()
+		}
+	}
+
+	switch o.format {
+	case FormatJSON, FormatStreamJSON:
+		b, err := json.Marshal(res)
+		if err != nil {
+			return fmt.Errorf("encode result: %w", err)
+		}
+		p.mu.Lock()
+		p.write(env.Stdout, string(b)+"\n")
+		p.mu.Unlock()
+	default:
+		if out.Final != "" {
+			p.mu.Lock()
+			p.write(env.Stdout, strings.TrimRight(out.Final, "\n")+"\n")
+			p.mu.Unlock()
+		}
+		if sess.ID() != "" {
+			fmt.Fprintf(env.Stderr, "polly: session %s (resume with --session %s or --continue)\n", sess.ID(), sess.ID())
+		}
+	}
+	if runErr == nil {
+		return nil
+	}
+	// The error event already told a text-mode user what happened; say it
+	// once more only for the other formats, on stderr.
+	msg := runErr
+	if o.format == FormatText && !errors.Is(runErr, context.Canceled) && !errors.Is(runErr, agent.ErrMaxTurns) {
+		msg = errors.New("")
+	}
+	if errors.Is(runErr, context.Canceled) {
+		msg = errors.New("cancelled; the session is saved (resume with --continue)")
+	}
+	return &exitError{code: ExitFailed, err: msg}
+}

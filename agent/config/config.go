@@ -1,0 +1,364 @@
+// Package config loads Polly's settings in layers — built-in defaults, the
+// user file, the project file, the environment, command-line flags; later
+// layers win — and remembers where every effective value came from, so
+// `polly config` can show it and a broken file is reported by file, line,
+// column and field before anything runs.
+package config
+
+import (
+	"maps"
+	"reflect"
+	"strings"
+	"time"
+)
+
+// Mode is how much the agent may do without asking.
+type Mode string
+
+const (
+	ModeAsk      Mode = "ask"       // reads are free; writes and commands ask
+	ModeAutoEdit Mode = "auto-edit" // file edits inside the project are free; commands ask
+	ModeYolo     Mode = "yolo"      // nothing asks
+)
+
+// Config is the effective configuration. The JSON tags are the file format;
+// the check tags are the value rules applied to every layer (see check.go).
+type Config struct {
+	Model       string              `json:"model" check:"nonempty"` // default model; "provider/model" selects a provider
+	Provider    string              `json:"provider" check:"name"`  // the active provider
+	Providers   map[string]Provider `json:"providers" check:"keys=name"`
+	Persona     string              `json:"persona" check:"name"`
+	Workspace   string              `json:"workspace" check:"nonempty"` // absolute after Load
+	Mode        Mode                `json:"mode" check:"oneof=ask|auto-edit|yolo"`
+	MaxTurns    int                 `json:"max_turns" check:"min=1"`
+	Context     ContextSettings     `json:"context"`
+	LLM         LLMSettings         `json:"llm"`
+	Team        TeamSettings        `json:"team"`
+	Permissions Permissions         `json:"permissions"`
+	Web         WebSettings         `json:"web"`
+	TUI         TUISettings         `json:"tui"`
+
+	sources  map[string]Source // field path → where its value came from; absent = default
+	baseURL  string            // OPENAI_BASE_URL / --base-url: replaces the active provider's base URL
+	apiKey   string            // --api-key: the active provider's key
+	envKeys  map[string]string // provider name → value of its api_key_env, read at Load
+	userFile string            // display path of the user file, even when it does not exist
+	home     string            // for ~ in displayed paths
+	warnings []string
+}
+
+// Provider is an OpenAI-compatible endpoint.
+type Provider struct {
+	BaseURL   string               `json:"base_url" check:"url"`
+	APIKeyEnv string               `json:"api_key_env" check:"envname"` // name of the variable holding the key
+	APIKey    string               `json:"api_key" check:"secret"`      // discouraged: Print warns
+	Headers   map[string]string    `json:"headers" check:"keys=header secret"`
+	Models    map[string]ModelSpec `json:"models" check:"keys=nonempty"`
+}
+
+// ModelSpec describes one model of a provider. Prices are USD per million
+// tokens; nil means unknown (Polly then shows no cost).
+type ModelSpec struct {
+	ContextWindow    int              `json:"context_window" check:"min=1"`
+	InputPrice       *float64         `json:"input_price" check:"min=0"`
+	OutputPrice      *float64         `json:"output_price" check:"min=0"`
+	CachedInputPrice *float64         `json:"cached_input_price" check:"min=0"`
+	Context          ContextOverrides `json:"context"`
+}
+
+// ContextSettings are the numbers of the context engine (PRODUCT §3).
+type ContextSettings struct {
+	AnchorEvery             int     `json:"anchor_every" check:"min=1"`       // tool calls between task anchors
+	CheckpointEvery         int     `json:"checkpoint_every" check:"min=1"`   // tool calls between checkpoints
+	OffloadChars            int     `json:"offload_chars" check:"min=1"`      // tool outputs longer than this are offloaded
+	OffloadCharsRead        int     `json:"offload_chars_read" check:"min=1"` // the same for read_file and grep
+	PreviewHeadChars        int     `json:"preview_head_chars" check:"min=0"`
+	PreviewTailChars        int     `json:"preview_tail_chars" check:"min=0"`
+	StaleAfterMessages      int     `json:"stale_after_messages" check:"min=1"`
+	SummarizeAtTokens       int     `json:"summarize_at_tokens" check:"min=1"`
+	SummarizeWindowRatio    float64 `json:"summarize_window_ratio" check:"gt=0 max=1"`
+	KeepRecentMessages      int     `json:"keep_recent_messages" check:"min=1"`
+	HardLimitTokens         int     `json:"hard_limit_tokens" check:"min=1"`
+	HardKeepMessages        int     `json:"hard_keep_messages" check:"min=1"`
+	RecentActions           int     `json:"recent_actions" check:"min=0"`
+	ContextErrorKeepOutputs int     `json:"context_error_keep_outputs" check:"min=0"`
+	ContextErrorCutChars    int     `json:"context_error_cut_chars" check:"min=1"`
+}
+
+// ContextOverrides are per-model replacements for ContextSettings; nil
+// fields keep the global value. Same fields, names and rules (a test
+// guards that).
+type ContextOverrides struct {
+	AnchorEvery             *int     `json:"anchor_every" check:"min=1"`
+	CheckpointEvery         *int     `json:"checkpoint_every" check:"min=1"`
+	OffloadChars            *int     `json:"offload_chars" check:"min=1"`
+	OffloadCharsRead        *int     `json:"offload_chars_read" check:"min=1"`
+	PreviewHeadChars        *int     `json:"preview_head_chars" check:"min=0"`
+	PreviewTailChars        *int     `json:"preview_tail_chars" check:"min=0"`
+	StaleAfterMessages      *int     `json:"stale_after_messages" check:"min=1"`
+	SummarizeAtTokens       *int     `json:"summarize_at_tokens" check:"min=1"`
+	SummarizeWindowRatio    *float64 `json:"summarize_window_ratio" check:"gt=0 max=1"`
+	KeepRecentMessages      *int     `json:"keep_recent_messages" check:"min=1"`
+	HardLimitTokens         *int     `json:"hard_limit_tokens" check:"min=1"`
+	HardKeepMessages        *int     `json:"hard_keep_messages" check:"min=1"`
+	RecentActions           *int     `json:"recent_actions" check:"min=0"`
+	ContextErrorKeepOutputs *int     `json:"context_error_keep_outputs" check:"min=0"`
+	ContextErrorCutChars    *int     `json:"context_error_cut_chars" check:"min=1"`
+}
+
+// LLMSettings tune provider calls.
+type LLMSettings struct {
+	MaxRetries         int `json:"max_retries" check:"min=0"`
+	IdleTimeoutSeconds int `json:"idle_timeout_seconds" check:"min=1"` // a stream silent this long is broken
+	CallTimeoutSeconds int `json:"call_timeout_seconds" check:"min=1"`
+}
+
+// IdleTimeout is IdleTimeoutSeconds as a duration.
+func (l LLMSettings) IdleTimeout() time.Duration {
+	return time.Duration(l.IdleTimeoutSeconds) * time.Second
+}
+
+// CallTimeout is CallTimeoutSeconds as a duration.
+func (l LLMSettings) CallTimeout() time.Duration {
+	return time.Duration(l.CallTimeoutSeconds) * time.Second
+}
+
+// TeamSettings bound sub-agent delegation.
+type TeamSettings struct {
+	MaxParallel int `json:"max_parallel" check:"min=1"`
+	MaxDepth    int `json:"max_depth" check:"min=0"` // 0: sub-agents cannot be started
+}
+
+// Permissions are rules on top of the mode. Rules from every layer
+// accumulate; the permission package decides how they combine.
+type Permissions struct {
+	Allow []Rule `json:"allow"`
+	Ask   []Rule `json:"ask"`
+	Deny  []Rule `json:"deny"`
+}
+
+// WebSettings govern fetch_url and web search.
+type WebSettings struct {
+	RespectRobots  bool   `json:"respect_robots"`
+	UserAgent      string `json:"user_agent" check:"nonempty"`
+	TimeoutSeconds int    `json:"timeout_seconds" check:"min=1"`
+	MaxBytes       int64  `json:"max_bytes" check:"min=1"`
+}
+
+// Timeout is TimeoutSeconds as a duration.
+func (w WebSettings) Timeout() time.Duration {
+	return time.Duration(w.TimeoutSeconds) * time.Second
+}
+
+// TUISettings are display preferences.
+type TUISettings struct {
+	Theme string `json:"theme" check:"oneof=auto|dark|light"`
+}
+
+// Built-in values that Load and the tests refer to.
+const (
+	DefaultProvider      = "openai"
+	DefaultModel         = "gpt-4.1"
+	DefaultBaseURL       = "https://api.openai.com/v1"
+	DefaultContextWindow = 128000 // for models no provider lists
+)
+
+// Defaults returns the built-in configuration. version goes into the web
+// user agent ("dev" when empty). Every call returns fresh maps.
+func Defaults(version string) *Config {
+	if version == "" {
+		version = "dev"
+	}
+	price := func(in, out, cached float64) (p, q, r *float64) { return &in, &out, &cached }
+	model := func(window int, in, out, cached float64) ModelSpec {
+		m := ModelSpec{ContextWindow: window}
+		// List prices per 1M tokens when this was written; override in the config.
+		m.InputPrice, m.OutputPrice, m.CachedInputPrice = price(in, out, cached)
+		return m
+	}
+	return &Config{
+		Model:    DefaultModel,
+		Provider: DefaultProvider,
+		Providers: map[string]Provider{
+			DefaultProvider: {
+				BaseURL:   DefaultBaseURL,
+				APIKeyEnv: "OPENAI_API_KEY",
+				Models: map[string]ModelSpec{
+					"gpt-4.1":      model(1047576, 2.00, 8.00, 0.50),
+					"gpt-4.1-mini": model(1047576, 0.40, 1.60, 0.10),
+					"gpt-4.1-nano": model(1047576, 0.10, 0.40, 0.025),
+					"gpt-4o":       model(128000, 2.50, 10.00, 1.25),
+					"gpt-4o-mini":  model(128000, 0.15, 0.60, 0.075),
+					"o3":           model(200000, 2.00, 8.00, 0.50),
+					"o4-mini":      model(200000, 1.10, 4.40, 0.275),
+					"gpt-5":        model(400000, 1.25, 10.00, 0.125),
+					"gpt-5-mini":   model(400000, 0.25, 2.00, 0.025),
+					"gpt-5-nano":   model(400000, 0.05, 0.40, 0.005),
+				},
+			},
+		},
+		Persona:   "default",
+		Workspace: "~/.agent/workspace",
+		Mode:      ModeAsk,
+		MaxTurns:  100,
+		Context: ContextSettings{
+			AnchorEvery:             5,
+			CheckpointEvery:         30,
+			OffloadChars:            2000,
+			OffloadCharsRead:        8000,
+			PreviewHeadChars:        400,
+			PreviewTailChars:        1200, // errors land at the end
+			StaleAfterMessages:      15,
+			SummarizeAtTokens:       40000,
+			SummarizeWindowRatio:    0.75,
+			KeepRecentMessages:      15,
+			HardLimitTokens:         120000,
+			HardKeepMessages:        20,
+			RecentActions:           20,
+			ContextErrorKeepOutputs: 3,
+			ContextErrorCutChars:    1000,
+		},
+		LLM:  LLMSettings{MaxRetries: 4, IdleTimeoutSeconds: 90, CallTimeoutSeconds: 600},
+		Team: TeamSettings{MaxParallel: 4, MaxDepth: 1},
+		Web: WebSettings{
+			RespectRobots:  true,
+			UserAgent:      "Polly/" + version + " (+https://github.com/polly)",
+			TimeoutSeconds: 30,
+			MaxBytes:       5 << 20,
+		},
+		TUI:     TUISettings{Theme: "auto"},
+		sources: map[string]Source{},
+		envKeys: map[string]string{},
+	}
+}
+
+// ModelInfo is a model resolved against its provider: everything a client
+// needs to call it and the context numbers that apply to it.
+type ModelInfo struct {
+	Name          string // as sent to the provider
+	Provider      string
+	BaseURL       string
+	APIKey        string // "" when none is configured
+	APIKeyEnv     string // the variable the key is read from, for messages
+	Headers       map[string]string
+	ContextWindow int
+	Known         bool   // the provider lists the model (else ContextWindow is the default)
+	Price         *Price // nil when unknown
+	Context       ContextSettings
+}
+
+// Price is USD per million tokens.
+type Price struct {
+	Input, Output, CachedInput float64
+}
+
+// SummarizeAt is the token count that triggers summarization:
+// min(summarize_at_tokens, summarize_window_ratio × context window).
+func (m ModelInfo) SummarizeAt() int {
+	return min(m.Context.SummarizeAtTokens, int(m.Context.SummarizeWindowRatio*float64(m.ContextWindow)))
+}
+
+// ActiveModel is the model Polly talks to by default.
+func (c *Config) ActiveModel() ModelInfo {
+	prov, name := c.activeProviderAndName()
+	return c.resolve(prov, name)
+}
+
+// ResolveModel resolves a model name as a persona or sub-agent might give
+// it: a name the active provider lists is taken whole; otherwise a
+// "provider/" prefix naming a configured provider selects it; otherwise the
+// name belongs to the active provider.
+func (c *Config) ResolveModel(name string) ModelInfo {
+	active, activeName := c.activeProviderAndName()
+	if name == "" || name == c.Model || name == activeName {
+		return c.resolve(active, activeName)
+	}
+	if _, listed := c.Providers[active].Models[name]; !listed {
+		if p, rest, ok := strings.Cut(name, "/"); ok && rest != "" {
+			if _, known := c.Providers[p]; known {
+				return c.resolve(p, rest)
+			}
+		}
+	}
+	return c.resolve(active, name)
+}
+
+// ContextFor returns the context numbers for a model: the global ones with
+// the model's overrides applied. A per-model value wins over a global one
+// from any layer, because it is more specific. (Config.Context holds the
+// global numbers.)
+func (c *Config) ContextFor(model string) ContextSettings {
+	return c.ResolveModel(model).Context
+}
+
+// activeProviderAndName splits c.Model. A "p/" prefix selects provider p
+// only when the model was set at a higher layer than "provider": with
+// {"provider":"openrouter","model":"openai/gpt-4o"} in one file the whole
+// string is an OpenRouter model name, while `--model ollama/llama3` over a
+// file's provider switches to ollama.
+func (c *Config) activeProviderAndName() (provider, name string) {
+	provider, name = c.Provider, c.Model
+	if _, listed := c.Providers[provider].Models[name]; listed {
+		return provider, name
+	}
+	p, rest, ok := strings.Cut(name, "/")
+	if !ok || rest == "" {
+		return provider, name
+	}
+	if _, known := c.Providers[p]; known && c.Source("model").Kind > c.Source("provider").Kind {
+		return p, rest
+	}
+	return provider, name
+}
+
+func (c *Config) resolve(provider, name string) ModelInfo {
+	p := c.Providers[provider]
+	spec, known := p.Models[name]
+	m := ModelInfo{
+		Name:          name,
+		Provider:      provider,
+		BaseURL:       p.BaseURL,
+		APIKey:        p.APIKey,
+		APIKeyEnv:     p.APIKeyEnv,
+		Headers:       maps.Clone(p.Headers),
+		ContextWindow: spec.ContextWindow,
+		Known:         known,
+		Context:       spec.Context.apply(c.Context),
+	}
+	if m.ContextWindow == 0 {
+		m.ContextWindow = DefaultContextWindow
+	}
+	if k := c.envKeys[provider]; k != "" {
+		m.APIKey = k
+	}
+	if active, _ := c.activeProviderAndName(); provider == active {
+		// Overrides from env and flags are meant for the active provider
+		// only; sending a --api-key to another endpoint would leak it.
+		if c.baseURL != "" {
+			m.BaseURL = c.baseURL
+		}
+		if c.apiKey != "" {
+			m.APIKey = c.apiKey
+		}
+	}
+	if spec.InputPrice != nil && spec.OutputPrice != nil {
+		m.Price = &Price{Input: *spec.InputPrice, Output: *spec.OutputPrice, CachedInput: *spec.InputPrice}
+		if spec.CachedInputPrice != nil {
+			m.Price.CachedInput = *spec.CachedInputPrice
+		}
+	}
+	return m
+}
+
+// apply returns s with the non-nil overrides in place. It relies on the two
+// structs having the same fields in the same order; TestOverridesMirrorSettings
+// guards that.
+func (o ContextOverrides) apply(s ContextSettings) ContextSettings {
+	ov, sv := reflect.ValueOf(o), reflect.ValueOf(&s).Elem()
+	for i := range ov.NumField() {
+		if f := ov.Field(i); !f.IsNil() {
+			sv.Field(i).Set(f.Elem())
+		}
+	}
+	return s
+}

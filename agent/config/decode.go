@@ -1,0 +1,344 @@
+package config
+
+import (
+	"encoding"
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// layer is one source of values merged into a Config.
+type layer struct {
+	kind   Kind
+	detail string // file (display form), variable, or flag
+	data   []byte // file contents, for line:col; nil for env and flags
+}
+
+// decoder merges one layer into a Config, driven by the Config's types:
+// objects overlay structs and maps key by key, arrays append, scalars
+// replace. Every value set is checked against its field's check tag and
+// recorded in the Config's sources.
+type decoder struct {
+	c *Config
+	l layer
+}
+
+func (d *decoder) source(off int) Source {
+	s := Source{Kind: d.l.kind, Detail: d.l.detail}
+	if d.l.data != nil && off >= 0 {
+		s.Line, s.Col = lineCol(d.l.data, off)
+	}
+	return s
+}
+
+func (d *decoder) fail(off int, field, msg string) *Error {
+	return sourceError(d.source(off), field, msg)
+}
+
+// mergeFile merges a parsed file into the config.
+func (d *decoder) mergeFile(root *node) error {
+	return d.merge(reflect.ValueOf(d.c).Elem(), root, "", root.off, "")
+}
+
+// setTop sets a top-level field from an env variable or a flag.
+func (d *decoder) setTop(field string, n *node) error {
+	f, ok := fieldByName(reflect.TypeFor[Config](), field)
+	if !ok {
+		panic("config: no top-level field " + field) // a programming error, caught by tests
+	}
+	return d.merge(reflect.ValueOf(d.c).Elem().Field(f.index), n, field, -1, f.tag)
+}
+
+// merge decodes n into v (addressable). field is v's path, at the offset
+// to blame for v (its key, or the array element) and tag the check rules
+// of the struct field holding v.
+func (d *decoder) merge(v reflect.Value, n *node, field string, at int, tag string) error {
+	if n.kind == kindNull {
+		return nil // null means "not set here"
+	}
+	if v.Kind() == reflect.Pointer {
+		// Copy on write: the old pointee may be shared with another layer's value.
+		p := reflect.New(v.Type().Elem())
+		if !v.IsNil() {
+			p.Elem().Set(v.Elem())
+		}
+		if err := d.merge(p.Elem(), n, field, at, tag); err != nil {
+			return err
+		}
+		v.Set(p)
+		return nil
+	}
+	if u, ok := v.Addr().Interface().(encoding.TextUnmarshaler); ok {
+		if n.kind != kindString {
+			return d.fail(at, field, "expected a string, got "+describe(n))
+		}
+		if err := u.UnmarshalText([]byte(n.text)); err != nil {
+			return d.fail(at, field, err.Error())
+		}
+		d.c.sources[field] = d.source(at)
+		return nil
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		return d.mergeStruct(v, n, field, at)
+	case reflect.Map:
+		return d.mergeMap(v, n, field, at, tag)
+	case reflect.Slice:
+		return d.mergeSlice(v, n, field, at, tag)
+	}
+	return d.mergeLeaf(v, n, field, at, tag)
+}
+
+func (d *decoder) mergeStruct(v reflect.Value, n *node, field string, at int) error {
+	if n.kind != kindObject {
+		return d.fail(at, field, "expected an object, got "+describe(n))
+	}
+	seen := make(map[string]bool, len(n.members))
+	for _, m := range n.members {
+		if seen[m.key] {
+			return d.fail(m.off, joinPath(field, m.key), "duplicate key")
+		}
+		seen[m.key] = true
+		f, ok := fieldByName(v.Type(), m.key)
+		if !ok {
+			return d.fail(m.off, field, unknownField(m.key, v.Type(), field))
+		}
+		if err := d.merge(v.Field(f.index), m.val, joinPath(field, m.key), m.off, f.tag); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *decoder) mergeMap(v reflect.Value, n *node, field string, at int, tag string) error {
+	if n.kind != kindObject {
+		return d.fail(at, field, "expected an object, got "+describe(n))
+	}
+	if v.IsNil() {
+		v.Set(reflect.MakeMap(v.Type()))
+	}
+	seen := make(map[string]bool, len(n.members))
+	for _, m := range n.members {
+		path := joinPath(field, m.key)
+		if seen[m.key] {
+			return d.fail(m.off, path, "duplicate key")
+		}
+		seen[m.key] = true
+		if msg := checkKey(tag, m.key); msg != "" {
+			return d.fail(m.off, path, msg)
+		}
+		if m.val.kind == kindNull {
+			continue
+		}
+		key := reflect.ValueOf(m.key)
+		elem := reflect.New(v.Type().Elem()).Elem()
+		if old := v.MapIndex(key); old.IsValid() {
+			elem.Set(old) // overlay: a project file adding one model keeps the provider's base URL
+		}
+		if err := d.merge(elem, m.val, path, m.off, tag); err != nil {
+			return err
+		}
+		v.SetMapIndex(key, elem)
+		d.c.sources[path] = d.source(m.off)
+	}
+	return nil
+}
+
+func (d *decoder) mergeSlice(v reflect.Value, n *node, field string, at int, tag string) error {
+	if n.kind != kindArray {
+		return d.fail(at, field, "expected an array, got "+describe(n))
+	}
+	base := v.Len()
+	for i, e := range n.elems {
+		path := indexPath(field, base+i)
+		if e.kind == kindNull {
+			return d.fail(e.off, path, "expected a string, got null")
+		}
+		elem := reflect.New(v.Type().Elem()).Elem()
+		if err := d.merge(elem, e, path, e.off, tag); err != nil {
+			return err
+		}
+		v.Set(reflect.Append(v, elem))
+	}
+	return nil
+}
+
+func (d *decoder) mergeLeaf(v reflect.Value, n *node, field string, at int, tag string) error {
+	got := describe(n)
+	if slices.Contains(strings.Fields(tag), "secret") && n.kind != kindObject && n.kind != kindArray {
+		got = "a value of another type" // never echo what may be a key
+	}
+	switch v.Kind() {
+	case reflect.String:
+		if n.kind != kindString {
+			return d.fail(at, field, "expected a string, got "+got)
+		}
+		v.SetString(n.text)
+	case reflect.Bool:
+		if n.kind != kindBool {
+			return d.fail(at, field, "expected true or false, got "+got)
+		}
+		v.SetBool(n.b)
+	case reflect.Int, reflect.Int64:
+		if n.kind != kindNumber {
+			return d.fail(at, field, "expected a number, got "+got)
+		}
+		i, msg := parseWhole(n.text)
+		if msg == "" && v.OverflowInt(i) {
+			msg = "number " + n.text + " is out of range"
+		}
+		if msg != "" {
+			return d.fail(at, field, msg)
+		}
+		v.SetInt(i)
+	case reflect.Float64:
+		if n.kind != kindNumber {
+			return d.fail(at, field, "expected a number, got "+got)
+		}
+		f, err := strconv.ParseFloat(n.text, 64)
+		if err != nil {
+			return d.fail(at, field, "number "+n.text+" is out of range")
+		}
+		v.SetFloat(f)
+	default:
+		panic("config: unsupported field type " + v.Type().String()) // caught by tests
+	}
+	if msg := checkValue(tag, v); msg != "" {
+		return d.fail(at, field, msg)
+	}
+	d.c.sources[field] = d.source(at)
+	return nil
+}
+
+// parseWhole accepts integers, including integral floats like 1e5 that
+// JSON writers produce; the message is "" on success.
+func parseWhole(s string) (int64, string) {
+	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return i, ""
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	switch {
+	case err != nil || math.Abs(f) > 1<<53:
+		return 0, "number " + s + " is out of range"
+	case f != math.Trunc(f):
+		return 0, "expected a whole number, got " + s
+	}
+	return int64(f), ""
+}
+
+type structField struct {
+	name  string
+	index int
+	tag   string
+}
+
+func fieldByName(t reflect.Type, name string) (structField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if json, _, _ := strings.Cut(f.Tag.Get("json"), ","); json != "" && json == name && f.IsExported() {
+			return structField{json, i, f.Tag.Get("check")}, true
+		}
+	}
+	return structField{}, false
+}
+
+func fieldNames(t reflect.Type) []string {
+	var names []string
+	for i := range t.NumField() {
+		if json, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); json != "" && t.Field(i).IsExported() {
+			names = append(names, json)
+		}
+	}
+	return names
+}
+
+// unknownField explains an unknown key: a close spelling in the same
+// object, or the place where that exact key belongs.
+func unknownField(key string, t reflect.Type, field string) string {
+	msg := fmt.Sprintf("unknown field %q", key)
+	if s := closest(key, fieldNames(t)); s != "" {
+		return msg + fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	var where []string
+	findField(reflect.TypeFor[Config](), "", key, 0, &where)
+	where = slices.DeleteFunc(where, func(p string) bool { return p == joinPath(field, key) })
+	if len(where) > 0 {
+		slices.SortFunc(where, func(a, b string) int { return len(a) - len(b) })
+		return msg + fmt.Sprintf(" (did you mean %q?)", where[0])
+	}
+	if len(fieldNames(t)) <= 8 {
+		return msg + " (known: " + strings.Join(fieldNames(t), ", ") + ")"
+	}
+	return msg
+}
+
+// findField collects the paths where a key is a field, through structs and
+// map values (map keys shown as <name>).
+func findField(t reflect.Type, path, key string, depth int, out *[]string) {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		t = t.Elem()
+	}
+	if depth > 6 {
+		return
+	}
+	switch t.Kind() {
+	case reflect.Map:
+		findField(t.Elem(), path+".<name>", key, depth+1, out)
+	case reflect.Struct:
+		for _, name := range fieldNames(t) {
+			f, _ := fieldByName(t, name)
+			p := path + "." + name
+			if path == "" {
+				p = name
+			}
+			if name == key {
+				*out = append(*out, p)
+			}
+			findField(t.Field(f.index).Type, p, key, depth+1, out)
+		}
+	}
+}
+
+// closest returns the option nearest to word if it is near enough to be a
+// likely typo, else "".
+func closest(word string, options []string) string {
+	best, bestD := "", 1+len([]rune(word))/5
+	for _, o := range options {
+		if d := editDistance(strings.ToLower(word), strings.ToLower(o)); d <= bestD && o != word {
+			if d < bestD || best == "" {
+				best, bestD = o, d
+			}
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal-string-alignment distance: Levenshtein plus
+// adjacent transpositions ("modle" → "model" is one edit).
+func editDistance(a, b string) int {
+	s, t := []rune(a), []rune(b)
+	rows := make([][]int, len(s)+1)
+	for i := range rows {
+		rows[i] = make([]int, len(t)+1)
+		rows[i][0] = i
+	}
+	for j := range rows[0] {
+		rows[0][j] = j
+	}
+	for i := 1; i <= len(s); i++ {
+		for j := 1; j <= len(t); j++ {
+			cost := 1
+			if s[i-1] == t[j-1] {
+				cost = 0
+			}
+			rows[i][j] = min(rows[i-1][j]+1, rows[i][j-1]+1, rows[i-1][j-1]+cost)
+			if i > 1 && j > 1 && s[i-1] == t[j-2] && s[i-2] == t[j-1] {
+				rows[i][j] = min(rows[i][j], rows[i-2][j-2]+1)
+			}
+		}
+	}
+	return rows[len(s)][len(t)]
+}

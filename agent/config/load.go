@@ -1,0 +1,329 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// LoadOptions are the inputs of Load; nothing is read from the process
+// except the files they name.
+type LoadOptions struct {
+	ProjectDir string              // project root holding .agent/config.json; "" skips the project file
+	Home       string              // home directory: ~ expansion and the default user config dir
+	Getenv     func(string) string // os.Getenv in production; nil reads nothing; "" counts as unset
+	Flags      Flags               // only the flags the user gave
+	Version    string              // Polly's version, for the web user agent
+}
+
+// Flags are the command-line flags that feed the config. The CLI sets a
+// pointer only when the user gave the flag.
+type Flags struct {
+	Model     *string // --model
+	BaseURL   *string // --base-url
+	APIKey    *string // --api-key
+	Persona   *string // --persona
+	Workspace *string // --workspace
+	Mode      *string // --mode ask|auto-edit|yolo
+	Yolo      bool    // --yolo, the same as --mode yolo
+	MaxTurns  *int    // --max-turns
+}
+
+// maxFileSize bounds what is read, so POLLY_CONFIG=/dev/zero fails fast.
+const maxFileSize = 1 << 20
+
+// projectFile is the project config path relative to the project root, as shown.
+const projectFile = ".agent/config.json"
+
+// Load builds the effective configuration: defaults, then the user file
+// ($POLLY_CONFIG, else $XDG_CONFIG_HOME/polly/config.json, else
+// ~/.config/polly/config.json), then <ProjectDir>/.agent/config.json, then
+// the environment, then flags. Missing files are skipped, except a file
+// named by POLLY_CONFIG. Any problem is returned as an *Error naming the
+// file, line, column and field, or the variable or flag.
+//
+// Objects merge key by key (a project file may add one model to a provider
+// the user file defines), permission rules from all layers accumulate, and
+// everything else is replaced by the higher layer.
+func Load(opts LoadOptions) (*Config, error) {
+	return load(opts, readFile)
+}
+
+func load(opts LoadOptions, read func(string) ([]byte, error)) (*Config, error) {
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	c := Defaults(opts.Version)
+	c.home = opts.Home
+
+	userPath, explicit, err := userConfigPath(opts.Home, getenv)
+	if err != nil {
+		return nil, err
+	}
+	if userPath != "" {
+		c.userFile = displayPath(userPath, opts.Home)
+		if err := c.mergeFile(read, userPath, c.userFile, KindUserFile, explicit); err != nil {
+			return nil, err
+		}
+	}
+	if opts.ProjectDir != "" {
+		path := filepath.Join(opts.ProjectDir, filepath.FromSlash(projectFile))
+		if err := c.mergeFile(read, path, projectFile, KindProjectFile, false); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.mergeEnv(getenv); err != nil {
+		return nil, err
+	}
+	if err := c.mergeFlags(opts.Flags); err != nil {
+		return nil, err
+	}
+	for name, p := range c.Providers {
+		if p.APIKeyEnv != "" {
+			c.envKeys[name] = getenv(p.APIKeyEnv)
+		}
+	}
+	if err := c.resolveWorkspace(opts.Home, opts.ProjectDir); err != nil {
+		return nil, err
+	}
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	c.warnings = c.collectWarnings()
+	return c, nil
+}
+
+// userConfigPath finds the user file; explicit is true when POLLY_CONFIG
+// names it (then it must exist).
+func userConfigPath(home string, getenv func(string) string) (path string, explicit bool, err error) {
+	if p := getenv("POLLY_CONFIG"); p != "" {
+		p, err := expandHome(p, home)
+		if err != nil {
+			return "", false, &Error{Env: "POLLY_CONFIG", Msg: err.Error()}
+		}
+		return p, true, nil
+	}
+	// The XDG spec says relative values are to be ignored.
+	if x := getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
+		return filepath.Join(x, "polly", "config.json"), false, nil
+	}
+	if home != "" {
+		return filepath.Join(home, ".config", "polly", "config.json"), false, nil
+	}
+	return "", false, nil
+}
+
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(data) > maxFileSize {
+		return nil, fmt.Errorf("%s is larger than %d bytes; is it the right file?", path, maxFileSize)
+	}
+	return data, nil
+}
+
+func (c *Config) mergeFile(read func(string) ([]byte, error), path, display string, kind Kind, mustExist bool) error {
+	data, err := read(path)
+	if errors.Is(err, fs.ErrNotExist) && !mustExist {
+		return nil
+	}
+	if err != nil {
+		msg := "cannot read: " + err.Error()
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			msg = "cannot read: " + pe.Err.Error()
+		}
+		if mustExist {
+			msg += " (named by POLLY_CONFIG)"
+		}
+		return &Error{File: display, Msg: msg, Err: err}
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // editors on Windows add a BOM
+	root, err := parseDocument(data)
+	if err != nil {
+		var pe *posError
+		if !errors.As(err, &pe) {
+			return &Error{File: display, Msg: err.Error(), Err: err}
+		}
+		line, col := lineCol(data, pe.off)
+		return &Error{File: display, Line: line, Col: col, Msg: pe.msg}
+	}
+	if root == nil {
+		return nil // an empty file sets nothing
+	}
+	d := decoder{c: c, l: layer{kind: kind, detail: display, data: data}}
+	return d.mergeFile(root)
+}
+
+func (c *Config) mergeEnv(getenv func(string) string) error {
+	for _, e := range []struct{ name, field string }{
+		{"POLLY_PROVIDER", "provider"},
+		{"POLLY_MODEL", "model"},
+		{"POLLY_WORKSPACE", "workspace"},
+		{"POLLY_MODE", "mode"},
+	} {
+		if v := getenv(e.name); v != "" {
+			d := decoder{c: c, l: layer{kind: KindEnv, detail: e.name}}
+			if err := d.setTop(e.field, &node{kind: kindString, text: v}); err != nil {
+				return err
+			}
+		}
+	}
+	if v := getenv("OPENAI_BASE_URL"); v != "" {
+		src := Source{Kind: KindEnv, Detail: "OPENAI_BASE_URL"}
+		if msg := checkURL(v); msg != "" {
+			return sourceError(src, "base_url", msg)
+		}
+		c.baseURL, c.sources["base_url"] = v, src
+	}
+	return nil
+}
+
+func (c *Config) mergeFlags(f Flags) error {
+	for _, s := range []struct {
+		v           *string
+		flag, field string
+	}{
+		{f.Model, "--model", "model"},
+		{f.Persona, "--persona", "persona"},
+		{f.Workspace, "--workspace", "workspace"},
+		{f.Mode, "--mode", "mode"},
+	} {
+		if s.v != nil {
+			d := decoder{c: c, l: layer{kind: KindFlag, detail: s.flag}}
+			if err := d.setTop(s.field, &node{kind: kindString, text: *s.v}); err != nil {
+				return err
+			}
+		}
+	}
+	if f.Yolo {
+		if f.Mode != nil && Mode(*f.Mode) != ModeYolo {
+			return &Error{Flag: "--yolo", Field: "mode", Msg: fmt.Sprintf("conflicts with --mode %s", *f.Mode)}
+		}
+		c.Mode, c.sources["mode"] = ModeYolo, Source{Kind: KindFlag, Detail: "--yolo"}
+	}
+	if f.MaxTurns != nil {
+		d := decoder{c: c, l: layer{kind: KindFlag, detail: "--max-turns"}}
+		if err := d.setTop("max_turns", &node{kind: kindNumber, text: strconv.Itoa(*f.MaxTurns)}); err != nil {
+			return err
+		}
+	}
+	if f.BaseURL != nil {
+		src := Source{Kind: KindFlag, Detail: "--base-url"}
+		if msg := checkURL(*f.BaseURL); msg != "" {
+			return sourceError(src, "base_url", msg)
+		}
+		c.baseURL, c.sources["base_url"] = *f.BaseURL, src
+	}
+	if f.APIKey != nil {
+		src := Source{Kind: KindFlag, Detail: "--api-key"}
+		if *f.APIKey == "" {
+			return sourceError(src, "api_key", "must not be empty")
+		}
+		c.apiKey, c.sources["api_key"] = *f.APIKey, src
+	}
+	return nil
+}
+
+// resolveWorkspace expands ~ and makes relative paths relative to the
+// project root, whichever layer they came from.
+func (c *Config) resolveWorkspace(home, projectDir string) error {
+	ws, err := expandHome(c.Workspace, home)
+	if err != nil {
+		return sourceError(c.Source("workspace"), "workspace", err.Error())
+	}
+	if !filepath.IsAbs(ws) && projectDir != "" {
+		ws = filepath.Join(projectDir, ws)
+	}
+	c.Workspace = filepath.Clean(ws)
+	return nil
+}
+
+// expandHome expands a leading "~" or "~/". "~user" is not supported.
+func expandHome(path, home string) (string, error) {
+	if !strings.HasPrefix(path, "~") {
+		return path, nil
+	}
+	rest := path[1:]
+	if rest != "" && rest[0] != '/' && rest[0] != filepath.Separator {
+		return "", fmt.Errorf("cannot expand %q: only ~ and ~/ are supported", path)
+	}
+	if home == "" {
+		return "", fmt.Errorf("cannot expand %q: the home directory is unknown", path)
+	}
+	return filepath.Join(home, rest), nil
+}
+
+// validate checks what needs more than one value.
+func (c *Config) validate() error {
+	names := slices.Sorted(maps.Keys(c.Providers))
+	if _, ok := c.Providers[c.Provider]; !ok {
+		msg := fmt.Sprintf("unknown provider %q", c.Provider)
+		if s := closest(c.Provider, names); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		} else {
+			msg += " (configured: " + strings.Join(names, ", ") + ")"
+		}
+		return sourceError(c.Source("provider"), "provider", msg)
+	}
+	// A typo in a "provider/model" prefix would otherwise send the whole
+	// name to the active provider and fail later with a vaguer error.
+	_, listed := c.Providers[c.Provider].Models[c.Model]
+	if p, _, ok := strings.Cut(c.Model, "/"); ok && !listed && c.Source("model").Kind > c.Source("provider").Kind {
+		if _, known := c.Providers[p]; !known {
+			if s := closest(p, names); s != "" {
+				return sourceError(c.Source("model"), "model", fmt.Sprintf(
+					"no provider named %q (did you mean %q?); to send the whole name to provider %q, set \"provider\" explicitly",
+					p, s, c.Provider))
+			}
+		}
+	}
+	active, _ := c.activeProviderAndName()
+	for _, name := range names {
+		if c.Providers[name].BaseURL == "" && !(name == active && c.baseURL != "") {
+			path := joinPath("providers", name)
+			return sourceError(c.Source(path), path, "base_url is required")
+		}
+	}
+	return nil
+}
+
+// collectWarnings lists settings that work but deserve a second look.
+func (c *Config) collectWarnings() []string {
+	var w []string
+	for _, name := range slices.Sorted(maps.Keys(c.Providers)) {
+		base := joinPath("providers", name)
+		if src := c.Source(base + ".api_key"); src.Kind != KindDefault {
+			w = append(w, fmt.Sprintf("%s.api_key is set in %s; keep keys out of config files and name a variable with api_key_env", base, src))
+		}
+		// A cloned repository could redirect your key to its own server.
+		for _, f := range []string{".base_url", ".api_key_env"} {
+			if src := c.Source(base + f); src.Kind == KindProjectFile {
+				w = append(w, fmt.Sprintf("the project file sets %s%s (%s): your API key goes where it says; check it if you did not write it", base, f, src))
+			}
+		}
+	}
+	if src := c.Source("mode"); src.Kind == KindProjectFile && c.Mode == ModeYolo {
+		w = append(w, fmt.Sprintf("the project file sets mode yolo (%s): commands run without asking", src))
+	}
+	return w
+}
+
+// Warnings are settings that work but deserve a second look (a key in a
+// file, a project file redirecting the API). Print shows them.
+func (c *Config) Warnings() []string { return slices.Clone(c.warnings) }

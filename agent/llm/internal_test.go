@@ -1,0 +1,71 @@
+package llm
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRetryAfter(t *testing.T) {
+	date := time.Now().Add(3 * time.Second).UTC().Format(http.TimeFormat)
+	cases := []struct {
+		h        http.Header
+		min, max time.Duration
+	}{
+		{http.Header{"Retry-After": {"2"}}, 2 * time.Second, 2 * time.Second},
+		{http.Header{"Retry-After": {"0.5"}}, 500 * time.Millisecond, 500 * time.Millisecond},
+		{http.Header{"Retry-After-Ms": {"250"}, "Retry-After": {"9"}}, 250 * time.Millisecond, 250 * time.Millisecond},
+		{http.Header{"Retry-After": {date}}, time.Second, 3 * time.Second},
+		{http.Header{"Retry-After": {"soon"}}, 0, 0},
+		{http.Header{}, 0, 0},
+	}
+	for _, tc := range cases {
+		if got := retryAfter(tc.h); got < tc.min || got > tc.max {
+			t.Errorf("retryAfter(%v) = %v, want in [%v, %v]", tc.h, got, tc.min, tc.max)
+		}
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	c := New(Config{InitialBackoff: 100 * time.Millisecond, MaxBackoff: time.Second})
+	if got := c.backoff(1, 5*time.Minute); got != maxRetryAfter {
+		t.Errorf("Retry-After of 5m gave %v, want the %v cap", got, maxRetryAfter)
+	}
+	if got := c.backoff(1, 2*time.Second); got != 2*time.Second {
+		t.Errorf("Retry-After of 2s gave %v", got)
+	}
+	var sawLow bool
+	for range 200 {
+		if d := c.backoff(1, 0); d < 0 || d > 100*time.Millisecond {
+			t.Fatalf("first backoff %v outside [0, 100ms]", d)
+		}
+		d := c.backoff(40, 0) // the shift saturates; MaxBackoff caps it
+		if d < 0 || d > time.Second {
+			t.Fatalf("late backoff %v outside [0, 1s]", d)
+		}
+		sawLow = sawLow || d < 900*time.Millisecond
+	}
+	if !sawLow {
+		t.Error("backoff never jittered below 90% of the cap")
+	}
+}
+
+func TestSnippetAndBodyMessage(t *testing.T) {
+	long := "<html>" + strings.Repeat("é", 300) + "</html>"
+	s := snippet([]byte(long))
+	if !strings.HasSuffix(s, "…") || len(s) > 204 || !strings.HasPrefix(s, "<html>") {
+		t.Errorf("snippet = %q", s)
+	}
+	for body, want := range map[string]string{
+		`{"error":{"message":"boom","code":"x"}}`: "boom",
+		`{"error":"model not found"}`:             "model not found",
+		`{"detail":"Not Found"}`:                  "Not Found",
+		`{"object":"error","message":"too long"}`: "too long",
+		"<h1>Bad Gateway</h1>":                    "unexpected response body: <h1>Bad Gateway</h1>",
+	} {
+		if got, _ := bodyMessage([]byte(body)); got != want {
+			t.Errorf("bodyMessage(%s) = %q, want %q", body, got, want)
+		}
+	}
+}

@@ -1,0 +1,61 @@
+// Package llm adapts an OpenAI-compatible chat-completions endpoint (through
+// openai-go) to Polly's conversation types: one streaming call with tools,
+// retries with backoff, an idle-stream watchdog and classified errors. It
+// holds no policy: what to do with an error is the agent loop's decision.
+package llm
+
+import (
+	"context"
+	"time"
+
+	"polly/memory/chat"
+)
+
+// ToolSpec is a function the model may call.
+type ToolSpec struct {
+	Name        string
+	Description string
+	Parameters  map[string]any // JSON schema of the arguments object
+}
+
+// Request is one chat-completions call.
+type Request struct {
+	Model       string
+	Messages    []chat.Message
+	Tools       []ToolSpec
+	Temperature *float64 // nil: provider default
+	MaxTokens   int      // 0: provider default
+}
+
+// Delta is a piece of a streamed reply.
+type Delta struct {
+	Text      string // visible assistant text
+	Reasoning string // provider extras such as reasoning_content; shown dimmed, never stored as the reply
+}
+
+// Response is a finished reply.
+type Response struct {
+	Message      chat.Message // role assistant: content and tool calls
+	FinishReason string
+	Usage        chat.Usage
+	Model        string // model name the provider reports
+	Attempts     int    // HTTP attempts made, including retries
+}
+
+// Retry describes a wait before the next attempt, so callers can show it.
+type Retry struct {
+	Attempt int           // the attempt that failed (1-based)
+	Wait    time.Duration // how long the client waits before trying again
+	Err     *Error        // why
+}
+
+// Observer receives what happens during a call. Every field is optional.
+type Observer struct {
+	OnDelta func(Delta)
+	OnRetry func(Retry)
+}
+
+// Streamer is what the agent loop needs from a provider.
+type Streamer interface {
+	Stream(ctx context.Context, req Request, obs Observer) (Response, error)
+}

@@ -1,0 +1,237 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"polly/memory/chat"
+	"polly/memory/store"
+	"polly/memory/task"
+	"polly/memory/tokens"
+	"polly/memory/window"
+	"polly/personas"
+	"polly/tools"
+)
+
+// Session is one conversation per persona, stored under one session id.
+type Session struct {
+	deps *Deps
+	emit func(Event)
+
+	mu     sync.Mutex
+	id     string // "" until the first message creates the row
+	title  string
+	agents map[string]*Agent // persona id → conversation
+}
+
+// SessionOptions open a session.
+type SessionOptions struct {
+	ID string // resume this stored session; "" starts a new one
+}
+
+// OpenSession starts a new session or resumes a stored one. A new
+// session's row is created with its first message, so opening Polly and
+// quitting leaves nothing behind.
+func OpenSession(ctx context.Context, deps *Deps, emit func(Event), opts SessionOptions) (*Session, error) {
+	s := &Session{deps: deps, emit: emit, agents: map[string]*Agent{}}
+	if opts.ID != "" {
+		if deps.Store == nil {
+			return nil, errors.New("resume: no session store")
+		}
+		sess, err := deps.Store.Session(ctx, opts.ID)
+		if err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return nil, fmt.Errorf("no session %q in %s (polly sessions lists them)", opts.ID, deps.Store.Path())
+			}
+			return nil, fmt.Errorf("resume session %s: %w", opts.ID, err)
+		}
+		s.id, s.title = sess.ID, sess.Title
+	}
+	return s, nil
+}
+
+// ID is the session id ("" before the first message of a new session).
+func (s *Session) ID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id
+}
+
+// ensureID creates the session row on first use.
+func (s *Session) ensureID(ctx context.Context, persona, title string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.id != "" {
+		return s.id, nil
+	}
+	if s.deps.Store == nil {
+		s.id = "memory"
+		return s.id, nil
+	}
+	cwd, _ := os.Getwd()
+	sess, err := s.deps.Store.CreateSession(ctx, store.Session{Persona: persona, Title: title, Cwd: cwd, Model: s.deps.Model.Name, Status: store.StatusActive})
+	if err != nil {
+		return "", fmt.Errorf("create session: %w", err)
+	}
+	s.id, s.title = sess.ID, sess.Title
+	return s.id, nil
+}
+
+// Agent returns the conversation of a persona (id or name), loading it from
+// the store when the session is resumed.
+func (s *Session) Agent(ctx context.Context, persona string) (*Agent, error) {
+	p, ok := s.deps.Personas.Find(persona)
+	if !ok {
+		return nil, fmt.Errorf("unknown persona %q (known: %s)", persona, strings.Join(s.deps.Personas.IDs(), ", "))
+	}
+	s.mu.Lock()
+	a, ok := s.agents[p.ID]
+	id := s.id
+	s.mu.Unlock()
+	if ok {
+		return a, nil
+	}
+	a = newAgent(s.deps, p, id, "", p.ID, s.emit)
+	if id != "" {
+		if err := a.load(ctx); err != nil {
+			return nil, err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if existing, ok := s.agents[p.ID]; ok {
+		return existing, nil
+	}
+	s.agents[p.ID] = a
+	return a, nil
+}
+
+// Send runs one user message through a persona's conversation.
+func (s *Session) Send(ctx context.Context, persona, text string) (Outcome, error) {
+	a, err := s.Agent(ctx, persona)
+	if err != nil {
+		return Outcome{Reason: "error"}, err
+	}
+	id, err := s.ensureID(ctx, a.persona.ID, text)
+	if err != nil {
+		return Outcome{Reason: "error"}, err
+	}
+	a.session = id
+	out, err := a.Run(ctx, text)
+	if s.deps.Store != nil {
+		status := store.StatusDone
+		switch out.Reason {
+		case "cancelled":
+			status = store.StatusInterrupted
+		case "error", "max_turns":
+			status = store.StatusFailed
+		}
+		_ = s.deps.Store.SetSessionStatus(context.WithoutCancel(ctx), id, status)
+	}
+	return out, err
+}
+
+// newAgent builds an agent with its own bound tools.
+func newAgent(deps *Deps, p personas.Persona, session, parent, id string, emit func(Event)) *Agent {
+	a := &Agent{deps: deps, id: id, persona: p, session: session, parent: parent, emit: emit}
+	model := p.Model
+	if model == "" {
+		model = deps.Model.Name
+	}
+	a.counter = tokens.ForModel(model)
+	bound := []tools.Tool{tools.TaskPlanTool(a.setPlan)}
+	if deps.Store != nil {
+		bound = append(bound, tools.OutputTools(deps.Store)...)
+	}
+	base := deps.Tools
+	if base == nil {
+		base = tools.NewRegistry()
+	}
+	a.registry = base.With(bound...)
+	a.allowed = allowedTools(p, a.registry)
+	return a
+}
+
+// allowedTools is the persona's list, restricted to tools that exist. Only
+// a persona with no list at all (nil) gets every tool.
+func allowedTools(p personas.Persona, r *tools.Registry) []string {
+	if p.Tools == nil {
+		return r.Names()
+	}
+	out := []string{}
+	for _, n := range p.Tools {
+		if _, ok := r.Get(n); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// setPlan is task_plan's effect on this agent.
+func (a *Agent) setPlan(steps []tools.PlanStep) string {
+	plan := make([]task.Step, len(steps))
+	for i, s := range steps {
+		plan[i] = task.Step{Title: strings.TrimSpace(s.Title), Status: task.Status(s.Status)}
+	}
+	a.task.SetPlan(plan)
+	return task.PlanText(a.task.Plan)
+}
+
+// load restores a stored conversation and task state. Tool calls left
+// without a result by a crash get an "interrupted" result, stored, so the
+// history sent to the model is valid.
+func (a *Agent) load(ctx context.Context) error {
+	if a.deps.Store == nil {
+		return nil
+	}
+	h, err := a.deps.Store.Messages(ctx, a.session, a.persona.ID)
+	if err != nil {
+		return fmt.Errorf("load %s conversation: %w", a.persona.ID, err)
+	}
+	a.history = h
+	if b, err := a.deps.Store.AgentState(ctx, a.session, a.persona.ID); err == nil {
+		if err := json.Unmarshal(b, &a.task); err != nil {
+			a.warnOnce("state", fmt.Sprintf("the stored task state of %s is unreadable (%v); starting it afresh", a.persona.ID, err))
+			a.task = task.State{}
+		}
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("load %s task state: %w", a.persona.ID, err)
+	}
+	a.closeDangling(ctx)
+	return nil
+}
+
+// closeDangling answers tool calls that have no result (the process died
+// between the call and its result).
+func (a *Agent) closeDangling(ctx context.Context) {
+	if window.Validate(a.history) == nil {
+		return
+	}
+	// Find the last assistant message with tool calls and the results after it.
+	for i := len(a.history) - 1; i >= 0; i-- {
+		m := a.history[i]
+		if m.Role != chat.Assistant || len(m.ToolCalls) == 0 {
+			continue
+		}
+		answered := map[string]bool{}
+		for _, r := range a.history[i+1:] {
+			if r.Role == chat.Tool {
+				answered[r.ToolCallID] = true
+			}
+		}
+		for _, tc := range m.ToolCalls {
+			if !answered[tc.ID] {
+				res := chat.ToolResult(tc, window.Interrupted+" (Polly stopped while it ran; check its effects before repeating it)")
+				res.Kind = chat.KindNote
+				res.Output = &chat.Output{Failed: true}
+				a.append(ctx, res)
+			}
+		}
+		break
+	}
+}

@@ -1,0 +1,166 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"polly/agent/llm"
+	"polly/memory/store"
+	"polly/memory/window"
+)
+
+// step makes one model request: it prepares the context (anchors, stale
+// outputs, summaries), streams the reply, and recovers once from a
+// provider's context-length error.
+func (a *Agent) step(ctx context.Context) (llm.Response, error) {
+	sys := a.systemPrompt()
+	out := a.prepare(ctx, sys, false)
+	// After a rejected summary, wait for the context to grow a quarter
+	// before trying again, so a task whose old part cannot shrink does not
+	// pay for a summarizer call on every step.
+	if out.Summarize && out.Tokens >= a.retrySummaryAt {
+		if a.summarize(ctx, sys, "threshold") {
+			out = a.prepare(ctx, sys, false)
+		}
+	}
+	resp, err := a.call(ctx, out)
+	if llm.KindOf(err) != llm.KindContextLength {
+		return resp, err
+	}
+	// PRODUCT §3.8: compact aggressively and retry once, then summarize.
+	a.send(Notice{Header: a.header(), Level: "warn", Text: "the provider refused the context as too long; cutting old tool outputs and retrying"})
+	out = a.prepare(ctx, sys, true)
+	a.send(FallbackUsed{Header: a.header(), Tokens: out.Tokens, Hard: out.Hard, Detail: fmt.Sprintf("context-length recovery: cut %d old tool outputs to %d chars", out.Cut, a.settings().RecoveryCut)})
+	resp, err = a.call(ctx, out)
+	if llm.KindOf(err) != llm.KindContextLength {
+		return resp, err
+	}
+	if a.summarize(ctx, sys, "context_length") {
+		out = a.prepare(ctx, sys, true)
+		return a.call(ctx, out)
+	}
+	return resp, err
+}
+
+func (a *Agent) settings() window.Settings { return a.deps.Context.WithDefaults() }
+
+// systemPrompt assembles the persona's system prompt; a failure to read the
+// workspace falls back to the bare persona prompt with a warning.
+func (a *Agent) systemPrompt() string {
+	if a.deps.Prompts == nil {
+		return a.persona.SystemPrompt
+	}
+	s, err := a.deps.Prompts.SystemPrompt(a.persona)
+	if err != nil {
+		a.warnOnce("prompt", fmt.Sprintf("could not read the workspace memory (%v); using the bare persona prompt", err))
+		return a.persona.SystemPrompt
+	}
+	return s
+}
+
+// prepare runs the context policy and stores what it adds (a task anchor).
+func (a *Agent) prepare(ctx context.Context, sys string, recovery bool) window.Output {
+	out := window.Build(window.Input{
+		System:     sys,
+		ToolTokens: a.toolTokens(),
+		History:    a.history,
+		Task:       &a.task,
+		Settings:   a.settings(),
+		Window:     a.deps.Model.ContextWindow,
+		Counter:    a.counter,
+		Scale:      a.calib.Ratio(),
+		Recovery:   recovery,
+	})
+	if out.Anchor != nil {
+		stored := a.append(ctx, *out.Anchor)
+		out.Messages[len(out.Messages)-1] = stored
+		a.task.LastAnchorAt = a.task.ToolCalls
+		a.task.Anchors++
+		a.send(AnchorInjected{Header: a.header(), Number: a.task.Anchors, ToolCalls: a.task.ToolCalls, Text: stored.Content})
+	}
+	if out.Fallback {
+		a.send(FallbackUsed{Header: a.header(), Tokens: out.Tokens, Hard: out.Hard, Detail: "hard limit passed: kept the summary, the anchor and the last messages"})
+	}
+	return out
+}
+
+// toolTokens estimates the tool schemas sent with every request (once).
+func (a *Agent) toolTokens() int {
+	if a.toolTok == 0 {
+		b, _ := json.Marshal(a.registry.Specs(a.allowed))
+		a.toolTok = a.counter.Count(string(b)) + 1
+	}
+	return a.toolTok
+}
+
+// call streams one request and accounts for it.
+func (a *Agent) call(ctx context.Context, out window.Output) (llm.Response, error) {
+	req := llm.Request{Model: a.model(), Messages: out.Messages, Tools: a.specs()}
+	if t := a.persona.Temperature; t > 0 {
+		req.Temperature = &t
+	}
+	start := time.Now()
+	resp, err := a.deps.LLM.Stream(ctx, req, llm.Observer{
+		OnDelta: func(d llm.Delta) {
+			if d.Text != "" {
+				a.send(TextDelta{Header: a.header(), Text: d.Text})
+			}
+			if d.Reasoning != "" {
+				a.send(ReasoningDelta{Header: a.header(), Text: d.Reasoning})
+			}
+		},
+		OnRetry: func(r llm.Retry) {
+			reason := "provider error"
+			if r.Err != nil {
+				reason = r.Err.Error()
+			}
+			a.send(Retrying{Header: a.header(), Attempt: r.Attempt, Wait: r.Wait, Reason: reason})
+		},
+	})
+	latency := time.Since(start)
+	call := store.LLMCall{SessionID: a.session, Persona: a.persona.ID, Model: req.Model, Latency: latency, Attempts: resp.Attempts}
+	if err != nil {
+		call.Error = err.Error()
+		call.ErrorKind = llm.KindOf(err).String()
+	} else {
+		call.Usage = resp.Usage
+		a.usage = a.usage.Add(resp.Usage)
+		a.task.TokensIn += resp.Usage.PromptTokens
+		a.task.TokensOut += resp.Usage.CompletionTokens
+		a.calib.Observe(out.Estimate, resp.Usage.PromptTokens)
+		cost := a.deps.Model.Cost(resp.Usage)
+		a.cost += cost
+		if a.deps.Model.HasPrices() {
+			call.Cost = &cost
+		}
+		ctxTokens := out.Tokens
+		if resp.Usage.PromptTokens > 0 {
+			ctxTokens = resp.Usage.PromptTokens
+		}
+		a.send(Usage{Header: a.header(), Model: req.Model, Usage: resp.Usage, ContextTokens: ctxTokens, Threshold: out.Threshold, Cost: cost, Latency: latency})
+	}
+	if a.deps.Store != nil {
+		if serr := a.deps.Store.RecordLLMCall(context.WithoutCancel(ctx), call); serr != nil {
+			a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, serr))
+		}
+	}
+	return resp, err
+}
+
+func (a *Agent) model() string {
+	if a.persona.Model != "" {
+		return a.persona.Model
+	}
+	return a.deps.Model.Name
+}
+
+func (a *Agent) specs() []llm.ToolSpec {
+	specs := a.registry.Specs(a.allowed)
+	out := make([]llm.ToolSpec, len(specs))
+	for i, s := range specs {
+		out[i] = llm.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.Parameters}
+	}
+	return out
+}

@@ -1,0 +1,115 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"polly/memory/chat"
+	"polly/memory/store"
+	"polly/memory/task"
+	"polly/memory/window"
+	"polly/tools"
+)
+
+// runTools runs one reply's tool calls in order and stores each result as
+// soon as it exists. After a cancel, the calls that did not run get a
+// "cancelled" result so the history stays valid for the API.
+func (a *Agent) runTools(ctx context.Context, calls []chat.ToolCall) {
+	for i, call := range calls {
+		if ctx.Err() != nil {
+			for _, rest := range calls[i:] {
+				a.recordResult(ctx, rest, tools.Result{Output: "cancelled by the user before it ran", IsError: true}, 0, store.ExecInterrupted)
+			}
+			return
+		}
+		a.runTool(ctx, call)
+	}
+}
+
+// runTool executes one call and records it.
+func (a *Agent) runTool(ctx context.Context, call chat.ToolCall) {
+	brief := call.Brief()
+	a.send(ToolStarted{Header: a.header(), CallID: call.ID, Tool: call.Name, Args: call.Arguments, Brief: brief})
+	start := time.Now()
+	res := a.registry.Execute(ctx, call, tools.Exec{Gate: a.deps.Gate, Allowed: a.allowed})
+	dur := time.Since(start)
+	status := store.ExecOK
+	switch {
+	case ctx.Err() != nil && res.IsError:
+		status = store.ExecInterrupted
+	case res.IsError && strings.HasPrefix(res.Output, "permission denied"):
+		status = store.ExecDenied
+	case res.IsError:
+		status = store.ExecError
+	}
+	a.recordResult(ctx, call, res, dur, status)
+}
+
+// recordResult stores the whole output in tool_executions, puts the output
+// — or, past the offload limit, a preview — into the context, and updates
+// the task state, checkpointing every CheckpointEvery calls.
+func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.Result, dur time.Duration, status store.ExecStatus) {
+	s := a.settings()
+	output := res.Output
+	chars := len([]rune(output))
+	lines := chat.CountLines(output)
+	var execID int64
+	if a.deps.Store != nil {
+		id, err := a.deps.Store.SaveToolExecution(context.WithoutCancel(ctx), store.ToolExecution{
+			SessionID: a.session, Persona: a.persona.ID, CallID: call.ID, Tool: call.Name,
+			Arguments: call.Arguments, Output: output, Status: status, ExitCode: res.ExitCode, Duration: dur,
+		})
+		if err != nil {
+			a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, err))
+		} else {
+			execID = id
+		}
+	}
+	content := output
+	offloaded := false
+	if chars > s.OffloadLimit(call.Name) {
+		if execID != 0 {
+			content = window.Preview(output, execID, s.PreviewHead, s.PreviewTail)
+			offloaded = true
+		} else {
+			// Nowhere to offload to: keep head and tail, say it is cut.
+			content = window.Preview(output, 0, s.PreviewHead, s.PreviewTail)
+		}
+	}
+	if content == "" {
+		content = "(no output)"
+	}
+	msg := chat.ToolResult(call, content)
+	msg.Output = &chat.Output{ExecID: execID, Chars: chars, Lines: lines, Offloaded: offloaded, Failed: res.IsError}
+	msg = a.append(ctx, msg)
+	if offloaded {
+		a.send(OutputOffloaded{Header: a.header(), ExecID: execID, Tool: call.Name, Chars: chars, Lines: lines})
+	}
+
+	note := ""
+	if res.IsError {
+		note = firstLine(output, 120)
+	} else if res.ExitCode != nil {
+		note = fmt.Sprintf("exit %d", *res.ExitCode)
+	}
+	a.task.Record(task.Action{Tool: call.Name, Brief: call.Brief(), OK: !res.IsError, Note: note, At: a.deps.now()}, res.Files)
+	a.send(ToolFinished{
+		Header: a.header(), CallID: call.ID, Tool: call.Name, Brief: call.Brief(), Duration: dur,
+		OutputChars: chars, OutputLines: lines, IsError: res.IsError, ExecID: execID, Offloaded: offloaded,
+		ExitCode: res.ExitCode, Diff: res.Diff, Preview: content,
+	})
+	if a.task.ToolCalls-a.task.LastCheckpointAt >= s.CheckpointEvery {
+		a.task.LastCheckpointAt = a.task.ToolCalls
+		a.checkpoint(ctx, "periodic")
+	}
+}
+
+func firstLine(s string, max int) string {
+	s = strings.TrimSpace(strings.TrimPrefix(s, "error: "))
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return task.Clip(s, max)
+}

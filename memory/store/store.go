@@ -1,0 +1,269 @@
+// Package store is Polly's SQLite store (.agent/polly.db): sessions, messages,
+// tool outputs, LLM calls, summaries, agent state, permission decisions and
+// leads. It is hand-written SQL over database/sql with modernc.org/sqlite.
+//
+// A *Store is safe for concurrent use by many goroutines, and several
+// processes may open the same file: SQLite's WAL mode and busy timeout
+// arbitrate between them.
+//
+// Conventions: times are stored as unix milliseconds and returned in UTC;
+// every write is committed (durable up to synchronous=NORMAL in WAL) when the
+// method returns.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Sentinel errors. Returned errors wrap them, so test with errors.Is.
+var (
+	// ErrNotFound: the row asked for, or a row it refers to, does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict: a row with the same key already exists.
+	ErrConflict = errors.New("already exists")
+	// ErrInvalid: a value the schema or the API rejects (bad status, negative offset…).
+	ErrInvalid = errors.New("invalid value")
+	// ErrCorrupt: the file is not a SQLite database or is damaged.
+	ErrCorrupt = errors.New("database file is corrupt or not a SQLite database")
+	// ErrSchemaTooNew: the database was migrated by a newer Polly.
+	ErrSchemaTooNew = errors.New("database schema is newer than this version of Polly")
+)
+
+// Store is the handle on one polly.db file.
+//
+// It keeps two pools on the same file: one connection for writes, so that
+// goroutines of this process queue in Go instead of sleeping in SQLite's busy
+// handler, and a few for reads, which WAL lets run beside the writer. Other
+// processes are arbitrated by busy_timeout and BEGIN IMMEDIATE.
+type Store struct {
+	path string
+	w    *sql.DB // writes; MaxOpenConns(1)
+	r    *sql.DB // reads only; never used for a transaction
+	now  func() time.Time
+
+	stmts stmts // hot write statements, prepared once on the writer
+
+	// Background maintenance: output indexing, WAL checkpoints (maintain.go).
+	idle    time.Duration // quiet time before indexing
+	busyMax time.Duration // longest wait for a checkpoint while writes go on
+	kick    chan struct{}
+	bg      context.Context // cancelled by Close
+	stopBg  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// readConns caps the read pool; more than a handful buys nothing on SQLite.
+const readConns = 4
+
+// Open opens (creating if needed) the database at path, creating its parent
+// directory, and migrates it to the newest schema this build knows.
+func Open(path string) (*Store, error) {
+	// Absolute, so the URI below cannot be misread and Path is unambiguous.
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("open store %s: create directory: %w", path, err)
+	}
+	s := &Store{path: path, now: time.Now, idle: maintainIdle, busyMax: maintainBusyMax, kick: make(chan struct{}, 1)}
+	s.bg, s.stopBg = context.WithCancel(context.Background())
+	if s.w, err = openPool(path, 1); err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if s.r, err = openPool(path, readConns); err != nil {
+		s.w.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if err := s.migrate(context.Background()); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, classify(err))
+	}
+	if err := s.stmts.prepare(s.w); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open store %s: prepare: %w", path, err)
+	}
+	s.wg.Add(1)
+	go s.maintain()
+	s.kickMaintain() // outputs a previous run saved but did not index
+	return s, nil
+}
+
+// openPool opens a pool whose every connection gets the pragmas: they are in
+// the DSN because db.Exec("PRAGMA …") would reach only one pooled connection.
+// _txlock=immediate makes BeginTx take the write lock at once; a deferred
+// transaction that reads and then writes fails with SQLITE_BUSY without
+// waiting when another connection wrote in between (DEPS.md §4.4).
+func openPool(path string, conns int) (*sql.DB, error) {
+	u := url.URL{Scheme: "file", OmitHost: true, Path: path}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	// The background checkpoint (maintain.go) keeps the WAL short; this
+	// bound (16 MiB, default 4 MiB) is only the backstop, so commits rarely
+	// pay for a checkpoint inline.
+	q.Add("_pragma", "wal_autocheckpoint(4096)")
+	q.Set("_txlock", "immediate")
+	u.RawQuery = q.Encode()
+	db, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	db.SetConnMaxIdleTime(0)
+	return db, nil
+}
+
+// Path returns the file the store was opened on.
+func (s *Store) Path() string { return s.path }
+
+// Close stops background maintenance (what is left is indexed on the next
+// search or open) and closes the pools.
+func (s *Store) Close() error {
+	s.stopBg()
+	s.wg.Wait()
+	return errors.Join(s.stmts.close(), s.r.Close(), s.w.Close())
+}
+
+// stmts are the statements run on every message or tool call. Parsing them
+// was ~40% of AppendMessage; prepared on the one writer connection, each
+// transaction reuses them through tx.StmtContext.
+type stmts struct {
+	appendMessage, touchSession, insertExec, insertChunk *sql.Stmt
+}
+
+func (st *stmts) prepare(db *sql.DB) error {
+	for _, p := range []struct {
+		dst   **sql.Stmt
+		query string
+	}{
+		// seq is computed inside the insert, under the write lock.
+		{&st.appendMessage, `INSERT INTO messages
+			(session_id, persona, seq, role, kind, content, tool_calls, tool_call_id, tool_name,
+			 exec_id, output_chars, output_lines, offloaded, failed, tokens, created_at)
+			VALUES (?1, ?2,
+				(SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1 AND persona = ?2),
+				?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)`},
+		{&st.touchSession, `UPDATE sessions SET updated_at = ?,
+			title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?`},
+		{&st.insertExec, `INSERT INTO tool_executions
+			(session_id, persona, call_id, tool, arguments, preview, status, exit_code,
+			 duration_ms, output_chars, output_lines, output_bytes, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&st.insertChunk, `INSERT INTO output_chunks (exec_id, start, text) VALUES (?, ?, ?)`},
+	} {
+		stmt, err := db.Prepare(p.query)
+		if err != nil {
+			return err
+		}
+		*p.dst = stmt
+	}
+	return nil
+}
+
+func (st *stmts) close() error {
+	var errs []error
+	for _, s := range []*sql.Stmt{st.appendMessage, st.touchSession, st.insertExec, st.insertChunk} {
+		if s != nil {
+			errs = append(errs, s.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// nowMs is the current time as stored.
+func (s *Store) nowMs() int64 { return s.now().UnixMilli() }
+
+// fromMs converts a stored time back.
+func fromMs(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+// exec runs one write statement outside a transaction.
+func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	res, err := s.w.ExecContext(ctx, query, args...)
+	if err == nil {
+		s.kickMaintain()
+	}
+	return res, err
+}
+
+// inTx runs fn in a write transaction (BEGIN IMMEDIATE) and commits it.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if err := s.inQuietTx(ctx, fn); err != nil {
+		return err
+	}
+	s.kickMaintain()
+	return nil
+}
+
+// inQuietTx is inTx without waking maintenance, for maintenance itself.
+func (s *Store) inQuietTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// wrap adds the operation to err and, for driver errors, the sentinel that
+// describes them (both stay reachable through errors.Is / errors.As).
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", op, classify(err))
+}
+
+// classify maps sql.ErrNoRows and SQLite result codes to the sentinels.
+func classify(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	for _, s := range []error{ErrNotFound, ErrConflict, ErrInvalid, ErrCorrupt, ErrSchemaTooNew} {
+		if errors.Is(err, s) {
+			return err
+		}
+	}
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	var sentinel error
+	switch se.Code() {
+	case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+		sentinel = ErrNotFound
+	case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+		sentinel = ErrConflict
+	default:
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_CONSTRAINT:
+			sentinel = ErrInvalid
+		case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
+			sentinel = ErrCorrupt
+		}
+	}
+	if sentinel == nil {
+		return err
+	}
+	return fmt.Errorf("%w: %w", sentinel, err)
+}

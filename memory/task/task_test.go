@@ -1,0 +1,142 @@
+package task
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestIsPlanLike(t *testing.T) {
+	cases := []struct {
+		reply string
+		want  bool
+	}{
+		{"Let me look.", false},
+		{"I'll read the file first.", false},
+		{"Sure! Here's my plan:\n1. Read the parser\n2. Split the lexer out\n3. Run the tests", true},
+		{"- read main.go\n- find the handler\n- add the flag and a test for it", true},
+		{"I will first read the parser to see how tokens flow, then split the lexer into its own file, and finally run the tests to make sure nothing broke.", true},
+		{"The answer is 42. It comes from the config file where the value is set explicitly by the team.", false},
+	}
+	for _, c := range cases {
+		if got := IsPlanLike(c.reply); got != c.want {
+			t.Errorf("IsPlanLike(%q) = %v, want %v", c.reply, got, c.want)
+		}
+	}
+}
+
+// Must show (issue 3 #2): the expanded understanding comes from the first
+// plan-like reply, not from the raw request; a follow-up does not replace
+// the original request.
+func TestUnderstandingAndFollowUps(t *testing.T) {
+	var s State
+	req := "Refactor the parser so the lexer is separate."
+	if !s.IsNewTask(req) {
+		t.Fatal("the first message must start a task")
+	}
+	s.Begin(req, time.Now())
+	s.Observe("Let me look at the code.")
+	if s.Understanding != "" {
+		t.Fatalf("captured a non-plan reply: %q", s.Understanding)
+	}
+	plan := "My plan:\n1. Read parser.go\n2. Move the lexer to lexer.go\n3. Run go test"
+	s.Observe(plan)
+	s.Observe("Another plan:\n1. something else\n2. entirely")
+	if s.Understanding != plan {
+		t.Fatalf("understanding = %q, want the first plan-like reply", s.Understanding)
+	}
+	if strings.Contains(s.Understanding, req) {
+		t.Fatal("understanding copied the raw request")
+	}
+
+	// Mid-task follow-ups never start a new task.
+	for _, msg := range []string{"also keep the old API", "yes", "continue please"} {
+		if s.IsNewTask(msg) {
+			t.Fatalf("%q started a new task mid-task", msg)
+		}
+		s.FollowUp(msg)
+	}
+	// After a finished task, a bare continuation is still a follow-up…
+	s.Finished = true
+	if s.IsNewTask("ok, go ahead") {
+		t.Fatal("a continuation started a new task")
+	}
+	// …and so is an answer to the model's question…
+	s.LastReplyAsked = true
+	if s.IsNewTask("Use the v2 API and keep both entry points working for now") {
+		t.Fatal("an answer to a question started a new task")
+	}
+	// …and so is anything while plan steps remain open.
+	s.LastReplyAsked = false
+	s.SetPlan([]Step{{Title: "read", Status: Done}, {Title: "move", Status: InProgress}})
+	if s.IsNewTask("Now write a changelog entry for the release") {
+		t.Fatal("a new message started a task while the plan is open")
+	}
+	if s.OriginalRequest != req {
+		t.Fatalf("original request replaced: %q", s.OriginalRequest)
+	}
+	// A finished task with a done plan: a new request starts a new task.
+	s.SetPlan([]Step{{Title: "read", Status: Done}, {Title: "move", Status: Done}})
+	if !s.IsNewTask("Now write a changelog entry for the release") {
+		t.Fatal("a new request after a finished task did not start a task")
+	}
+}
+
+func TestPlanBecomesUnderstandingWhenNoTextPlan(t *testing.T) {
+	var s State
+	s.Begin("do it", time.Now())
+	s.SetPlan([]Step{{Title: "first", Status: InProgress}, {Title: "second", Status: Todo}})
+	if !strings.Contains(s.Understanding, "1. first") {
+		t.Fatalf("understanding = %q", s.Understanding)
+	}
+	i, st, ok := s.CurrentStep()
+	if !ok || i != 0 || st.Title != "first" {
+		t.Fatalf("current step = %d %+v %v", i, st, ok)
+	}
+}
+
+func TestRecordKeepsTheLast20(t *testing.T) {
+	var s State
+	for i := 0; i < 50; i++ {
+		s.Record(Action{Tool: "grep", Brief: "pattern=x", OK: true}, []string{"a.go", "b.go"})
+	}
+	if s.ToolCalls != 50 || len(s.Recent) != MaxRecent || len(s.Files) != 2 {
+		t.Fatalf("calls=%d recent=%d files=%v", s.ToolCalls, len(s.Recent), s.Files)
+	}
+}
+
+func TestCheckpointIsWrittenAtomicallyWithEverySection(t *testing.T) {
+	dir := t.TempDir()
+	s := State{OriginalRequest: "Build the thing\nwith details", Understanding: "1. a\n2. b", ToolCalls: 31}
+	s.SetPlan([]Step{{Title: "a", Status: Done}, {Title: "b", Status: Todo}})
+	s.Record(Action{Tool: "edit_file", Brief: "path=x.go", OK: false, Note: "old_string not found", At: time.Now()}, []string{"x.go"})
+	path, err := Write(dir, &s, Checkpoint{AgentID: "coder#2", Persona: "coder", Session: "s1", Reason: "periodic", SavedAt: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if path != filepath.Join(dir, "coder_2", "active_task.md") {
+		t.Fatalf("path = %s", path)
+	}
+	b, _ := os.ReadFile(path)
+	for _, sec := range []string{"## Original Goal", "## Full Original Request", "## Initial Plan / Understanding", "## Plan", "## Recent Tool Activity", "## Files Touched", "## Stats", "1. [DONE] a", "2. [TODO] b", "✗ edit_file path=x.go — old_string not found", "- x.go", "Tool calls: 32"} {
+		if !strings.Contains(string(b), sec) {
+			t.Errorf("checkpoint lacks %q", sec)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Fatalf("temp files left behind: %v", entries)
+	}
+}
+
+func TestCheckpointUnwritableDir(t *testing.T) {
+	dir := t.TempDir()
+	block := filepath.Join(dir, "file")
+	os.WriteFile(block, []byte("x"), 0o644)
+	s := State{OriginalRequest: "x"}
+	if _, err := Write(block, &s, Checkpoint{AgentID: "a"}); err == nil {
+		t.Fatal("writing under a file succeeded")
+	}
+}

@@ -1,0 +1,362 @@
+package window
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"polly/memory/chat"
+	"polly/memory/task"
+	"polly/memory/tokens"
+)
+
+// Input is everything Build looks at.
+type Input struct {
+	System     string         // the assembled system prompt
+	ToolTokens int            // tokens of the tool schemas sent with the request
+	History    []chat.Message // the live conversation, oldest first (no system message)
+	Task       *task.State    // may be nil
+	Settings   Settings
+	Window     int            // the model's context window in tokens; 0 when unknown
+	Counter    tokens.Counter // nil: characters/4
+	Scale      float64        // calibration actual/estimate; 0 means 1
+	Recovery   bool           // the provider just refused the context as too long
+}
+
+// Output is the context to send and what the caller must do about it.
+type Output struct {
+	Messages  []chat.Message // system first, ready to send
+	Tokens    int            // estimated prompt tokens, calibrated
+	Estimate  int            // the same before calibration (to calibrate against usage)
+	Threshold int            // summarization threshold for this model
+	Hard      int            // hard-fallback limit for this model
+	Anchor    *chat.Message  // a new task anchor appended at the end: the caller stores it
+	Summarize bool           // over the threshold: summarize, then Build again
+	Fallback  bool           // the hard fallback cut the context
+	Shrunk    int            // stale outputs shrunk to their preview line
+	Faded     int            // failed attempts collapsed
+	Repaired  int            // messages added or dropped to keep tool calls paired
+	Cut       int            // outputs cut by context-length recovery
+}
+
+// Build turns a conversation into the context for the next request.
+func Build(in Input) Output {
+	s := in.Settings.WithDefaults()
+	c := in.Counter
+	if c == nil {
+		c = tokens.Approx{}
+	}
+	out := Output{Threshold: s.Threshold(in.Window), Hard: s.Hard(in.Window)}
+
+	h := dropOldAnchors(in.History)
+	if in.Task != nil && anchorDue(in.Task, h, s) {
+		a := Anchor(in.Task)
+		a.Tokens = tokens.Message(c, a)
+		h = dropAnchors(h)
+		h = append(h, a)
+		out.Anchor = &a
+	}
+
+	calls := callsByID(h)
+	h, out.Faded = fadeFailures(h, calls)
+	h, out.Shrunk = shrinkStale(h, calls, s.StaleAfter)
+	if in.Recovery {
+		h, out.Cut = recoveryCut(h, s.RecoveryKeep, s.RecoveryCut, c)
+	}
+	h, out.Repaired = Repair(h)
+	h = sanitizeArguments(h)
+
+	sys := chat.Message{Role: chat.System, Content: in.System}
+	sys.Tokens = tokens.Message(c, sys)
+	fixed := sys.Tokens + in.ToolTokens
+	scale := func(n int) int {
+		if in.Scale <= 0 {
+			return n
+		}
+		return int(float64(n)*in.Scale + 0.5)
+	}
+	out.Estimate = fixed + tokens.Messages(c, h)
+	out.Tokens = scale(out.Estimate)
+
+	if out.Tokens > out.Hard {
+		h = hardFallback(h, s.HardKeep, func(ms []chat.Message) int { return scale(fixed + tokens.Messages(c, ms)) }, out.Hard, c)
+		out.Fallback = true
+		out.Estimate = fixed + tokens.Messages(c, h)
+		out.Tokens = scale(out.Estimate)
+	}
+	out.Summarize = out.Tokens > out.Threshold
+
+	out.Messages = make([]chat.Message, 0, len(h)+1)
+	out.Messages = append(out.Messages, sys)
+	out.Messages = append(out.Messages, h...)
+	return out
+}
+
+// anchorDue: the count moved AnchorEvery past the last anchor and the model
+// is about to continue after tool results (a new user message needs none).
+func anchorDue(st *task.State, h []chat.Message, s Settings) bool {
+	if !st.Active() || st.ToolCalls == 0 || st.ToolCalls-st.LastAnchorAt < s.AnchorEvery {
+		return false
+	}
+	return len(h) > 0 && h[len(h)-1].Role == chat.Tool
+}
+
+// dropOldAnchors keeps only the latest anchor.
+func dropOldAnchors(h []chat.Message) []chat.Message {
+	last := -1
+	for i := range h {
+		if h[i].Kind == chat.KindAnchor {
+			last = i
+		}
+	}
+	out := make([]chat.Message, 0, len(h)+1)
+	for i, m := range h {
+		if m.Kind == chat.KindAnchor && i != last {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func dropAnchors(h []chat.Message) []chat.Message {
+	out := h[:0]
+	for _, m := range h {
+		if m.Kind != chat.KindAnchor {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func callsByID(h []chat.Message) map[string]chat.ToolCall {
+	calls := make(map[string]chat.ToolCall)
+	for _, m := range h {
+		for _, tc := range m.ToolCalls {
+			calls[tc.ID] = tc
+		}
+	}
+	return calls
+}
+
+// fadeFailures collapses a failed tool result to one line once a later call
+// of the same tool succeeded, so the model stops repeating the mistake
+// (PRODUCT §3.9). Long arguments of the failed call are compacted too.
+func fadeFailures(h []chat.Message, calls map[string]chat.ToolCall) ([]chat.Message, int) {
+	faded := 0
+	fadedIDs := map[string]bool{}
+	for i := range h {
+		m := h[i]
+		if m.Role != chat.Tool || m.Output == nil || !m.Output.Failed || m.Kind != chat.KindNormal {
+			continue
+		}
+		for j := i + 1; j < len(h); j++ {
+			n := h[j]
+			if n.Role != chat.Tool || n.ToolName != m.ToolName || n.Output == nil {
+				continue
+			}
+			if !n.Output.Failed {
+				line := fmt.Sprintf("[faded: this %s call failed (%s); a later %s call succeeded — do not repeat it]",
+					m.ToolName, firstLineOf(m.Content, 160), m.ToolName)
+				if len(line) < len(m.Content) {
+					h[i].Content = line
+					h[i].Tokens = tokens.Approx{}.Count(line) + 6
+					fadedIDs[m.ToolCallID] = true
+					faded++
+				}
+			}
+			break
+		}
+	}
+	if len(fadedIDs) == 0 {
+		return h, 0
+	}
+	for i := range h {
+		if len(h[i].ToolCalls) == 0 {
+			continue
+		}
+		changed := false
+		tcs := make([]chat.ToolCall, len(h[i].ToolCalls))
+		copy(tcs, h[i].ToolCalls)
+		for k, tc := range tcs {
+			if fadedIDs[tc.ID] && len(tc.Arguments) > 300 {
+				tcs[k].Arguments = compactArgs(tc.Arguments, 120)
+				changed = true
+			}
+		}
+		if changed {
+			h[i].ToolCalls = tcs
+			h[i].Tokens = 0
+		}
+	}
+	return h, faded
+}
+
+// shrinkStale replaces tool outputs more than keep messages from the end
+// with their one-line stub (PRODUCT §3.5).
+func shrinkStale(h []chat.Message, calls map[string]chat.ToolCall, keep int) ([]chat.Message, int) {
+	n := 0
+	for i := 0; i < len(h)-keep; i++ {
+		m := h[i]
+		if m.Role != chat.Tool || m.Output == nil || m.Output.ExecID == 0 || m.Kind != chat.KindNormal {
+			continue
+		}
+		stub := Stub(m, calls[m.ToolCallID])
+		if len(stub) >= len(m.Content) {
+			continue
+		}
+		h[i].Content = stub
+		h[i].Tokens = tokens.Approx{}.Count(stub) + 6
+		n++
+	}
+	return h, n
+}
+
+// recoveryCut keeps the newest keep tool outputs whole and cuts the others
+// to cut characters (PRODUCT §3.8).
+func recoveryCut(h []chat.Message, keep, cut int, c tokens.Counter) ([]chat.Message, int) {
+	n, seen := 0, 0
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Role != chat.Tool {
+			continue
+		}
+		seen++
+		if seen <= keep || len(h[i].Content) <= cut {
+			continue
+		}
+		note := "\n[cut to save context after the provider refused it as too long"
+		if h[i].Output != nil && h[i].Output.ExecID != 0 {
+			note += fmt.Sprintf("; read_tool_output(id=%d) shows the whole output", h[i].Output.ExecID)
+		}
+		h[i].Content = clipRunes(h[i].Content, cut) + note + "]"
+		h[i].Tokens = tokens.Message(c, h[i])
+		n++
+	}
+	return h, n
+}
+
+// hardFallback keeps the summary messages, the latest anchor and only the
+// last keep messages (then 10), and finally clips the largest contents, so
+// the context fits under limit whatever happened (PRODUCT §3.7).
+func hardFallback(h []chat.Message, keep int, count func([]chat.Message) int, limit int, c tokens.Counter) []chat.Message {
+	var pinned []chat.Message
+	for _, m := range h {
+		if m.Kind == chat.KindSummary || m.Kind == chat.KindActiveTask {
+			pinned = append(pinned, m)
+		}
+	}
+	build := func(k int) []chat.Message {
+		start := SplitPoint(h, k)
+		var out []chat.Message
+		out = append(out, pinned...)
+		anchorKept := false
+		for _, m := range h[start:] {
+			if m.Kind == chat.KindSummary || m.Kind == chat.KindActiveTask {
+				continue
+			}
+			if m.Kind == chat.KindAnchor {
+				anchorKept = true
+			}
+			out = append(out, m)
+		}
+		if !anchorKept {
+			for i := len(h) - 1; i >= 0; i-- {
+				if h[i].Kind == chat.KindAnchor {
+					out = append(out, h[i])
+					break
+				}
+			}
+		}
+		out, _ = Repair(out)
+		return out
+	}
+	out := build(keep)
+	if count(out) > limit && keep > 10 {
+		out = build(10)
+	}
+	for limit > 0 && count(out) > limit {
+		// Clip the biggest message by half until it fits.
+		big := 0
+		for i := range out {
+			if len(out[i].Content) > len(out[big].Content) {
+				big = i
+			}
+		}
+		if len(out[big].Content) < 200 {
+			break
+		}
+		out[big].Content = clipRunes(out[big].Content, len(out[big].Content)/2) + "\n[cut by the hard context limit]"
+		out[big].Tokens = tokens.Message(c, out[big])
+	}
+	return out
+}
+
+// SplitPoint returns the index where the last keep messages start, moved
+// earlier so the kept part never begins with a tool result (a cut never
+// splits an assistant message from its tool results).
+func SplitPoint(h []chat.Message, keep int) int {
+	start := len(h) - keep
+	if start <= 0 {
+		return 0
+	}
+	for start > 0 && h[start].Role == chat.Tool {
+		start--
+	}
+	return start
+}
+
+// sanitizeArguments makes every tool-call argument string valid JSON on the
+// wire: some servers (llama.cpp, vLLM templates) parse them and fail on the
+// model's own malformed JSON. The stored history keeps the original.
+func sanitizeArguments(h []chat.Message) []chat.Message {
+	for i := range h {
+		if len(h[i].ToolCalls) == 0 {
+			continue
+		}
+		var tcs []chat.ToolCall
+		for k, tc := range h[i].ToolCalls {
+			if tc.Arguments == "" || json.Valid([]byte(tc.Arguments)) {
+				continue
+			}
+			if tcs == nil {
+				tcs = make([]chat.ToolCall, len(h[i].ToolCalls))
+				copy(tcs, h[i].ToolCalls)
+			}
+			b, _ := json.Marshal(map[string]string{"_invalid_json": clipRunes(tc.Arguments, 200)})
+			tcs[k].Arguments = string(b)
+		}
+		if tcs != nil {
+			h[i].ToolCalls = tcs
+			h[i].Tokens = 0
+		}
+	}
+	return h
+}
+
+// compactArgs shortens long string values inside a JSON object.
+func compactArgs(args string, max int) string {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(args), &m); err != nil {
+		b, _ := json.Marshal(map[string]string{"_invalid_json": clipRunes(args, max)})
+		return string(b)
+	}
+	for k, v := range m {
+		if s, ok := v.(string); ok && len(s) > max {
+			m[k] = clipRunes(s, max) + fmt.Sprintf("…(%d chars)", len(s))
+		}
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return args
+	}
+	return string(b)
+}
+
+func firstLineOf(s string, max int) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			s = s[:i]
+			break
+		}
+	}
+	return clipRunes(s, max)
+}

@@ -1,0 +1,330 @@
+package window
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"polly/memory/chat"
+	"polly/memory/task"
+	"polly/memory/tokens"
+)
+
+// history builds a conversation: a user request, then n tool rounds, each
+// an assistant call and its result of size bytes.
+func history(n, size int) []chat.Message {
+	h := []chat.Message{chat.UserText("refactor the parser")}
+	for i := 1; i <= n; i++ {
+		call := chat.ToolCall{ID: fmt.Sprintf("c%d", i), Name: "read_file", Arguments: fmt.Sprintf(`{"path":"f%d.go"}`, i)}
+		h = append(h, chat.Message{Role: chat.Assistant, ToolCalls: []chat.ToolCall{call}})
+		out := strings.Repeat("x", size)
+		h = append(h, chat.Message{Role: chat.Tool, ToolCallID: call.ID, ToolName: "read_file", Content: out,
+			Output: &chat.Output{ExecID: int64(i), Chars: size, Lines: 1}})
+	}
+	return h
+}
+
+func state(calls, lastAnchor int) *task.State {
+	return &task.State{OriginalRequest: "refactor the parser", Understanding: "1. read the parser\n2. split it", ToolCalls: calls, LastAnchorAt: lastAnchor}
+}
+
+func TestAnchorCadenceAndPlacement(t *testing.T) {
+	cases := []struct {
+		name       string
+		calls      int
+		lastAnchor int
+		endsInTool bool
+		want       bool
+	}{
+		{"before the fifth call", 4, 0, true, false},
+		{"at the fifth call", 5, 0, true, true},
+		{"batch jumps past five", 7, 0, true, true},
+		{"four after the last anchor", 9, 5, true, false},
+		{"five after the last anchor", 10, 5, true, true},
+		{"new user turn needs none", 10, 5, false, false},
+		{"no task", 0, 0, true, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := history(c.calls, 100)
+			if !c.endsInTool {
+				h = append(h, chat.UserText("and also this"))
+			}
+			st := state(c.calls, c.lastAnchor)
+			out := Build(Input{History: h, Task: st})
+			if (out.Anchor != nil) != c.want {
+				t.Fatalf("anchor = %v, want %v", out.Anchor != nil, c.want)
+			}
+			if !c.want {
+				return
+			}
+			last := out.Messages[len(out.Messages)-1]
+			if last.Kind != chat.KindAnchor {
+				t.Fatalf("the anchor is not at the end: last message %+v", last)
+			}
+			for _, want := range []string{"[TASK ANCHOR — Reminder #1]", "Original request:\nrefactor the parser", "Your expanded understanding:\n1. read the parser", fmt.Sprintf("Tool calls so far: %d.", c.calls), "What is the NEXT step?"} {
+				if !strings.Contains(last.Content, want) {
+					t.Fatalf("anchor lacks %q:\n%s", want, last.Content)
+				}
+			}
+		})
+	}
+}
+
+func TestOnlyTheLatestAnchorStays(t *testing.T) {
+	h := history(12, 10)
+	h = append(h[:5], append([]chat.Message{{Role: chat.User, Kind: chat.KindAnchor, Content: "old anchor 1"}}, h[5:]...)...)
+	h = append(h, chat.Message{Role: chat.User, Kind: chat.KindAnchor, Content: "old anchor 2"})
+	h = append(h, history(1, 10)[1:]...)
+	h[len(h)-2].ToolCalls[0].ID = "z1"
+	h[len(h)-1].ToolCallID = "z1"
+
+	out := Build(Input{History: h, Task: state(12, 10)})
+	var anchors []string
+	for _, m := range out.Messages {
+		if m.Kind == chat.KindAnchor {
+			anchors = append(anchors, m.Content)
+		}
+	}
+	if len(anchors) != 1 || anchors[0] != "old anchor 2" {
+		t.Fatalf("anchors = %q, want only the latest", anchors)
+	}
+	// A new anchor replaces every older one.
+	out = Build(Input{History: h, Task: state(15, 10)})
+	n := 0
+	for _, m := range out.Messages {
+		if m.Kind == chat.KindAnchor {
+			n++
+		}
+	}
+	if n != 1 || out.Anchor == nil || out.Messages[len(out.Messages)-1].Kind != chat.KindAnchor {
+		t.Fatalf("want exactly the new anchor at the end; %d anchors", n)
+	}
+}
+
+func TestStaleOutputsShrinkToTheirPreviewLine(t *testing.T) {
+	h := history(20, 3000) // 41 messages
+	out := Build(Input{History: h, Settings: Settings{StaleAfter: 15}})
+	msgs := out.Messages[1:]
+	for i, m := range msgs {
+		if m.Role != chat.Tool {
+			continue
+		}
+		fromEnd := len(msgs) - i
+		stale := fromEnd > 15
+		isStub := strings.HasPrefix(m.Content, "[output #") && strings.Contains(m.Content, "read_tool_output(id=")
+		if stale != isStub {
+			t.Fatalf("message %d (%d from the end): stub=%v, want %v: %.80q", i, fromEnd, isStub, stale, m.Content)
+		}
+		if isStub && !strings.Contains(m.Content, "path=f") {
+			t.Fatalf("stub does not name the call: %q", m.Content)
+		}
+	}
+	if out.Shrunk != 12 {
+		t.Fatalf("shrunk %d, want 12", out.Shrunk)
+	}
+	// The input is not modified.
+	if h[2].Content != strings.Repeat("x", 3000) {
+		t.Fatal("Build modified its input")
+	}
+}
+
+func TestFailedAttemptsFade(t *testing.T) {
+	fail := chat.ToolCall{ID: "f1", Name: "edit_file", Arguments: `{"path":"a.go","old_string":"` + strings.Repeat("q", 400) + `","new_string":"x"}`}
+	ok := chat.ToolCall{ID: "f2", Name: "edit_file", Arguments: `{"path":"a.go","old_string":"p","new_string":"x"}`}
+	h := []chat.Message{
+		chat.UserText("edit a.go"),
+		{Role: chat.Assistant, ToolCalls: []chat.ToolCall{fail}},
+		{Role: chat.Tool, ToolCallID: "f1", ToolName: "edit_file", Content: "error: edit_file: old_string not found in a.go\nlong explanation " + strings.Repeat("z", 300), Output: &chat.Output{ExecID: 1, Failed: true}},
+		{Role: chat.Assistant, ToolCalls: []chat.ToolCall{ok}},
+		{Role: chat.Tool, ToolCallID: "f2", ToolName: "edit_file", Content: "--- a/a.go\n+++ b/a.go", Output: &chat.Output{ExecID: 2}},
+	}
+	out := Build(Input{History: h})
+	if out.Faded != 1 {
+		t.Fatalf("faded = %d", out.Faded)
+	}
+	got := out.Messages[3].Content
+	if !strings.HasPrefix(got, "[faded: this edit_file call failed (error: edit_file: old_string not found in a.go)") || strings.Contains(got, "\n") {
+		t.Fatalf("faded result = %q", got)
+	}
+	if args := out.Messages[2].ToolCalls[0].Arguments; len(args) >= len(fail.Arguments) {
+		t.Fatalf("long arguments of the failed call were not compacted: %d chars", len(args))
+	}
+	// A failure followed by another failure does not fade.
+	h[4].Output = &chat.Output{ExecID: 2, Failed: true}
+	if Build(Input{History: h}).Faded != 0 {
+		t.Fatal("faded although the retry failed too")
+	}
+}
+
+func TestRecoveryCutKeepsTheNewestOutputs(t *testing.T) {
+	h := history(6, 5000)
+	out := Build(Input{History: h, Recovery: true, Settings: Settings{StaleAfter: 100}})
+	var whole, cut int
+	for _, m := range out.Messages {
+		if m.Role != chat.Tool {
+			continue
+		}
+		if len(m.Content) == 5000 {
+			whole++
+		} else if strings.Contains(m.Content, "read_tool_output(id=") && len(m.Content) < 1200 {
+			cut++
+		}
+	}
+	if whole != 3 || cut != 3 || out.Cut != 3 {
+		t.Fatalf("whole=%d cut=%d Cut=%d, want 3/3/3", whole, cut, out.Cut)
+	}
+}
+
+func TestSummarizeAndHardFallbackThresholds(t *testing.T) {
+	c := tokens.Approx{}
+	// 60 results of 4,000 chars ≈ 60k tokens with StaleAfter disabled.
+	h := history(60, 4000)
+	out := Build(Input{History: h, Counter: c, Settings: Settings{StaleAfter: 1000}})
+	if !out.Summarize || out.Fallback {
+		t.Fatalf("60k tokens: summarize=%v fallback=%v (tokens %d)", out.Summarize, out.Fallback, out.Tokens)
+	}
+	// A small window lowers the threshold to 75% of it.
+	if got := (Settings{}).WithDefaults().Threshold(32000); got != 24000 {
+		t.Fatalf("threshold for a 32k window = %d", got)
+	}
+	// Past the hard limit the fallback cuts to the last messages.
+	h = history(150, 4000)
+	out = Build(Input{History: h, Counter: c, Settings: Settings{StaleAfter: 1000}})
+	if !out.Fallback || out.Tokens > out.Hard {
+		t.Fatalf("fallback=%v tokens=%d hard=%d", out.Fallback, out.Tokens, out.Hard)
+	}
+	if len(out.Messages) > 22 {
+		t.Fatalf("fallback kept %d messages", len(out.Messages))
+	}
+	if err := Validate(out.Messages[1:]); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestMalformedArgumentsAreSanitizedOnTheWire(t *testing.T) {
+	h := []chat.Message{
+		chat.UserText("x"),
+		{Role: chat.Assistant, ToolCalls: []chat.ToolCall{{ID: "a", Name: "write_file", Arguments: `{"path": "x`}}},
+		{Role: chat.Tool, ToolCallID: "a", ToolName: "write_file", Content: "error: not valid JSON"},
+	}
+	out := Build(Input{History: h})
+	if args := out.Messages[2].ToolCalls[0].Arguments; !strings.Contains(args, "_invalid_json") {
+		t.Fatalf("arguments on the wire = %q", args)
+	}
+	if h[1].ToolCalls[0].Arguments != `{"path": "x` {
+		t.Fatal("the stored history was modified")
+	}
+}
+
+// randomHistory makes a history with every kind of defect a crash, a cut
+// or a bug could leave: missing results, orphans, duplicates, anchors and
+// summaries in odd places.
+func randomHistory(r *rand.Rand, n int) []chat.Message {
+	var h []chat.Message
+	id := 0
+	for len(h) < n {
+		switch r.IntN(7) {
+		case 0:
+			h = append(h, chat.UserText("user"))
+		case 1:
+			h = append(h, chat.AssistantText("text"))
+		case 2, 3:
+			k := 1 + r.IntN(3)
+			var calls []chat.ToolCall
+			for j := 0; j < k; j++ {
+				id++
+				calls = append(calls, chat.ToolCall{ID: fmt.Sprint("c", id), Name: []string{"read_file", "grep", "run_command"}[r.IntN(3)], Arguments: `{"path":"p"}`})
+			}
+			h = append(h, chat.Message{Role: chat.Assistant, ToolCalls: calls})
+			perm := r.Perm(k)
+			for _, j := range perm {
+				if r.IntN(8) == 0 {
+					continue // missing result
+				}
+				size := []int{10, 3000, 9000}[r.IntN(3)]
+				h = append(h, chat.Message{Role: chat.Tool, ToolCallID: calls[j].ID, ToolName: calls[j].Name, Content: strings.Repeat("o", size),
+					Output: &chat.Output{ExecID: int64(id*10 + j), Chars: size, Failed: r.IntN(4) == 0}})
+				if r.IntN(15) == 0 {
+					h = append(h, h[len(h)-1]) // duplicate result
+				}
+			}
+		case 4:
+			h = append(h, chat.Message{Role: chat.Tool, ToolCallID: "orphan", ToolName: "grep", Content: "orphan"})
+		case 5:
+			h = append(h, chat.Message{Role: chat.User, Kind: chat.KindAnchor, Content: "anchor"})
+		case 6:
+			h = append(h, chat.Message{Role: chat.User, Kind: chat.KindSummary, Content: "summary"})
+		}
+	}
+	return h
+}
+
+// Every rewrite yields a valid history, whatever the input: a property test
+// over random histories and every mode of the policy.
+func TestEveryRewriteIsValid(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 2000; i++ {
+		h := randomHistory(r, 1+r.IntN(120))
+		st := state(r.IntN(50), 0)
+		in := Input{History: h, Task: st, Recovery: r.IntN(2) == 0, Counter: tokens.Approx{},
+			Settings: Settings{SummarizeAt: 1000 + r.IntN(20000), HardLimit: 2000 + r.IntN(30000), StaleAfter: 1 + r.IntN(20)}}
+		out := Build(in)
+		if out.Messages[0].Role != chat.System {
+			t.Fatal("the system prompt is not first")
+		}
+		if err := Validate(out.Messages[1:]); err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		if Validate(h) == nil && out.Repaired != 0 {
+			t.Fatalf("case %d: a valid history was repaired", i)
+		}
+		split := SplitPoint(h, 15)
+		if split > 0 && split < len(h) && h[split].Role == chat.Tool {
+			t.Fatalf("case %d: split at a tool result", i)
+		}
+	}
+}
+
+func FuzzRepair(f *testing.F) {
+	f.Add(uint64(1), 10)
+	f.Add(uint64(7), 100)
+	f.Fuzz(func(t *testing.T, seed uint64, n int) {
+		if n < 0 || n > 400 {
+			return
+		}
+		h := randomHistory(rand.New(rand.NewPCG(seed, seed^0x9e3779b9)), n)
+		out, _ := Repair(h)
+		if err := Validate(out); err != nil {
+			t.Fatal(err)
+		}
+		again, fixes := Repair(out)
+		if fixes != 0 || len(again) != len(out) {
+			t.Fatal("Repair is not idempotent")
+		}
+	})
+}
+
+func TestPreviewShowsHeadAndLongerTail(t *testing.T) {
+	var b strings.Builder
+	for i := 1; i <= 1000; i++ {
+		fmt.Fprintf(&b, "line %d of the build log\n", i)
+	}
+	b.WriteString("FAIL: TestParser (0.01s) expected 3 got 4\n")
+	out := b.String()
+	p := Preview(out, 42, 500, 1500)
+	if !strings.HasPrefix(p, "[output #42: ") || !strings.Contains(p, "1,001 lines") || !strings.Contains(p, "read_tool_output(id=42") {
+		t.Fatalf("preview header: %.200q", p)
+	}
+	if !strings.Contains(p, "line 1 of the build log") || !strings.Contains(p, "FAIL: TestParser") {
+		t.Fatal("preview lacks the head or the tail")
+	}
+	if len(p) > 2300 {
+		t.Fatalf("preview is %d bytes", len(p))
+	}
+	head := strings.Index(p, "omitted")
+	if head < 0 || strings.Count(p[:head], "\n") >= strings.Count(p[head:], "\n") {
+		t.Fatal("the tail is not longer than the head")
+	}
+}

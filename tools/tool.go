@@ -1,0 +1,210 @@
+// Package tools holds every capability the model can call: the Tool
+// interface, the registry that validates arguments and asks the permission
+// gate, and one file per tool family.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Tool is one function the model can call.
+type Tool interface {
+	Name() string
+	Description() string
+	// Schema is the JSON schema of the arguments object.
+	Schema() *jsonschema.Schema
+	// Access says what the call will touch, so the permission gate can decide
+	// before Run. Arguments are already validated.
+	Access(ctx context.Context, args json.RawMessage) (Access, error)
+	// Run executes the call. A returned error becomes an error result the
+	// model can act on; it never ends the loop.
+	Run(ctx context.Context, args json.RawMessage) (Result, error)
+}
+
+// Result is what a tool produced.
+type Result struct {
+	Output   string         // the text the model sees (before the harness offloads it)
+	IsError  bool           // the call failed; Output says why
+	ExitCode *int           // run_command only
+	Diff     string         // unified diff of a file change, for the UI
+	Files    []string       // files this call wrote or created (project-relative when inside the root)
+	Meta     map[string]any // anything else the UI may show (e.g. a sub-agent result)
+}
+
+// Errorf builds an error result.
+func Errorf(format string, a ...any) Result {
+	return Result{Output: "error: " + fmt.Sprintf(format, a...), IsError: true}
+}
+
+// AccessKind is the kind of effect a call has, from the permission policy's
+// point of view.
+type AccessKind int
+
+const (
+	AccessRead    AccessKind = iota // reads files or the store; never asks
+	AccessWrite                     // writes files
+	AccessExecute                   // runs a shell command
+	AccessNetwork                   // fetches a URL
+	AccessMemory                    // writes the workspace memory (always allowed)
+)
+
+func (k AccessKind) String() string {
+	switch k {
+	case AccessRead:
+		return "read"
+	case AccessWrite:
+		return "write"
+	case AccessExecute:
+		return "execute"
+	case AccessNetwork:
+		return "network"
+	case AccessMemory:
+		return "memory"
+	}
+	return fmt.Sprintf("access(%d)", int(k))
+}
+
+// Access describes what one call will touch.
+type Access struct {
+	Kind    AccessKind
+	Paths   []string // files or directories read or written (as given; the gate resolves them)
+	Command string   // AccessExecute: the shell command line
+	URL     string   // AccessNetwork: the URL
+	Preview string   // what a person deciding should see: a diff, the command, the URL
+}
+
+// Gate decides whether a call may run. A nil error allows it; a *Denied
+// error refuses it with a reason the model can act on.
+type Gate interface {
+	Allow(ctx context.Context, tool string, a Access) error
+}
+
+// Denied is a refusal from the permission gate.
+type Denied struct {
+	Reason string
+}
+
+func (d *Denied) Error() string { return "permission denied: " + d.Reason }
+
+// IsDenied reports whether err is a permission refusal.
+func IsDenied(err error) bool {
+	var d *Denied
+	return errors.As(err, &d)
+}
+
+// AllowAll is a gate that allows everything (yolo mode, tests).
+type AllowAll struct{}
+
+func (AllowAll) Allow(context.Context, string, Access) error { return nil }
+
+// Func is a Tool built from a typed argument struct A. Its JSON schema is
+// inferred from A: fields without omitempty are required, the `jsonschema`
+// tag is the description.
+type Func[A any] struct {
+	name, desc string
+	schema     *jsonschema.Schema
+	run        func(ctx context.Context, a A) (Result, error)
+	access     func(ctx context.Context, a A) (Access, error)
+}
+
+// New builds a read-only typed tool. Use WithAccess for tools with effects.
+// fix, when non-nil, adjusts the inferred schema (enums, bounds).
+func New[A any](name, desc string, run func(ctx context.Context, a A) (Result, error), fix func(*jsonschema.Schema)) *Func[A] {
+	s, err := jsonschema.For[A](nil)
+	if err != nil {
+		// A programming error in a tool definition: fail loudly at start-up.
+		panic(fmt.Sprintf("tool %s: schema: %v", name, err))
+	}
+	if fix != nil {
+		fix(s)
+	}
+	return &Func[A]{name: name, desc: desc, schema: s, run: run}
+}
+
+// WithAccess sets how the tool describes its effects to the permission gate.
+func (f *Func[A]) WithAccess(access func(ctx context.Context, a A) (Access, error)) *Func[A] {
+	f.access = access
+	return f
+}
+
+func (f *Func[A]) Name() string               { return f.name }
+func (f *Func[A]) Description() string        { return f.desc }
+func (f *Func[A]) Schema() *jsonschema.Schema { return f.schema }
+
+func (f *Func[A]) decode(args json.RawMessage) (A, error) {
+	var a A
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(args)))
+	if err := dec.Decode(&a); err != nil {
+		return a, fmt.Errorf("arguments do not match: %w", err)
+	}
+	return a, nil
+}
+
+func (f *Func[A]) Access(ctx context.Context, args json.RawMessage) (Access, error) {
+	if f.access == nil {
+		return Access{Kind: AccessRead}, nil
+	}
+	a, err := f.decode(args)
+	if err != nil {
+		return Access{}, err
+	}
+	return f.access(ctx, a)
+}
+
+func (f *Func[A]) Run(ctx context.Context, args json.RawMessage) (Result, error) {
+	a, err := f.decode(args)
+	if err != nil {
+		return Result{}, err
+	}
+	return f.run(ctx, a)
+}
+
+// Enum sets the allowed values of a string property found by path, e.g.
+// Enum(s, []string{"todo","done"}, "steps", "[]", "status").
+func Enum(s *jsonschema.Schema, values []string, path ...string) {
+	t := s
+	for _, p := range path {
+		if p == "[]" {
+			t = t.Items
+		} else {
+			t = t.Properties[p]
+		}
+		if t == nil {
+			panic(fmt.Sprintf("schema path %v not found", path))
+		}
+	}
+	t.Enum = make([]any, len(values))
+	for i, v := range values {
+		t.Enum[i] = v
+	}
+}
+
+// typeName is used in error messages.
+func typeName(v any) string {
+	if v == nil {
+		return "null"
+	}
+	switch v.(type) {
+	case string:
+		return "string"
+	case float64, json.Number:
+		return "number"
+	case bool:
+		return "boolean"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return reflect.TypeOf(v).String()
+}

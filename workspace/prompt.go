@@ -1,0 +1,337 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Caps of the system prompt parts.
+const (
+	coreCap        = 16 << 10 // SOUL.md, TOOLS.md, AGENTS.md
+	memoryCapBytes = 25 << 10
+	memoryCapLines = 200
+	logCap         = 8 << 10 // each daily log, newest part
+	projectCap     = 32 << 10
+	nearCapPercent = 80
+	maxCacheItems  = 64
+)
+
+// PromptInput is what SystemPrompt needs besides the workspace files.
+type PromptInput struct {
+	PersonaPrompt string
+	PersonaName   string
+	ProjectDir    string    // <ProjectDir>/AGENTS.md is read when present; "" skips it
+	Now           time.Time // picks today's and yesterday's logs; zero means now
+}
+
+// Prompt is an assembled system prompt and what went into it.
+type Prompt struct {
+	Text  string
+	Parts []PromptPart
+}
+
+// PromptPart describes one loaded part, for the UI.
+type PromptPart struct {
+	Name      string // "SOUL.md", "persona", "memory/2026-11-25.md", "project AGENTS.md"
+	Path      string // absolute; "" for the persona prompt
+	Bytes     int    // bytes of the part's content in the prompt
+	Truncated bool   // the file was cut to its cap
+}
+
+// capSpec says how much of a file goes into the prompt.
+type capSpec struct {
+	bytes int
+	lines int  // 0: no line cap
+	tail  bool // keep the end (newest log entries) instead of the start
+	near  bool // add a "tidy it" note at nearCapPercent
+	hint  string
+}
+
+// cached is a capped file as last read, valid while the file is unchanged.
+type cached struct {
+	info      fs.FileInfo
+	text      string // the capped content, without note
+	note      string // "" or the "[… only … shown]" line
+	truncated bool
+}
+
+// SystemPrompt assembles the system prompt in the order documented in the
+// package comment. Files are re-read only when they change.
+func (w *Workspace) SystemPrompt(in PromptInput) (Prompt, error) {
+	now := in.Now
+	if now.IsZero() {
+		now = w.now()
+	}
+	pb := &promptBuilder{w: w}
+	core := capSpec{bytes: coreCap, hint: "the rest is not loaded; keep this file short"}
+
+	pb.workspaceFile(SoulFile, core)
+	heading := "# Your persona"
+	if in.PersonaName != "" {
+		heading += ": " + in.PersonaName
+	}
+	pb.add("persona", "", heading, in.PersonaPrompt, "", false)
+	pb.workspaceFile(ToolsFile, core)
+	pb.workspaceFile(AgentsFile, core)
+	pb.workspaceFile(MemoryFile, capSpec{
+		bytes: memoryCapBytes, lines: memoryCapLines, near: true,
+		hint: "tidy it: merge duplicates, remove stale facts",
+	})
+	for _, day := range []struct{ label, date string }{
+		{"yesterday", now.AddDate(0, 0, -1).Format(time.DateOnly)},
+		{"today", now.Format(time.DateOnly)},
+	} {
+		rel := LogDir + "/" + day.date + ".md"
+		p := w.path(rel)
+		pb.file(rel, p, fmt.Sprintf("# Daily log: %s, %s (%s)", day.label, day.date, p), capSpec{bytes: logCap, tail: true})
+	}
+	if in.ProjectDir != "" {
+		p, err := filepath.Abs(filepath.Join(in.ProjectDir, "AGENTS.md"))
+		if err != nil {
+			return Prompt{}, fmt.Errorf("system prompt: project AGENTS.md: %w", err)
+		}
+		if p != w.path(AgentsFile) { // Polly started inside the workspace: loaded already
+			pb.file("project AGENTS.md", p, fmt.Sprintf("# Project instructions: AGENTS.md (%s)", p),
+				capSpec{bytes: projectCap, hint: "read the rest with read_file"})
+		}
+	}
+	if pb.err != nil {
+		return Prompt{}, pb.err
+	}
+	return Prompt{Text: pb.text(), Parts: pb.parts}, nil
+}
+
+// promptBuilder collects parts; the first error sticks and stops later reads.
+type promptBuilder struct {
+	w      *Workspace
+	pieces []string // heading, text, note per part
+	parts  []PromptPart
+	err    error
+}
+
+func (pb *promptBuilder) workspaceFile(rel string, spec capSpec) {
+	p := pb.w.path(rel)
+	pb.file(rel, p, fmt.Sprintf("# Workspace memory: %s (%s)", rel, p), spec)
+}
+
+func (pb *promptBuilder) file(name, path, heading string, spec capSpec) {
+	if pb.err != nil {
+		return
+	}
+	c, ok, err := pb.w.load(path, name, spec)
+	if err != nil {
+		pb.err = err
+		return
+	}
+	if ok {
+		pb.add(name, path, heading, c.text, c.note, c.truncated)
+	}
+}
+
+// add queues one part under its heading. Empty text (an emptied file, no
+// persona prompt) adds nothing: emptying a file switches it off.
+func (pb *promptBuilder) add(name, path, heading, text, note string, truncated bool) {
+	if strings.TrimSpace(text) == "" {
+		return
+	}
+	pb.pieces = append(pb.pieces, heading, strings.TrimRight(text, "\n"), note)
+	pb.parts = append(pb.parts, PromptPart{Name: name, Path: path, Bytes: len(text), Truncated: truncated})
+}
+
+// text joins the queued parts, sized in one allocation.
+func (pb *promptBuilder) text() string {
+	n := 0
+	for _, p := range pb.pieces {
+		n += len(p) + 2
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for i := 0; i < len(pb.pieces); i += 3 {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(pb.pieces[i])
+		b.WriteString("\n\n")
+		b.WriteString(pb.pieces[i+1])
+		if note := pb.pieces[i+2]; note != "" {
+			b.WriteString("\n\n")
+			b.WriteString(note)
+		}
+	}
+	return b.String()
+}
+
+// load returns the capped content of path, from the cache when the file is
+// unchanged. ok is false when the file is missing or not a regular file.
+func (w *Workspace) load(path, name string, spec capSpec) (cached, bool, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+		return cached{}, false, nil
+	}
+	if err != nil {
+		return cached{}, false, fmt.Errorf("system prompt: %s: %w", name, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return cached{}, false, nil
+	}
+	key := fmt.Sprintf("%s\x00%d\x00%d\x00%t", path, spec.bytes, spec.lines, spec.tail)
+	w.cacheMu.Lock()
+	c, hit := w.cache[key]
+	w.cacheMu.Unlock()
+	if hit && unchanged(c.info, fi) {
+		return c, true, nil
+	}
+
+	c, err = readCapped(path, name, spec)
+	if errors.Is(err, fs.ErrNotExist) {
+		return cached{}, false, nil // deleted between Stat and Open
+	}
+	if err != nil {
+		return cached{}, false, fmt.Errorf("system prompt: %w", err)
+	}
+	w.cacheMu.Lock()
+	if len(w.cache) >= maxCacheItems {
+		clear(w.cache) // old daily logs and projects pile up otherwise
+	}
+	w.cache[key] = c
+	w.cacheMu.Unlock()
+	return c, true, nil
+}
+
+// unchanged reports whether a cached read of old is still valid for cur.
+// SameFile catches a file replaced by rename with the same size and mtime.
+func unchanged(old, cur fs.FileInfo) bool {
+	return old != nil && os.SameFile(old, cur) && old.Size() == cur.Size() && old.ModTime().Equal(cur.ModTime())
+}
+
+// readCapped reads at most spec.bytes of path (the start, or the end when
+// spec.tail) and builds the note that says what was left out.
+func readCapped(path, name string, spec capSpec) (cached, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return cached{}, fmt.Errorf("read %s: %w", name, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return cached{}, fmt.Errorf("read %s: %w", name, err)
+	}
+	size := fi.Size()
+	c := cached{info: fi}
+
+	if spec.tail {
+		off := max(size-int64(spec.bytes), 0)
+		data, err := io.ReadAll(io.NewSectionReader(f, off, size-off))
+		if err != nil {
+			return cached{}, fmt.Errorf("read %s: %w", name, err)
+		}
+		s := string(data)
+		if off > 0 {
+			// Start at a whole line (never mid-rune).
+			if i := strings.IndexByte(s, '\n'); i >= 0 {
+				s = s[i+1:]
+			}
+			c.truncated = true
+			c.note = fmt.Sprintf("[%s is %s bytes; only the newest %s are shown — read the rest with workspace_read]",
+				name, commas(size), kb(spec.bytes))
+		}
+		c.text = s
+		return c, nil
+	}
+
+	data, err := io.ReadAll(io.LimitReader(f, int64(spec.bytes)))
+	if err != nil {
+		return cached{}, fmt.Errorf("read %s: %w", name, err)
+	}
+	s := string(data)
+	if size > int64(spec.bytes) {
+		s = cutAtLine(s)
+		c.truncated = true
+	}
+	lines := strings.Count(s, "\n")
+	if len(s) > 0 && !strings.HasSuffix(s, "\n") {
+		lines++
+	}
+	if spec.lines > 0 && lines > spec.lines {
+		s = firstLines(s, spec.lines)
+		lines = spec.lines
+		c.truncated = true
+	}
+	c.text = s
+
+	limit := kb(spec.bytes)
+	if spec.lines > 0 {
+		limit = fmt.Sprintf("%d lines / %s", spec.lines, limit)
+	}
+	switch {
+	case c.truncated:
+		c.note = fmt.Sprintf("[%s is %s bytes; only the first %s are shown — %s]", name, commas(size), limit, spec.hint)
+	case spec.near:
+		pct := 100 * int(size) / spec.bytes
+		if spec.lines > 0 {
+			pct = max(pct, 100*lines/spec.lines)
+		}
+		if pct >= nearCapPercent {
+			c.note = fmt.Sprintf("[%s is at %d%% of its cap (%d lines, %s bytes; cap %s) — tidy it soon: merge duplicates, remove stale facts]",
+				name, pct, lines, commas(size), limit)
+		}
+	}
+	return c, nil
+}
+
+// cutAtLine drops a partial last line, or at least a partial last rune.
+func cutAtLine(s string) string {
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[:i+1]
+	}
+	for len(s) > 0 && !utf8.ValidString(s[max(len(s)-utf8.UTFMax, 0):]) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// firstLines returns the first n lines of s, each with its newline.
+func firstLines(s string, n int) string {
+	end := 0
+	for range n {
+		i := strings.IndexByte(s[end:], '\n')
+		if i < 0 {
+			return s
+		}
+		end += i + 1
+	}
+	return s[:end]
+}
+
+// kb formats a byte cap: 25600 → "25 KB".
+func kb(n int) string {
+	if n%1024 == 0 {
+		return fmt.Sprintf("%d KB", n/1024)
+	}
+	return commas(int64(n)) + " bytes"
+}
+
+// commas formats 1048576 as "1,048,576".
+func commas(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

@@ -1,0 +1,267 @@
+package workspace
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestSystemPromptOrderAndHeadings(t *testing.T) {
+	w := open(t)
+	project := t.TempDir()
+	writeFile(t, filepath.Join(project, "AGENTS.md"), "Run make check before committing.\n")
+	writeFile(t, w.path("memory/2026-11-24.md"), "# 2026-11-24\n\nyesterday's work\n")
+	writeFile(t, w.path("memory/2026-11-25.md"), "# 2026-11-25\n\ntoday's work\n")
+	writeFile(t, w.path("memory/2026-11-23.md"), "# 2026-11-23\n\nold work\n")
+
+	p, err := w.SystemPrompt(PromptInput{PersonaPrompt: "You are coder.", PersonaName: "coder", ProjectDir: project, Now: testNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	headings := []string{
+		"# Workspace memory: SOUL.md (" + w.path(SoulFile) + ")",
+		"# Your persona: coder\n\nYou are coder.",
+		"# Workspace memory: TOOLS.md (" + w.path(ToolsFile) + ")",
+		"# Workspace memory: AGENTS.md (" + w.path(AgentsFile) + ")",
+		"# Workspace memory: MEMORY.md (" + w.path(MemoryFile) + ")",
+		"# Daily log: yesterday, 2026-11-24 (" + w.path("memory/2026-11-24.md") + ")",
+		"# Daily log: today, 2026-11-25 (" + w.path("memory/2026-11-25.md") + ")",
+		"# Project instructions: AGENTS.md (" + filepath.Join(project, "AGENTS.md") + ")\n\nRun make check",
+	}
+	last := -1
+	for _, h := range headings {
+		i := strings.Index(p.Text, h)
+		if i < 0 {
+			t.Fatalf("heading %q missing from\n%s", h, p.Text)
+		}
+		if i <= last {
+			t.Errorf("heading %q out of order", h)
+		}
+		last = i
+	}
+	if !strings.HasPrefix(p.Text, headings[0]) {
+		t.Errorf("prompt does not start with SOUL.md")
+	}
+	if strings.Contains(p.Text, "old work") {
+		t.Error("a log older than yesterday was loaded")
+	}
+	var names []string
+	for _, part := range p.Parts {
+		names = append(names, part.Name)
+		if part.Bytes == 0 || part.Truncated {
+			t.Errorf("part %+v", part)
+		}
+	}
+	want := []string{"SOUL.md", "persona", "TOOLS.md", "AGENTS.md", "MEMORY.md",
+		"memory/2026-11-24.md", "memory/2026-11-25.md", "project AGENTS.md"}
+	if !slices.Equal(names, want) {
+		t.Errorf("parts = %v, want %v", names, want)
+	}
+}
+
+func TestSystemPromptSkipsMissingAndEmptyFiles(t *testing.T) {
+	w := open(t)
+	os.Remove(w.path(ToolsFile))
+	writeFile(t, w.path(AgentsFile), "  \n")
+	p, err := w.SystemPrompt(PromptInput{ProjectDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"TOOLS.md (", "AGENTS.md (", "# Your persona", "Daily log", "Project instructions"} {
+		if strings.Contains(p.Text, s) {
+			t.Errorf("prompt contains %q", s)
+		}
+	}
+	if len(p.Parts) != 2 {
+		t.Errorf("parts = %+v, want SOUL.md and MEMORY.md", p.Parts)
+	}
+}
+
+func TestSystemPromptCapsHugeMemory(t *testing.T) {
+	w := open(t)
+	var b strings.Builder
+	for i := 0; b.Len() < 1<<20; i++ {
+		fmt.Fprintf(&b, "- fact number %d about the project _(2026-11-25)_\n", i)
+	}
+	huge := b.String()[:1<<20]
+	writeFile(t, w.path(MemoryFile), huge)
+	p, err := w.SystemPrompt(PromptInput{Now: testNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	note := "[MEMORY.md is 1,048,576 bytes; only the first 200 lines / 25 KB are shown — tidy it: merge duplicates, remove stale facts]"
+	if !strings.Contains(p.Text, note) {
+		t.Errorf("note missing; prompt tail:\n%s", p.Text[max(len(p.Text)-500, 0):])
+	}
+	if strings.Contains(p.Text, "fact number 200 ") || !strings.Contains(p.Text, "fact number 199 ") {
+		t.Error("MEMORY.md not cut at 200 lines")
+	}
+	mem := p.Parts[len(p.Parts)-1]
+	if mem.Name != MemoryFile || !mem.Truncated || mem.Bytes > memoryCapBytes {
+		t.Errorf("memory part = %+v", mem)
+	}
+	if len(p.Text) > 64<<10 {
+		t.Errorf("prompt is %d bytes with a 1 MB MEMORY.md", len(p.Text))
+	}
+
+	// One giant line: the byte cap applies too.
+	writeFile(t, w.path(MemoryFile), strings.Repeat("x", 100<<10))
+	p, err = w.SystemPrompt(PromptInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mem := p.Parts[len(p.Parts)-1]; mem.Bytes > memoryCapBytes || !mem.Truncated {
+		t.Errorf("memory part = %+v", mem)
+	}
+}
+
+func TestSystemPromptNearCapNote(t *testing.T) {
+	w := open(t)
+	var b strings.Builder
+	for i := range 170 {
+		fmt.Fprintf(&b, "- fact %d\n", i)
+	}
+	writeFile(t, w.path(MemoryFile), b.String())
+	p, err := w.SystemPrompt(PromptInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p.Text, "[MEMORY.md is at 85% of its cap") || !strings.Contains(p.Text, "tidy it soon") {
+		t.Errorf("near-cap note missing:\n%s", p.Text[max(len(p.Text)-300, 0):])
+	}
+	writeFile(t, w.path(MemoryFile), "- one fact\n")
+	if p, _ = w.SystemPrompt(PromptInput{}); strings.Contains(p.Text, "of its cap") {
+		t.Error("near-cap note on a small MEMORY.md")
+	}
+}
+
+func TestSystemPromptKeepsNewestLogEntries(t *testing.T) {
+	w := open(t)
+	var b strings.Builder
+	b.WriteString("# 2026-11-25\n")
+	for i := 0; b.Len() < 30<<10; i++ {
+		fmt.Fprintf(&b, "\n## entry %04d\nsomething happened\n", i)
+	}
+	writeFile(t, w.path("memory/2026-11-25.md"), b.String())
+	p, err := w.SystemPrompt(PromptInput{Now: testNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	part := p.Parts[len(p.Parts)-1]
+	if part.Name != "memory/2026-11-25.md" || !part.Truncated || part.Bytes > logCap {
+		t.Fatalf("log part = %+v", part)
+	}
+	if strings.Contains(p.Text, "entry 0000") || !strings.Contains(p.Text, "only the newest 8 KB") {
+		t.Error("log not cut to its newest part")
+	}
+	lastEntry := b.String()[strings.LastIndex(b.String(), "## entry"):]
+	if !strings.Contains(p.Text, lastEntry[:13]) {
+		t.Error("newest entry missing")
+	}
+}
+
+func TestSystemPromptSeesEdits(t *testing.T) {
+	w := open(t)
+	if _, err := w.SystemPrompt(PromptInput{}); err != nil {
+		t.Fatal(err)
+	}
+	mem := w.path(MemoryFile)
+	writeFile(t, mem, "- the user likes tabs\n")
+	p, _ := w.SystemPrompt(PromptInput{})
+	if !strings.Contains(p.Text, "likes tabs") {
+		t.Fatal("edit not picked up")
+	}
+
+	// Same size and same mtime, but a new file put in place by rename (as an
+	// editor or SaveFact does): still picked up.
+	fi, _ := os.Stat(mem)
+	tmp := mem + ".new"
+	writeFile(t, tmp, "- the user likes tab!\n")
+	os.Chtimes(tmp, fi.ModTime(), fi.ModTime())
+	if err := os.Rename(tmp, mem); err != nil {
+		t.Fatal(err)
+	}
+	p, _ = w.SystemPrompt(PromptInput{})
+	if !strings.Contains(p.Text, "likes tab!") {
+		t.Error("replaced file with equal size and mtime not picked up")
+	}
+
+	if _, err := w.SaveFact("Preferences", "Answers in German"); err != nil {
+		t.Fatal(err)
+	}
+	p, _ = w.SystemPrompt(PromptInput{})
+	if !strings.Contains(p.Text, "Answers in German") {
+		t.Error("SaveFact not visible in the next prompt")
+	}
+}
+
+func TestSystemPromptCachesUnchangedFiles(t *testing.T) {
+	w := open(t)
+	a, _ := w.SystemPrompt(PromptInput{Now: testNow})
+	// Corrupt the cache entry's text; an unchanged file must be served from it.
+	w.cacheMu.Lock()
+	for k, c := range w.cache {
+		if strings.HasPrefix(k, w.path(SoulFile)+"\x00") {
+			c.text = "CACHED SOUL"
+			w.cache[k] = c
+		}
+	}
+	w.cacheMu.Unlock()
+	b, _ := w.SystemPrompt(PromptInput{Now: testNow})
+	if a.Text == b.Text || !strings.Contains(b.Text, "CACHED SOUL") {
+		t.Error("unchanged SOUL.md was read again")
+	}
+}
+
+func BenchmarkSystemPrompt(b *testing.B) {
+	w := open(b)
+	project := b.TempDir()
+	writeFile(b, filepath.Join(project, "AGENTS.md"), strings.Repeat("Project rule.\n", 500))
+	writeFile(b, w.path("memory/2026-11-25.md"), "# 2026-11-25\n"+strings.Repeat("## 10:00\ndid a thing\n", 300))
+	for i := range 150 {
+		if _, err := w.SaveFact("Project Facts", fmt.Sprintf("fact %d", i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	in := PromptInput{PersonaPrompt: strings.Repeat("persona text ", 200), PersonaName: "coder", ProjectDir: project, Now: testNow}
+	if _, err := w.SystemPrompt(in); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := w.SystemPrompt(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestSystemPromptProjectIsWorkspace(t *testing.T) {
+	w := open(t)
+	p, err := w.SystemPrompt(PromptInput{ProjectDir: w.Dir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(p.Text, "# AGENTS — delegation patterns") != 1 {
+		t.Error("workspace AGENTS.md loaded twice")
+	}
+}
+
+func TestSystemPromptCapsProjectAgents(t *testing.T) {
+	w := open(t)
+	project := t.TempDir()
+	writeFile(t, filepath.Join(project, "AGENTS.md"), strings.Repeat("Always run the linter first.\n", 4000))
+	p, err := w.SystemPrompt(PromptInput{ProjectDir: project})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := p.Parts[len(p.Parts)-1]
+	if last.Name != "project AGENTS.md" || !last.Truncated || last.Bytes > projectCap {
+		t.Errorf("project part = %+v", last)
+	}
+	if !strings.HasSuffix(p.Text, "[project AGENTS.md is 116,000 bytes; only the first 32 KB are shown — read the rest with read_file]") {
+		t.Errorf("prompt ends with %q", p.Text[len(p.Text)-200:])
+	}
+}

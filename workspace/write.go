@@ -1,0 +1,387 @@
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+const (
+	stampLayout = "2006-01-02 15:04"
+	// entryCap bounds one logged text (an error may be a whole stack trace).
+	entryCap = 4000
+)
+
+// SaveFact adds "- <fact> _(date)_" under "## <section>" of MEMORY.md. The
+// section is matched case-insensitively and created at the end when missing.
+// A fact already in that section (ignoring case, spacing, trailing
+// punctuation and the date stamp) is not added again.
+func (w *Workspace) SaveFact(section, fact string) (string, error) {
+	section = strings.Join(strings.Fields(strings.TrimLeft(strings.TrimSpace(section), "#")), " ")
+	fact = strings.TrimPrefix(stripStamp(oneLine(fact)), "- ")
+	fact = strings.TrimSpace(fact)
+	if section == "" {
+		return "", errors.New("workspace_save_fact: section is empty; use Project Facts, Preferences, Data Sources or Decisions")
+	}
+	if fact == "" {
+		return "", errors.New("workspace_save_fact: fact is empty; give one durable fact as a sentence")
+	}
+	line := fmt.Sprintf("- %s _(%s)_", fact, w.now().Format(time.DateOnly))
+	where := w.path(MemoryFile)
+	var result string
+	err := w.update(MemoryFile, func(old string, exists bool) (string, bool) {
+		if !exists {
+			old = w.templateText(MemoryFile, "# MEMORY\n")
+		}
+		doc, heading, dup := addFact(old, section, fact, line)
+		if dup {
+			result = fmt.Sprintf("already saved under ## %s in %s", heading, where)
+			return "", false
+		}
+		result = fmt.Sprintf("saved under ## %s in %s", heading, where)
+		return doc, true
+	})
+	if err != nil {
+		return "", fmt.Errorf("workspace_save_fact: %w", err)
+	}
+	return result, nil
+}
+
+// addFact inserts line at the end of the section's entries, or reports that
+// fact is already there. heading is the section's name as written in doc.
+func addFact(doc, section, fact, line string) (out, heading string, dup bool) {
+	lines := strings.Split(doc, "\n")
+	want := normHeading(section)
+	start, end := -1, len(lines)
+	inFence := false
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			inFence = !inFence
+			continue
+		}
+		if inFence {
+			continue
+		}
+		level, name := headingOf(l)
+		if level == 0 || level > 2 {
+			continue
+		}
+		if start >= 0 {
+			end = i
+			break
+		}
+		if level == 2 && normHeading(name) == want {
+			start, heading = i, name
+		}
+	}
+
+	if start < 0 {
+		doc = strings.TrimRight(doc, "\n")
+		if doc != "" {
+			doc += "\n\n"
+		}
+		return doc + "## " + section + "\n" + line + "\n", section, false
+	}
+
+	key := normFact(fact)
+	last := start
+	for i := start + 1; i < end; i++ {
+		t := strings.TrimSpace(lines[i])
+		if t == "" {
+			continue
+		}
+		last = i
+		if b, ok := cutBullet(t); ok && normFact(b) == key {
+			return doc, heading, true
+		}
+	}
+	lines = append(lines[:last+1], append([]string{line}, lines[last+1:]...)...)
+	out = strings.Join(lines, "\n")
+	if !strings.HasSuffix(out, "\n") {
+		out += "\n"
+	}
+	return out, heading, false
+}
+
+// headingOf returns the level and text of a Markdown ATX heading, or 0.
+func headingOf(l string) (int, string) {
+	n := 0
+	for n < len(l) && l[n] == '#' {
+		n++
+	}
+	if n == 0 || n > 6 || (n < len(l) && l[n] != ' ' && l[n] != '\t') {
+		return 0, ""
+	}
+	return n, strings.TrimSpace(l[n:])
+}
+
+func normHeading(s string) string {
+	return strings.ToLower(strings.Join(strings.Fields(strings.TrimRight(s, ": ")), " "))
+}
+
+func cutBullet(s string) (string, bool) {
+	for _, p := range []string{"- ", "* ", "+ "} {
+		if b, ok := strings.CutPrefix(s, p); ok {
+			return b, true
+		}
+	}
+	return "", false
+}
+
+// normFact is the form facts are compared in: no date stamp, lower case,
+// single spaces, no trailing punctuation.
+func normFact(s string) string {
+	s = strings.ToLower(strings.Join(strings.Fields(stripStamp(s)), " "))
+	return strings.TrimRight(s, " .,;:!?")
+}
+
+// stripStamp removes a trailing " _(2026-11-25)_".
+func stripStamp(s string) string {
+	t := strings.TrimSpace(s)
+	const n = len("_(2006-01-02)_")
+	if len(t) < n || !strings.HasSuffix(t, ")_") || !strings.HasPrefix(t[len(t)-n:], "_(") {
+		return s
+	}
+	if _, err := time.Parse(time.DateOnly, t[len(t)-n+2:len(t)-2]); err != nil {
+		return s
+	}
+	return strings.TrimSpace(t[:len(t)-n])
+}
+
+// oneLine joins a multi-line text into one line: a fact is one bullet.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// LogError appends an error and its fix to .learnings/ERRORS.md. The same
+// error with the same fix is logged once.
+func (w *Workspace) LogError(errText, fix string) (string, error) {
+	errText, fix = clip(errText), clip(fix)
+	if errText == "" {
+		return "", errors.New("workspace_log_error: error is empty; give the error message or its signature")
+	}
+	if fix == "" {
+		return "", errors.New("workspace_log_error: fix is empty; log an error once you know what fixed it")
+	}
+	body := "- **Error:** " + indent(errText) + "\n- **Fix:** " + indent(fix) + "\n"
+	return w.appendEntry("workspace_log_error", ErrorsFile, "# Errors and fixes\n", w.stamp(), body, true)
+}
+
+// LogLearning appends an insight to .learnings/LEARNINGS.md.
+func (w *Workspace) LogLearning(insight string) (string, error) {
+	insight = clip(insight)
+	if insight == "" {
+		return "", errors.New("workspace_log_learning: insight is empty")
+	}
+	return w.appendEntry("workspace_log_learning", LearningsFile, "# Learnings\n", w.stamp(), insight+"\n", true)
+}
+
+// RequestFeature appends a feature request to .learnings/FEATURE_REQUESTS.md.
+func (w *Workspace) RequestFeature(desc string) (string, error) {
+	desc = clip(desc)
+	if desc == "" {
+		return "", errors.New("workspace_request_feature: description is empty")
+	}
+	return w.appendEntry("workspace_request_feature", FeatureRequestsFile, "# Feature requests\n", w.stamp(), desc+"\n", true)
+}
+
+// DailyLog appends an entry to today's log, memory/YYYY-MM-DD.md (local
+// time), creating it with a "# YYYY-MM-DD" header.
+func (w *Workspace) DailyLog(entry string) (string, error) {
+	entry = clip(entry)
+	if entry == "" {
+		return "", errors.New("workspace_daily_log: entry is empty")
+	}
+	now := w.now()
+	return w.appendLog("workspace_daily_log", now, now.Format("15:04"), entry+"\n")
+}
+
+// TaskEntry is what the harness logs when a task ends.
+type TaskEntry struct {
+	Persona   string
+	Asked     string
+	Outcome   string
+	Files     []string
+	ToolCalls int
+	TokensIn  int
+	TokensOut int
+	Session   string
+}
+
+// LogTaskEnd writes the harness's entry for a finished task to today's log,
+// so the log exists even when the model forgets to write one.
+func (w *Workspace) LogTaskEnd(t TaskEntry) (string, error) {
+	now := w.now()
+	title := now.Format("15:04") + " — task ended"
+	if t.Persona != "" {
+		title += " (" + oneLine(t.Persona) + ")"
+	}
+	var b strings.Builder
+	field := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(&b, "- **%s:** %s\n", k, v)
+		}
+	}
+	field("Asked", shorten(oneLine(t.Asked), 300))
+	field("Outcome", indent(clip(t.Outcome)))
+	if len(t.Files) > 0 {
+		files := t.Files
+		more := ""
+		if len(files) > 20 {
+			files, more = files[:20], fmt.Sprintf(" and %d more", len(t.Files)-20)
+		}
+		field("Files", strings.Join(files, ", ")+more)
+	}
+	stats := fmt.Sprintf("%d tool calls, %s tokens in / %s out", t.ToolCalls, commas(int64(t.TokensIn)), commas(int64(t.TokensOut)))
+	if t.Session != "" {
+		stats += ", session " + oneLine(t.Session)
+	}
+	field("Stats", stats)
+	return w.appendLog("task end log", now, title, b.String())
+}
+
+func (w *Workspace) appendLog(op string, now time.Time, title, body string) (string, error) {
+	date := now.Format(time.DateOnly)
+	return w.appendEntry(op, LogDir+"/"+date+".md", "# "+date+"\n", title, body, false)
+}
+
+// appendEntry appends "## title\nbody" to rel, creating it from the template
+// (or header) when missing. With dedupe, a body already in the file is not
+// appended again.
+func (w *Workspace) appendEntry(op, rel, header, title, body string, dedupe bool) (string, error) {
+	where := w.path(rel)
+	result := "written to " + where
+	err := w.update(rel, func(old string, exists bool) (string, bool) {
+		if !exists {
+			old = w.templateText(rel, header)
+		}
+		if dedupe && strings.Contains("\n"+old, "\n"+body) {
+			result = "already logged in " + where
+			return "", false
+		}
+		old = strings.TrimRight(old, "\n")
+		if old != "" {
+			old += "\n\n"
+		}
+		return old + "## " + title + "\n" + body, true
+	})
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", op, err)
+	}
+	return result, nil
+}
+
+func (w *Workspace) stamp() string { return w.now().Format(stampLayout) }
+
+// templateText is the template's version of rel, or fallback.
+func (w *Workspace) templateText(rel, fallback string) string {
+	if w.template != nil {
+		if data, err := fs.ReadFile(w.template, rel); err == nil {
+			return string(data)
+		}
+	}
+	return fallback
+}
+
+// clip trims s and caps it at entryCap bytes.
+func clip(s string) string { return shorten(strings.TrimSpace(s), entryCap) }
+
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + " …[cut]"
+}
+
+// indent keeps a multi-line value inside its list item.
+func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n  ") }
+
+// update rewrites rel under the workspace lock: fn gets the current content
+// and returns the new one, or false to leave the file alone.
+func (w *Workspace) update(rel string, fn func(old string, exists bool) (string, bool)) error {
+	w.writeMu.Lock()
+	defer w.writeMu.Unlock()
+	if err := os.MkdirAll(w.dir, 0o755); err != nil { // the user may have removed it meanwhile
+		return fmt.Errorf("lock workspace: %w", err)
+	}
+	unlock, err := lockPath(filepath.Join(w.dir, lockFile))
+	if err != nil {
+		return fmt.Errorf("lock workspace: %w", err)
+	}
+	defer unlock()
+
+	target := w.path(rel)
+	// Write through a symlink (say, MEMORY.md kept in a dotfiles repo) rather than replace it.
+	if fi, err := os.Lstat(target); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if real, err := filepath.EvalSymlinks(target); err == nil {
+			target = real
+		}
+	}
+	perm := fs.FileMode(0o644)
+	data, err := os.ReadFile(target)
+	exists := err == nil
+	switch {
+	case exists:
+		if fi, err := os.Stat(target); err == nil {
+			perm = fi.Mode().Perm()
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("read %s: %w", rel, err)
+	}
+	doc, changed := fn(string(data), exists)
+	if !changed {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", rel, err)
+	}
+	if err := atomicWrite(target, []byte(doc), perm); err != nil {
+		return fmt.Errorf("write %s: %w", rel, err)
+	}
+	return nil
+}
+
+// atomicWrite replaces p with data: readers see the old or the new file,
+// never a part.
+func atomicWrite(p string, data []byte, perm fs.FileMode) error {
+	tmp, err := writeTemp(filepath.Dir(p), filepath.Base(p), data, perm)
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// writeTemp writes data to a new hidden temp file in dir and returns its path.
+func writeTemp(dir, base string, data []byte, perm fs.FileMode) (string, error) {
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return "", err
+	}
+	name := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(name, perm)
+	}
+	if err != nil {
+		os.Remove(name)
+		return "", err
+	}
+	return name, nil
+}
