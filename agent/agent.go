@@ -109,7 +109,10 @@ type Agent struct {
 	warned   map[string]bool // warnings already shown once
 	toolTok  int             // cached token estimate of the tool schemas
 
-	retrySummaryAt int // after a rejected summary: context size at which to try again
+	retrySummaryAt int    // after a rejected summary: context size at which to try again
+	sysText        string // the last system prompt and its token count
+	sysTok         int
+	toolSpecs      []llm.ToolSpec // built once
 }
 
 // header stamps an event.

@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"polly/agent/llm"
+	"polly/memory/chat"
 	"polly/memory/store"
+	"polly/memory/tokens"
 	"polly/memory/window"
 )
 
@@ -63,15 +65,16 @@ func (a *Agent) systemPrompt() string {
 // prepare runs the context policy and stores what it adds (a task anchor).
 func (a *Agent) prepare(ctx context.Context, sys string, recovery bool) window.Output {
 	out := window.Build(window.Input{
-		System:     sys,
-		ToolTokens: a.toolTokens(),
-		History:    a.history,
-		Task:       &a.task,
-		Settings:   a.settings(),
-		Window:     a.deps.Model.ContextWindow,
-		Counter:    a.counter,
-		Scale:      a.calib.Ratio(),
-		Recovery:   recovery,
+		System:       sys,
+		SystemTokens: a.systemTokens(sys),
+		ToolTokens:   a.toolTokens(),
+		History:      a.history,
+		Task:         &a.task,
+		Settings:     a.settings(),
+		Window:       a.deps.Model.ContextWindow,
+		Counter:      a.counter,
+		Scale:        a.calib.Ratio(),
+		Recovery:     recovery,
 	})
 	if out.Anchor != nil {
 		stored := a.append(ctx, *out.Anchor)
@@ -84,6 +87,15 @@ func (a *Agent) prepare(ctx context.Context, sys string, recovery bool) window.O
 		a.send(FallbackUsed{Header: a.header(), Tokens: out.Tokens, Hard: out.Hard, Detail: "hard limit passed: kept the summary, the anchor and the last messages"})
 	}
 	return out
+}
+
+// systemTokens counts the system prompt, once per distinct prompt (it only
+// changes when a workspace file does).
+func (a *Agent) systemTokens(sys string) int {
+	if sys != a.sysText || a.sysTok == 0 {
+		a.sysText, a.sysTok = sys, tokens.Message(a.counter, chat.SystemText(sys))
+	}
+	return a.sysTok
 }
 
 // toolTokens estimates the tool schemas sent with every request (once).
@@ -156,11 +168,14 @@ func (a *Agent) model() string {
 	return a.deps.Model.Name
 }
 
+// specs are the tool schemas sent with every request, built once.
 func (a *Agent) specs() []llm.ToolSpec {
-	specs := a.registry.Specs(a.allowed)
-	out := make([]llm.ToolSpec, len(specs))
-	for i, s := range specs {
-		out[i] = llm.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.Parameters}
+	if a.toolSpecs == nil {
+		specs := a.registry.Specs(a.allowed)
+		a.toolSpecs = make([]llm.ToolSpec, len(specs))
+		for i, s := range specs {
+			a.toolSpecs[i] = llm.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.Parameters}
+		}
 	}
-	return out
+	return a.toolSpecs
 }

@@ -83,6 +83,9 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 	}
 	msg := chat.ToolResult(call, content)
 	msg.Output = &chat.Output{ExecID: execID, Chars: chars, Lines: lines, Offloaded: offloaded, Failed: res.IsError}
+	if execID != 0 {
+		msg.Output.Stub = window.Stub(msg, call)
+	}
 	msg = a.append(ctx, msg)
 	if offloaded {
 		a.send(OutputOffloaded{Header: a.header(), ExecID: execID, Tool: call.Name, Chars: chars, Lines: lines})

@@ -58,11 +58,12 @@ type Message struct {
 // Output describes the stored, whole output behind a tool message so the
 // context policy can shrink the message without any I/O.
 type Output struct {
-	ExecID    int64 `json:"exec_id"`   // tool_executions row id
-	Chars     int   `json:"chars"`     // length of the whole output in characters
-	Lines     int   `json:"lines"`     // lines in the whole output
-	Offloaded bool  `json:"offloaded"` // Content is a preview, not the whole output
-	Failed    bool  `json:"failed"`    // the tool reported an error
+	ExecID    int64  `json:"exec_id"`        // tool_executions row id
+	Chars     int    `json:"chars"`          // length of the whole output in characters
+	Lines     int    `json:"lines"`          // lines in the whole output
+	Offloaded bool   `json:"offloaded"`      // Content is a preview, not the whole output
+	Failed    bool   `json:"failed"`         // the tool reported an error
+	Stub      string `json:"stub,omitempty"` // the one line a stale output shrinks to, made once when stored
 }
 
 // Usage is the token accounting the provider reports for one call.

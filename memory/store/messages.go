@@ -26,11 +26,12 @@ func (s *Store) AppendMessage(ctx context.Context, sessionID, persona string, m 
 	}
 	var execID, chars, lines any
 	var offloaded, failed bool
+	var stub string
 	if o := m.Output; o != nil {
 		if o.ExecID != 0 {
 			execID = o.ExecID
 		}
-		chars, lines, offloaded, failed = o.Chars, o.Lines, o.Offloaded, o.Failed
+		chars, lines, offloaded, failed, stub = o.Chars, o.Lines, o.Offloaded, o.Failed, o.Stub
 	}
 	var title string
 	if m.Role == chat.User && m.Kind == chat.KindNormal {
@@ -40,7 +41,7 @@ func (s *Store) AppendMessage(ctx context.Context, sessionID, persona string, m 
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.StmtContext(ctx, s.stmts.appendMessage).ExecContext(ctx,
 			sessionID, persona, string(m.Role), string(m.Kind), m.Content, toolCalls, m.ToolCallID, m.ToolName,
-			execID, chars, lines, offloaded, failed, m.Tokens, now)
+			execID, chars, lines, offloaded, failed, m.Tokens, now, stub)
 		if err != nil {
 			return err
 		}
@@ -59,15 +60,16 @@ func (s *Store) AppendMessage(ctx context.Context, sessionID, persona string, m 
 
 // messageCols is the column list scanMessage reads, in order.
 const messageCols = `id, role, kind, content, tool_calls, tool_call_id, tool_name,
-	exec_id, output_chars, output_lines, offloaded, failed, tokens`
+	exec_id, output_chars, output_lines, offloaded, failed, tokens, output_stub`
 
 func scanMessage(row scanner) (chat.Message, error) {
 	var m chat.Message
 	var toolCalls sql.NullString
 	var execID, chars, lines sql.NullInt64
 	var offloaded, failed bool
+	var stub string
 	if err := row.Scan(&m.ID, &m.Role, &m.Kind, &m.Content, &toolCalls, &m.ToolCallID, &m.ToolName,
-		&execID, &chars, &lines, &offloaded, &failed, &m.Tokens); err != nil {
+		&execID, &chars, &lines, &offloaded, &failed, &m.Tokens, &stub); err != nil {
 		return m, err
 	}
 	if toolCalls.Valid {
@@ -77,7 +79,7 @@ func scanMessage(row scanner) (chat.Message, error) {
 	}
 	if chars.Valid {
 		m.Output = &chat.Output{ExecID: execID.Int64, Chars: int(chars.Int64), Lines: int(lines.Int64),
-			Offloaded: offloaded, Failed: failed}
+			Offloaded: offloaded, Failed: failed, Stub: stub}
 	}
 	return m, nil
 }

@@ -29,7 +29,7 @@ func TestMessagesRoundTrip(t *testing.T) {
 			{ID: "call_2", Name: "read_file", Arguments: `{"path":"ü.go"}`},
 		}},
 		{Role: chat.Tool, ToolCallID: "call_1", ToolName: "bash", Content: "preview…",
-			Output: &chat.Output{ExecID: execID, Chars: 12, Lines: 1, Offloaded: true, Failed: true}},
+			Output: &chat.Output{ExecID: execID, Chars: 12, Lines: 1, Offloaded: true, Failed: true, Stub: "[output #1 of grep: 12 chars]"}},
 		{Role: chat.Tool, ToolCallID: "call_2", ToolName: "read_file", Content: "short",
 			Output: &chat.Output{Chars: 5, Lines: 1}}, // Output without a stored execution
 		{Role: chat.User, Kind: chat.KindAnchor, Content: "[TASK ANCHOR — Reminder #1]"},

@@ -12,8 +12,12 @@ import (
 func BenchmarkBuild1000(b *testing.B) {
 	c := tokens.ForModel("gpt-4.1")
 	h := history(500, 3000) // 1,001 messages
+	calls := callsByID(h)
 	for i := range h {
 		h[i].Tokens = tokens.Message(c, h[i])
+		if h[i].Output != nil { // the loop stores each result with its stub
+			h[i].Output.Stub = Stub(h[i], calls[h[i].ToolCallID])
+		}
 	}
 	st := &task.State{OriginalRequest: "refactor the parser", ToolCalls: 500, LastAnchorAt: 500}
 	b.ReportAllocs()

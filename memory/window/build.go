@@ -11,15 +11,16 @@ import (
 
 // Input is everything Build looks at.
 type Input struct {
-	System     string         // the assembled system prompt
-	ToolTokens int            // tokens of the tool schemas sent with the request
-	History    []chat.Message // the live conversation, oldest first (no system message)
-	Task       *task.State    // may be nil
-	Settings   Settings
-	Window     int            // the model's context window in tokens; 0 when unknown
-	Counter    tokens.Counter // nil: characters/4
-	Scale      float64        // calibration actual/estimate; 0 means 1
-	Recovery   bool           // the provider just refused the context as too long
+	System       string         // the assembled system prompt
+	SystemTokens int            // its token count when the caller has it cached; 0: count here
+	ToolTokens   int            // tokens of the tool schemas sent with the request
+	History      []chat.Message // the live conversation, oldest first (no system message)
+	Task         *task.State    // may be nil
+	Settings     Settings
+	Window       int            // the model's context window in tokens; 0 when unknown
+	Counter      tokens.Counter // nil: characters/4
+	Scale        float64        // calibration actual/estimate; 0 means 1
+	Recovery     bool           // the provider just refused the context as too long
 }
 
 // Output is the context to send and what the caller must do about it.
@@ -47,7 +48,11 @@ func Build(in Input) Output {
 	}
 	out := Output{Threshold: s.Threshold(in.Window), Hard: s.Hard(in.Window)}
 
-	h := dropOldAnchors(in.History)
+	// One copy of the history, with the system prompt in front: every
+	// rewrite below works on this copy, never on the caller's messages.
+	buf := make([]chat.Message, 1, len(in.History)+2)
+	buf = appendLatestAnchor(buf, in.History)
+	h := buf[1:]
 	if in.Task != nil && anchorDue(in.Task, h, s) {
 		a := Anchor(in.Task)
 		a.Tokens = tokens.Message(c, a)
@@ -56,9 +61,8 @@ func Build(in Input) Output {
 		out.Anchor = &a
 	}
 
-	calls := callsByID(h)
-	h, out.Faded = fadeFailures(h, calls)
-	h, out.Shrunk = shrinkStale(h, calls, s.StaleAfter)
+	h, out.Faded = fadeFailures(h)
+	h, out.Shrunk = shrinkStale(h, s.StaleAfter)
 	if in.Recovery {
 		h, out.Cut = recoveryCut(h, s.RecoveryKeep, s.RecoveryCut, c)
 	}
@@ -66,7 +70,10 @@ func Build(in Input) Output {
 	h = sanitizeArguments(h)
 
 	sys := chat.Message{Role: chat.System, Content: in.System}
-	sys.Tokens = tokens.Message(c, sys)
+	sys.Tokens = in.SystemTokens
+	if sys.Tokens <= 0 {
+		sys.Tokens = tokens.Message(c, sys)
+	}
 	fixed := sys.Tokens + in.ToolTokens
 	scale := func(n int) int {
 		if in.Scale <= 0 {
@@ -85,9 +92,15 @@ func Build(in Input) Output {
 	}
 	out.Summarize = out.Tokens > out.Threshold
 
-	out.Messages = make([]chat.Message, 0, len(h)+1)
-	out.Messages = append(out.Messages, sys)
-	out.Messages = append(out.Messages, h...)
+	if len(h) > 0 && &h[0] == &buf[1:2][0] {
+		buf[0] = sys
+		out.Messages = buf[:len(h)+1]
+	} else {
+		// A rewrite (repair, fallback) made a new slice.
+		out.Messages = make([]chat.Message, 0, len(h)+1)
+		out.Messages = append(out.Messages, sys)
+		out.Messages = append(out.Messages, h...)
+	}
 	return out
 }
 
@@ -100,22 +113,21 @@ func anchorDue(st *task.State, h []chat.Message, s Settings) bool {
 	return len(h) > 0 && h[len(h)-1].Role == chat.Tool
 }
 
-// dropOldAnchors keeps only the latest anchor.
-func dropOldAnchors(h []chat.Message) []chat.Message {
+// appendLatestAnchor appends h to dst, keeping only the latest anchor.
+func appendLatestAnchor(dst, h []chat.Message) []chat.Message {
 	last := -1
 	for i := range h {
 		if h[i].Kind == chat.KindAnchor {
 			last = i
 		}
 	}
-	out := make([]chat.Message, 0, len(h)+1)
-	for i, m := range h {
-		if m.Kind == chat.KindAnchor && i != last {
+	for i := range h {
+		if h[i].Kind == chat.KindAnchor && i != last {
 			continue
 		}
-		out = append(out, m)
+		dst = append(dst, h[i])
 	}
-	return out
+	return dst
 }
 
 func dropAnchors(h []chat.Message) []chat.Message {
@@ -141,7 +153,7 @@ func callsByID(h []chat.Message) map[string]chat.ToolCall {
 // fadeFailures collapses a failed tool result to one line once a later call
 // of the same tool succeeded, so the model stops repeating the mistake
 // (PRODUCT §3.9). Long arguments of the failed call are compacted too.
-func fadeFailures(h []chat.Message, calls map[string]chat.ToolCall) ([]chat.Message, int) {
+func fadeFailures(h []chat.Message) ([]chat.Message, int) {
 	faded := 0
 	fadedIDs := map[string]bool{}
 	for i := range h {
@@ -192,20 +204,28 @@ func fadeFailures(h []chat.Message, calls map[string]chat.ToolCall) ([]chat.Mess
 }
 
 // shrinkStale replaces tool outputs more than keep messages from the end
-// with their one-line stub (PRODUCT §3.5).
-func shrinkStale(h []chat.Message, calls map[string]chat.ToolCall, keep int) ([]chat.Message, int) {
+// with their one-line stub (PRODUCT §3.5). The loop stores each output's
+// stub with it, so this costs no allocation per message.
+func shrinkStale(h []chat.Message, keep int) ([]chat.Message, int) {
 	n := 0
+	var calls map[string]chat.ToolCall // only for messages stored without a stub
 	for i := 0; i < len(h)-keep; i++ {
 		m := h[i]
 		if m.Role != chat.Tool || m.Output == nil || m.Output.ExecID == 0 || m.Kind != chat.KindNormal {
 			continue
 		}
-		stub := Stub(m, calls[m.ToolCallID])
+		stub := m.Output.Stub
+		if stub == "" {
+			if calls == nil {
+				calls = callsByID(h)
+			}
+			stub = Stub(m, calls[m.ToolCallID])
+		}
 		if len(stub) >= len(m.Content) {
 			continue
 		}
 		h[i].Content = stub
-		h[i].Tokens = tokens.Approx{}.Count(stub) + 6
+		h[i].Tokens = len(stub)/4 + 6
 		n++
 	}
 	return h, n

@@ -22,22 +22,37 @@ func Validate(h []chat.Message) error {
 		if m.Role != chat.Assistant || len(m.ToolCalls) == 0 {
 			continue
 		}
-		want := map[string]bool{}
-		for _, tc := range m.ToolCalls {
-			if want[tc.ID] {
-				return fmt.Errorf("message %d: duplicate tool call id %q", i, tc.ID)
+		// Calls per message are few: quadratic scans beat maps here, and
+		// this runs on every request.
+		calls := m.ToolCalls
+		for a := range calls {
+			for b := a + 1; b < len(calls); b++ {
+				if calls[a].ID == calls[b].ID {
+					return fmt.Errorf("message %d: duplicate tool call id %q", i, calls[a].ID)
+				}
 			}
-			want[tc.ID] = true
 		}
 		j := i + 1
 		for ; j < len(h) && h[j].Role == chat.Tool; j++ {
-			if !want[h[j].ToolCallID] {
-				return fmt.Errorf("message %d: tool result %q answers no call of message %d", j, h[j].ToolCallID, i)
+			id := h[j].ToolCallID
+			found := false
+			for _, tc := range calls {
+				if tc.ID == id {
+					found = true
+					break
+				}
 			}
-			delete(want, h[j].ToolCallID)
+			if !found {
+				return fmt.Errorf("message %d: tool result %q answers no call of message %d", j, id, i)
+			}
+			for k := i + 1; k < j; k++ {
+				if h[k].ToolCallID == id {
+					return fmt.Errorf("message %d: second result for tool call %q", j, id)
+				}
+			}
 		}
-		if len(want) > 0 {
-			return fmt.Errorf("message %d: %d tool call(s) have no result", i, len(want))
+		if j-(i+1) != len(calls) {
+			return fmt.Errorf("message %d: %d tool call(s) have no result", i, len(calls)-(j-(i+1)))
 		}
 		i = j - 1
 	}

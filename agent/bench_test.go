@@ -1,0 +1,84 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"polly/agent/llm"
+	"polly/memory/chat"
+	"polly/memory/store"
+	"polly/personas"
+	"polly/tools"
+)
+
+// scripted is an in-process model that answers instantly: n tool calls of
+// noop, then a final text. Its own time is (nearly) zero, so a benchmark
+// through it measures the harness: context policy, tool registry, SQLite
+// writes, events.
+type scripted struct {
+	left int
+	seq  int
+}
+
+func (s *scripted) Stream(ctx context.Context, req llm.Request, obs llm.Observer) (llm.Response, error) {
+	if s.left == 0 {
+		return llm.Response{Message: chat.AssistantText("done"), Usage: chat.Usage{PromptTokens: 1000, CompletionTokens: 5}, Attempts: 1}, nil
+	}
+	s.left--
+	s.seq++
+	call := chat.ToolCall{ID: fmt.Sprintf("c%d", s.seq), Name: "noop", Arguments: `{"n":1}`}
+	return llm.Response{Message: chat.Message{Role: chat.Assistant, ToolCalls: []chat.ToolCall{call}}, Usage: chat.Usage{PromptTokens: 1000, CompletionTokens: 10}, Attempts: 1}, nil
+}
+
+type noopArgs struct {
+	N int `json:"n"`
+}
+
+// BenchmarkHarnessPerToolCall is PRODUCT §11's "harness overhead per tool
+// call (scripted model, trivial tool, model time excluded) ≤ 1 ms, flat as
+// the history grows". Each sub-benchmark starts from a stored history of
+// the given size; b.N tool calls then run in one task.
+func BenchmarkHarnessPerToolCall(b *testing.B) {
+	for _, prior := range []int{0, 200, 1000} {
+		b.Run(fmt.Sprintf("history=%d", prior), func(b *testing.B) {
+			dir := b.TempDir()
+			st, err := store.Open(filepath.Join(dir, ".agent", "polly.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			set, _ := personas.Load("")
+			noop := tools.New("noop", "does nothing", func(ctx context.Context, a noopArgs) (tools.Result, error) {
+				return tools.Result{Output: "ok"}, nil
+			}, nil)
+			model := &scripted{}
+			deps := &Deps{Store: st, LLM: model, Tools: tools.NewRegistry(noop), Personas: set,
+				Model: Model{Name: "gpt-4.1", ContextWindow: 1 << 20}, StateDir: filepath.Join(dir, ".agent"), MaxTurns: 1 << 30}
+			p, _ := set.Find("default")
+			p.Tools = append(p.Tools, "noop")
+			a := newAgent(deps, p, "", "", "default", func(Event) {})
+			sess, err := st.CreateSession(context.Background(), store.Session{Persona: "default"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			a.session = sess.ID
+			// A prior history of `prior` messages (tool rounds).
+			model.left = prior / 2
+			if _, err := a.Run(context.Background(), "warm up"); err != nil {
+				b.Fatal(err)
+			}
+			model.left = b.N
+			b.ReportAllocs()
+			b.ResetTimer()
+			start := time.Now()
+			if _, err := a.Run(context.Background(), "go"); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(time.Since(start).Microseconds())/float64(b.N), "µs/toolcall")
+		})
+	}
+}
