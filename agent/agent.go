@@ -113,6 +113,8 @@ type Agent struct {
 	sysText        string // the last system prompt and its token count
 	sysTok         int
 	toolSpecs      []llm.ToolSpec // built once
+	pendingHandoff string         // a handoff card to give with the next user message
+	lastContext    int            // tokens of the last context sent
 }
 
 // header stamps an event.
@@ -192,6 +194,10 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 		a.task.Begin(prompt, a.deps.now())
 	} else {
 		a.task.FollowUp(prompt)
+	}
+	if a.pendingHandoff != "" {
+		a.append(ctx, chat.Message{Role: chat.User, Kind: chat.KindHandoff, Content: a.pendingHandoff})
+		a.pendingHandoff = ""
 	}
 	a.append(ctx, chat.UserText(prompt))
 

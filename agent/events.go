@@ -207,3 +207,60 @@ func (OutputOffloaded) Type() string   { return "offloaded" }
 func (SummaryStarted) Type() string    { return "summary_started" }
 func (SummaryFinished) Type() string   { return "summary_finished" }
 func (FallbackUsed) Type() string      { return "fallback" }
+
+// SubAgentStarted: delegate_task started a sub-agent. Its own events
+// (text, tools, usage…) follow with Header.Parent set to the parent agent.
+type SubAgentStarted struct {
+	Header
+	CallID       string `json:"call_id"`       // the parent's delegate_task call
+	Task         string `json:"task"`          // the task given
+	ChildSession string `json:"child_session"` // the sub-agent's transcript (a child session)
+}
+
+// SubAgentProgress is the live line of a running sub-agent, sent when its
+// state changes (a tool starts or ends, usage arrives).
+type SubAgentProgress struct {
+	Header
+	Tool      string        `json:"tool"` // current tool, "" while the model is thinking
+	Brief     string        `json:"brief"`
+	Elapsed   time.Duration `json:"elapsed_ns"`
+	ToolCalls int           `json:"tool_calls"`
+	Usage     chat.Usage    `json:"usage"`
+	Cost      float64       `json:"cost"`
+}
+
+// SubAgentFinished: a sub-agent ended.
+type SubAgentFinished struct {
+	Header
+	CallID       string        `json:"call_id"`
+	Status       string        `json:"status"` // completed, failed, cancelled, max_turns
+	Summary      string        `json:"summary"`
+	Elapsed      time.Duration `json:"elapsed_ns"`
+	ToolCalls    int           `json:"tool_calls"`
+	Usage        chat.Usage    `json:"usage"`
+	Cost         float64       `json:"cost"`
+	ChildSession string        `json:"child_session"`
+}
+
+// PersonaSwitched: the user switched personas; Card is the handoff card the
+// new persona receives with its next message.
+type PersonaSwitched struct {
+	Header
+	From string `json:"from"`
+	To   string `json:"to"`
+	Card string `json:"card"`
+}
+
+func (SubAgentStarted) Type() string  { return "subagent_started" }
+func (SubAgentProgress) Type() string { return "subagent_progress" }
+func (SubAgentFinished) Type() string { return "subagent_finished" }
+func (PersonaSwitched) Type() string  { return "persona_switched" }
+
+// StatusUpdate carries an agent's status-bar numbers after each step, so a
+// UI never reads the agent while it runs.
+type StatusUpdate struct {
+	Header
+	Status Status `json:"status"`
+}
+
+func (StatusUpdate) Type() string { return "status" }

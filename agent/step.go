@@ -76,6 +76,7 @@ func (a *Agent) prepare(ctx context.Context, sys string, recovery bool) window.O
 		Scale:        a.calib.Ratio(),
 		Recovery:     recovery,
 	})
+	a.lastContext = out.Tokens
 	if out.Anchor != nil {
 		stored := a.append(ctx, *out.Anchor)
 		out.Messages[len(out.Messages)-1] = stored
@@ -151,7 +152,9 @@ func (a *Agent) call(ctx context.Context, out window.Output) (llm.Response, erro
 		if resp.Usage.PromptTokens > 0 {
 			ctxTokens = resp.Usage.PromptTokens
 		}
+		a.lastContext = ctxTokens
 		a.send(Usage{Header: a.header(), Model: req.Model, Usage: resp.Usage, ContextTokens: ctxTokens, Threshold: out.Threshold, Cost: cost, Latency: latency})
+		a.sendStatus()
 	}
 	if a.deps.Store != nil {
 		if serr := a.deps.Store.RecordLLMCall(context.WithoutCancel(ctx), call); serr != nil {
@@ -178,4 +181,9 @@ func (a *Agent) specs() []llm.ToolSpec {
 		}
 	}
 	return a.toolSpecs
+}
+
+// sendStatus emits the status-bar numbers.
+func (a *Agent) sendStatus() {
+	a.send(StatusUpdate{Header: a.header(), Status: a.Status()})
 }

@@ -107,6 +107,7 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 		a.task.LastCheckpointAt = a.task.ToolCalls
 		a.checkpoint(ctx, "periodic")
 	}
+	a.sendStatus()
 }
 
 func firstLine(s string, max int) string {

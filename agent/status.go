@@ -1,0 +1,56 @@
+package agent
+
+import (
+	"polly/memory/chat"
+	"polly/memory/task"
+)
+
+// Status is what a status bar shows about one agent.
+type Status struct {
+	Persona         string
+	Model           string
+	ContextTokens   int // estimated tokens of the context now
+	Threshold       int // summarization threshold
+	ToolCalls       int // this task
+	AnchorIn        int // tool calls until the next anchor
+	CheckpointIn    int // tool calls until the next periodic checkpoint
+	Compactions     int
+	Usage           chat.Usage
+	Cost            float64
+	HasPrices       bool
+	Plan            []task.Step
+	Anchor          string // the latest anchor text
+	CheckpointPath  string
+	OriginalRequest string
+}
+
+// Status reports the agent's numbers. Call it from the goroutine that owns
+// the agent, or between runs.
+func (a *Agent) Status() Status {
+	s := a.settings()
+	st := Status{
+		Persona:         a.persona.ID,
+		Model:           a.model(),
+		Threshold:       s.Threshold(a.deps.Model.ContextWindow),
+		ToolCalls:       a.task.ToolCalls,
+		AnchorIn:        s.AnchorEvery - (a.task.ToolCalls - a.task.LastAnchorAt),
+		CheckpointIn:    s.CheckpointEvery - (a.task.ToolCalls - a.task.LastCheckpointAt),
+		Compactions:     a.task.Compactions,
+		Usage:           a.usage,
+		Cost:            a.cost,
+		HasPrices:       a.deps.Model.HasPrices(),
+		Plan:            append([]task.Step(nil), a.task.Plan...),
+		OriginalRequest: a.task.OriginalRequest,
+	}
+	if a.deps.StateDir != "" {
+		st.CheckpointPath = task.Path(a.deps.StateDir, a.id)
+	}
+	for i := len(a.history) - 1; i >= 0; i-- {
+		if a.history[i].Kind == chat.KindAnchor {
+			st.Anchor = a.history[i].Content
+			break
+		}
+	}
+	st.ContextTokens = a.lastContext
+	return st
+}
