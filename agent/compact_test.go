@@ -157,3 +157,71 @@ func chars2(ms []llmtest.Message) string {
 	}
 	return b.String()
 }
+
+// Offloaded outputs survive a restart: a resumed session reads an output
+// offloaded before it.
+func TestOffloadedOutputSurvivesResume(t *testing.T) {
+	h := newHarness(t,
+		llmtest.Call("run_command", `{"command":"seq 1 20000"}`),
+		llmtest.Text("printed"),
+	)
+	if _, err := h.send(context.Background(), "print numbers"); err != nil {
+		t.Fatal(err)
+	}
+	off := eventsOf[OutputOffloaded](h)
+	if len(off) != 1 || off[0].Chars < 100000 {
+		t.Fatalf("offloaded = %+v", off)
+	}
+	preview := h.srv.Last().Messages
+	last := preview[len(preview)-1]
+	if !strings.HasPrefix(last.Content, fmt.Sprintf("[output #%d: ", off[0].ExecID)) || len(last.Content) > 2500 {
+		t.Fatalf("the model saw %d chars: %.120q", len(last.Content), last.Content)
+	}
+
+	resumed, err := OpenSession(context.Background(), h.deps, h.record, SessionOptions{ID: h.session.ID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.srv.Push(llmtest.Call("grep_tool_output", fmt.Sprintf(`{"id":%d,"pattern":"^19999$"}`, off[0].ExecID)), llmtest.Text("found it"))
+	if _, err := resumed.Send(context.Background(), "default", "find 19999 in that output"); err != nil {
+		t.Fatal(err)
+	}
+	got := h.srv.Last().LastMessage()
+	if !strings.Contains(got.Content, ": 19999\n") {
+		t.Fatalf("after resume: %q", got.Content)
+	}
+}
+
+// A corrupt archive dir and an unwritable checkpoint dir: the run goes on
+// with a visible warning and nothing already stored is lost.
+func TestBrokenStateDirWarnsAndGoesOn(t *testing.T) {
+	h := newHarness(t)
+	h.deps.Context = window.Settings{SummarizeAt: 3000, KeepRecent: 4, StaleAfter: 100}
+	writeBig(t, h.dir, 5000)
+	os.MkdirAll(h.deps.StateDir, 0o755)
+	// Files where directories should be.
+	os.WriteFile(filepath.Join(h.deps.StateDir, "archive"), []byte("not a dir"), 0o644)
+	os.WriteFile(filepath.Join(h.deps.StateDir, "default"), []byte("not a dir"), 0o644)
+	h.srv.Push(llmtest.Repeat(60, readLoop(6, func() llmtest.Step {
+		return llmtest.Text("## CURRENT TASK\nread\n## COMPLETED SO FAR\nread parts\n## IN PROGRESS / NEXT\nmore\n## KEY FACTS\nnone\n## BLOCKED / ISSUES\nnone")
+	}))...)
+	out, err := h.send(context.Background(), "read big.txt six times")
+	if err != nil || out.Final != "finished" {
+		t.Fatalf("out=%+v err=%v", out, err)
+	}
+	var warnings []string
+	for _, n := range eventsOf[Notice](h) {
+		warnings = append(warnings, n.Text)
+	}
+	all := strings.Join(warnings, "\n")
+	if !strings.Contains(all, "could not write the task checkpoint") || !strings.Contains(all, "could not archive old messages") {
+		t.Fatalf("warnings = %q", warnings)
+	}
+	if sums := eventsOf[SummaryFinished](h); len(sums) == 0 || !sums[0].Accepted {
+		t.Fatalf("the summary did not go through: %+v", sums)
+	}
+	all2, err := h.store.AllMessages(context.Background(), h.session.ID(), "default")
+	if err != nil || len(all2) < 14 {
+		t.Fatalf("stored messages = %d, %v", len(all2), err)
+	}
+}

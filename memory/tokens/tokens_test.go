@@ -1,0 +1,86 @@
+package tokens
+
+import (
+	"strings"
+	"testing"
+
+	"polly/memory/chat"
+)
+
+func TestForModel(t *testing.T) {
+	cases := map[string]string{
+		"gpt-4.1":            "o200k_base",
+		"gpt-4o-mini":        "o200k_base",
+		"o4-mini":            "o200k_base",
+		"gpt-5":              "o200k_base",
+		"openai/gpt-4.1":     "o200k_base",
+		"gpt-4":              "cl100k_base",
+		"gpt-3.5-turbo":      "cl100k_base",
+		"llama3.1":           "chars/4",
+		"anthropic/claude-3": "chars/4",
+	}
+	for model, want := range cases {
+		if got := ForModel(model).Name(); got != want {
+			t.Errorf("ForModel(%q) = %s, want %s", model, got, want)
+		}
+	}
+}
+
+func TestCounts(t *testing.T) {
+	c := ForModel("gpt-4.1")
+	if n := c.Count("hello world"); n != 2 {
+		t.Fatalf("o200k hello world = %d, want 2", n)
+	}
+	if n := (Approx{}).Count(strings.Repeat("a", 400)); n != 100 {
+		t.Fatalf("approx = %d", n)
+	}
+	m := chat.Message{Role: chat.Assistant, ToolCalls: []chat.ToolCall{{ID: "1", Name: "read_file", Arguments: `{"path":"a.go"}`}}}
+	if Message(c, m) <= messageOverhead {
+		t.Fatal("tool calls not counted")
+	}
+}
+
+func TestCalibration(t *testing.T) {
+	var k Calibration
+	if k.Scale(1000) != 1000 || k.Ratio() != 1 {
+		t.Fatal("uncalibrated scale must be identity")
+	}
+	k.Observe(1000, 1500)
+	if k.Scale(1000) != 1500 {
+		t.Fatalf("scale = %d", k.Scale(1000))
+	}
+	k.Observe(1000, 1000) // moves halfway
+	if k.Scale(1000) != 1250 {
+		t.Fatalf("scale = %d", k.Scale(1000))
+	}
+	k.Observe(1, 1000000) // clamped
+	if k.Ratio() > 4 {
+		t.Fatalf("ratio %v not clamped", k.Ratio())
+	}
+}
+
+var sample = func() string {
+	var b strings.Builder
+	for b.Len() < 1<<20 {
+		b.WriteString("func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {\n\t// Dispatch the request to the handler whose pattern most closely matches.\n\th, _ := s.mux.Handler(r)\n\th.ServeHTTP(w, r)\n}\n")
+	}
+	return b.String()
+}()
+
+// BenchmarkCountO200k is PRODUCT §11's "token counting ≥ 10 MB/s".
+func BenchmarkCountO200k(b *testing.B) {
+	c := ForModel("gpt-4.1")
+	c.Count("warm up")
+	b.SetBytes(int64(len(sample)))
+	b.ReportAllocs()
+	for b.Loop() {
+		c.Count(sample)
+	}
+}
+
+func BenchmarkCountApprox(b *testing.B) {
+	b.SetBytes(int64(len(sample)))
+	for b.Loop() {
+		Approx{}.Count(sample)
+	}
+}
