@@ -5,6 +5,7 @@
 package tokens
 
 import (
+	"runtime"
 	"strings"
 	"sync"
 
@@ -42,11 +43,73 @@ func (b *BPE) Count(s string) int {
 	if b.err != nil {
 		return Approx{}.Count(s)
 	}
+	if len(s) >= parallelMin {
+		if parts := splitSafe(s, runtime.GOMAXPROCS(0)); len(parts) > 1 {
+			return b.countParallel(parts)
+		}
+	}
+	return b.count(s)
+}
+
+func (b *BPE) count(s string) int {
 	n, err := b.c.Count(s)
 	if err != nil {
 		return Approx{}.Count(s)
 	}
 	return n
+}
+
+// parallelMin is the size from which a text is counted in parallel parts.
+const parallelMin = 128 << 10
+
+func (b *BPE) countParallel(parts []string) int {
+	counts := make([]int, len(parts))
+	var wg sync.WaitGroup
+	for i, p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			counts[i] = b.count(p)
+		}()
+	}
+	wg.Wait()
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	return total
+}
+
+// splitSafe cuts s into about n parts at boundaries where no tiktoken
+// pre-token can span: right after a newline that is followed by a
+// non-space character (the o200k and cl100k split patterns never carry a
+// piece across such a point), so the parts' counts add up exactly.
+func splitSafe(s string, n int) []string {
+	if n < 2 {
+		return []string{s}
+	}
+	var parts []string
+	size := len(s) / n
+	start := 0
+	for len(parts) < n-1 {
+		i := start + size
+		if i >= len(s) {
+			break
+		}
+		for i < len(s) && !(s[i-1] == '\n' && !isSpace(s[i])) {
+			i++
+		}
+		if i >= len(s) {
+			break
+		}
+		parts = append(parts, s[start:i])
+		start = i
+	}
+	return append(parts, s[start:])
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
 }
 
 func (b *BPE) Name() string { return string(b.enc) }

@@ -84,3 +84,21 @@ func BenchmarkCountApprox(b *testing.B) {
 		Approx{}.Count(sample)
 	}
 }
+
+// Counting in parallel parts gives exactly the sequential count.
+func TestParallelCountIsExact(t *testing.T) {
+	for _, model := range []string{"gpt-4.1", "gpt-4"} {
+		c := ForModel(model).(*BPE)
+		c.Count("load the vocabulary")
+		texts := []string{sample, strings.Repeat("word  \n\n  more\tstuff }\n{\n", 20000), strings.Repeat("é日本語 テキスト\n", 30000)}
+		for i, text := range texts {
+			whole := c.count(text)
+			for _, n := range []int{2, 3, 7} {
+				got := c.countParallel(splitSafe(text, n))
+				if got != whole {
+					t.Fatalf("%s text %d: %d parts counted %d, whole %d", model, i, n, got, whole)
+				}
+			}
+		}
+	}
+}
