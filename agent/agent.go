@@ -20,6 +20,7 @@ import (
 	"polly/memory/window"
 	"polly/personas"
 	"polly/tools"
+	"polly/workspace"
 )
 
 // ErrMaxTurns ends a run that used its turn budget without a final answer.
@@ -56,12 +57,21 @@ type PromptSource interface {
 	SystemPrompt(p personas.Persona) (string, error)
 }
 
+// Journal is where the harness itself writes what happened: the daily log
+// entry when a task ends, and errors the model recovered from (the
+// workspace memory implements it).
+type Journal interface {
+	LogTaskEnd(t workspace.TaskEntry) (string, error)
+	LogError(errText, fix string) (string, error)
+}
+
 // Deps are the long-lived parts every agent of a process shares.
 type Deps struct {
 	Store      *store.Store
 	LLM        llm.Streamer
 	Tools      *tools.Registry // the shared tools; agents add their own bound tools
 	Prompts    PromptSource
+	Journal    Journal // nil: no daily log or learnings
 	Personas   *personas.Set
 	Model      Model
 	Context    window.Settings
@@ -112,9 +122,10 @@ type Agent struct {
 	retrySummaryAt int    // after a rejected summary: context size at which to try again
 	sysText        string // the last system prompt and its token count
 	sysTok         int
-	toolSpecs      []llm.ToolSpec // built once
-	pendingHandoff string         // a handoff card to give with the next user message
-	lastContext    int            // tokens of the last context sent
+	toolSpecs      []llm.ToolSpec     // built once
+	pendingHandoff string             // a handoff card to give with the next user message
+	lastContext    int                // tokens of the last context sent
+	failures       map[string]failure // failed calls by tool, until that tool succeeds
 }
 
 // header stamps an event.
@@ -184,7 +195,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 		out.Usage = subUsage(a.usage, start)
 		out.Cost = a.cost - startCost
 		out.ToolCalls = a.task.ToolCalls - startCalls
-		a.finish(ctx, out, err)
+		a.finish(ctx, prompt, out, err)
 	}()
 
 	if a.task.IsNewTask(prompt) {
@@ -238,12 +249,14 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 	}
 }
 
-// finish closes a run: task state, checkpoint, events.
-func (a *Agent) finish(ctx context.Context, out Outcome, err error) {
+// finish closes a run: task state, checkpoint, the harness's daily-log
+// entry, events.
+func (a *Agent) finish(ctx context.Context, prompt string, out Outcome, err error) {
 	a.task.Finished = out.Reason == "completed"
 	a.task.LastReplyAsked = strings.HasSuffix(strings.TrimSpace(out.Final), "?")
 	a.saveState(ctx)
 	a.checkpoint(ctx, "end")
+	a.logTaskEnd(prompt, out, err)
 	if err != nil && out.Reason == "error" {
 		ev := ErrorEvent{Header: a.header(), Kind: llm.KindOf(err).String(), Message: err.Error(), Hint: hint(err)}
 		a.send(ev)
@@ -272,4 +285,28 @@ func hint(err error) string {
 		return "the provider rejected the request; check the model name (polly config)"
 	}
 	return ""
+}
+
+// logTaskEnd writes the harness's entry to today's daily log, so the log
+// exists even when the model forgets to write one.
+func (a *Agent) logTaskEnd(prompt string, out Outcome, err error) {
+	if a.deps.Journal == nil {
+		return
+	}
+	asked := prompt
+	if a.task.OriginalRequest != "" && a.task.OriginalRequest != prompt {
+		asked = a.task.OriginalRequest + " — follow-up: " + prompt
+	}
+	outcome := out.Reason
+	if out.Final != "" {
+		outcome += ": " + out.Final
+	} else if err != nil {
+		outcome += ": " + err.Error()
+	}
+	if _, jerr := a.deps.Journal.LogTaskEnd(workspace.TaskEntry{
+		Persona: a.persona.Name, Asked: asked, Outcome: outcome, Files: a.task.Files, ToolCalls: out.ToolCalls,
+		TokensIn: out.Usage.PromptTokens, TokensOut: out.Usage.CompletionTokens, Session: a.session,
+	}); jerr != nil {
+		a.warnOnce("journal", fmt.Sprintf("could not write the daily log: %v", jerr))
+	}
 }

@@ -98,6 +98,7 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 		note = fmt.Sprintf("exit %d", *res.ExitCode)
 	}
 	a.task.Record(task.Action{Tool: call.Name, Brief: call.Brief(), OK: !res.IsError, Note: note, At: a.deps.now()}, res.Files)
+	a.learn(call, res, status)
 	a.send(ToolFinished{
 		Header: a.header(), CallID: call.ID, Tool: call.Name, Brief: call.Brief(), Duration: dur,
 		OutputChars: chars, OutputLines: lines, IsError: res.IsError, ExecID: execID, Offloaded: offloaded,
@@ -116,4 +117,38 @@ func firstLine(s string, max int) string {
 		s = s[:i]
 	}
 	return task.Clip(s, max)
+}
+
+// failure is a failed call remembered until the same tool succeeds.
+type failure struct {
+	brief, err string
+}
+
+// learn turns "a call failed, then the same tool succeeded" into an entry of
+// .learnings/ERRORS.md (PRODUCT §3.9): the error and what worked instead.
+// Refusals and cancellations are not mistakes and are not recorded.
+func (a *Agent) learn(call chat.ToolCall, res tools.Result, status store.ExecStatus) {
+	if status == store.ExecDenied || status == store.ExecInterrupted {
+		return
+	}
+	if res.IsError {
+		if a.failures == nil {
+			a.failures = map[string]failure{}
+		}
+		a.failures[call.Name] = failure{brief: call.Brief(), err: firstLine(res.Output, 300)}
+		return
+	}
+	f, ok := a.failures[call.Name]
+	if !ok {
+		return
+	}
+	delete(a.failures, call.Name)
+	if a.deps.Journal == nil {
+		return
+	}
+	errText := fmt.Sprintf("%s %s failed: %s", call.Name, f.brief, f.err)
+	fix := fmt.Sprintf("a later %s call succeeded with %s", call.Name, task.Clip(call.Arguments, 300))
+	if _, err := a.deps.Journal.LogError(errText, fix); err != nil {
+		a.warnOnce("journal", fmt.Sprintf("could not write .learnings/ERRORS.md: %v", err))
+	}
 }

@@ -115,6 +115,8 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	}
 	if a.Workspace != nil {
 		a.Deps.Prompts = prompts{ws: a.Workspace, project: root, now: opts.Now}
+		a.Deps.Journal = a.Workspace
+		reg.Add(tools.WorkspaceTools(a.Workspace)...)
 	}
 	return a, nil
 }

@@ -1,0 +1,169 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"polly/agent"
+	"polly/agent/config"
+	"polly/agent/llm"
+	"polly/agent/llmtest"
+)
+
+// wired opens the whole stack in temp dirs: config, store, workspace from
+// the real template, personas, tools; the model is the fake server.
+func wired(t *testing.T, srv *llmtest.Server, mode string) (*App, *agent.Session, string) {
+	t.Helper()
+	project, home := t.TempDir(), t.TempDir()
+	ws := filepath.Join(home, "ws")
+	cfg, err := config.Load(config.LoadOptions{ProjectDir: project, Home: home, Flags: config.Flags{Workspace: &ws, Mode: &mode}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Open(context.Background(), Options{Config: cfg, ProjectDir: project, Template: os.DirFS("../../.agent-template"),
+		LLM: llm.New(llm.Config{BaseURL: srv.URL(), APIKey: "k"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	for _, w := range a.Warnings {
+		t.Logf("warning: %s", w)
+	}
+	var mu sync.Mutex
+	sess, err := a.Session(context.Background(), func(agent.Event) { mu.Lock(); mu.Unlock() }, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, sess, project
+}
+
+// Must show (issue 4 #2): the first request of a run carries SOUL, the
+// persona, MEMORY and the project's AGENTS.md in the documented order; a
+// 1 MB MEMORY.md is capped with a note.
+func TestSystemPromptOrderAndCaps(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Text("hi"))
+	a, sess, project := wired(t, srv, "ask")
+	os.WriteFile(filepath.Join(project, "AGENTS.md"), []byte("# Project rules\nUse tabs. PROJECT-MARKER\n"), 0o644)
+	var big strings.Builder
+	big.WriteString("# MEMORY\n\n## Project Facts\n")
+	for big.Len() < 1<<20 {
+		big.WriteString("- the build uses make and a long explanation of why it does so MEMORY-LINE\n")
+	}
+	os.WriteFile(filepath.Join(a.Workspace.Dir(), "MEMORY.md"), []byte(big.String()), 0o644)
+
+	if _, err := sess.Send(context.Background(), "default", "hello"); err != nil {
+		t.Fatal(err)
+	}
+	sys := srv.Requests()[0].Messages[0]
+	if sys.Role != "system" {
+		t.Fatalf("first message is %s", sys.Role)
+	}
+	text := sys.Content
+	order := []string{"# Workspace memory: SOUL.md", "# Your persona: Polly", "You are **Polly**", "# Workspace memory: TOOLS.md", "# Workspace memory: AGENTS.md", "# Workspace memory: MEMORY.md", "# Project instructions: AGENTS.md", "PROJECT-MARKER"}
+	last := -1
+	for _, marker := range order {
+		i := strings.Index(text, marker)
+		if i < 0 {
+			t.Fatalf("system prompt lacks %q", marker)
+		}
+		if i < last {
+			t.Fatalf("%q is out of order", marker)
+		}
+		last = i
+	}
+	if n := strings.Count(text, "MEMORY-LINE"); n > 300 || n == 0 {
+		t.Fatalf("MEMORY.md lines in the prompt: %d", n)
+	}
+	if !strings.Contains(text, "tidy it") {
+		t.Fatal("no note about the capped MEMORY.md")
+	}
+	if len(text) > 100_000 {
+		t.Fatalf("system prompt is %d bytes", len(text))
+	}
+	t.Logf("system prompt with a 1 MB MEMORY.md: %d bytes", len(text))
+}
+
+// Must show (issue 4 #3): the workspace tools through the real loop: a fact
+// saved twice lands once under its section; ERRORS.md gets the error and
+// its fix; today's log gets the harness's entry. Also the learning loop:
+// a failed call followed by a success of the same tool is recorded.
+func TestWorkspaceToolsThroughTheLoop(t *testing.T) {
+	srv := llmtest.NewServer(t,
+		llmtest.Call("workspace_save_fact", `{"section":"Project Facts","fact":"The backend is Go 1.26 with SQLite."}`),
+		llmtest.Call("workspace_save_fact", `{"section":"project facts","fact":"the backend is Go 1.26 with SQLite"}`),
+		llmtest.Call("workspace_log_error", `{"error":"go test: undefined: sqlite.Open","fix":"import modernc.org/sqlite with a blank identifier"}`),
+		llmtest.Call("edit_file", `{"path":"missing.go","old_string":"a","new_string":"b"}`),
+		llmtest.Call("write_file", `{"path":"notes.txt","content":"x"}`),
+		llmtest.Call("edit_file", `{"path":"notes.txt","old_string":"x","new_string":"y"}`),
+		llmtest.Call("workspace_read", `{"file":"../../etc/passwd"}`),
+		llmtest.Text("Saved."),
+	)
+	a, sess, _ := wired(t, srv, "yolo")
+	out, err := sess.Send(context.Background(), "default", "remember our stack")
+	if err != nil || out.Final != "Saved." {
+		t.Fatalf("out=%+v err=%v", out, err)
+	}
+	reqs := srv.Requests()
+	if got := reqs[2].LastMessage().Content; !strings.Contains(got, "already saved") {
+		t.Fatalf("second save: %q", got)
+	}
+	if got := reqs[7].LastMessage().Content; !strings.Contains(got, "error") || !strings.Contains(strings.ToLower(got), "outside") {
+		t.Fatalf("workspace_read of ../../etc/passwd: %q", got)
+	}
+	mem, _ := os.ReadFile(filepath.Join(a.Workspace.Dir(), "MEMORY.md"))
+	if n := strings.Count(strings.ToLower(string(mem)), "the backend is go 1.26 with sqlite"); n != 1 {
+		t.Fatalf("fact stored %d times:\n%s", n, mem)
+	}
+	sec := strings.Index(string(mem), "## Project Facts")
+	if sec < 0 || strings.Index(string(mem), "The backend is Go") < sec {
+		t.Fatalf("fact not under its section:\n%s", mem)
+	}
+	errs, _ := os.ReadFile(filepath.Join(a.Workspace.Dir(), ".learnings", "ERRORS.md"))
+	for _, want := range []string{"undefined: sqlite.Open", "import modernc.org/sqlite", "edit_file path=missing.go failed", "a later edit_file call succeeded"} {
+		if !strings.Contains(string(errs), want) {
+			t.Errorf("ERRORS.md lacks %q:\n%s", want, errs)
+		}
+	}
+	today := time.Now().Format(time.DateOnly)
+	log, err := os.ReadFile(filepath.Join(a.Workspace.Dir(), "memory", today+".md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"task ended (Polly)", "remember our stack", "notes.txt", "tool calls"} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("daily log lacks %q:\n%s", want, log)
+		}
+	}
+}
+
+// PRODUCT §11: the first request before memory files (persona prompt +
+// tool schemas) stays within 16 KB, and the tool names are the contract of
+// PRODUCT §6.
+func TestFirstRequestSizeAndToolNames(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Text("hi"))
+	a, _, _ := wired(t, srv, "ask")
+	for _, p := range a.Personas.All() {
+		specs := a.Deps.Tools.Specs(p.Tools)
+		b, _ := json.Marshal(specs)
+		size := len(b) + len(p.SystemPrompt)
+		t.Logf("%-12s %2d tools, schemas %5d bytes + persona prompt %4d = %5d bytes", p.ID, len(specs), len(b), len(p.SystemPrompt), size)
+		if size > 16<<10 {
+			t.Errorf("%s: first request before memory files is %d bytes > 16 KB", p.ID, size)
+		}
+	}
+	want := []string{"edit_file", "glob", "grep", "list_dir", "read_file", "run_command",
+		"workspace_daily_log", "workspace_log_error", "workspace_log_learning", "workspace_read", "workspace_request_feature", "workspace_save_fact", "write_file"}
+	got := a.Deps.Tools.Names()
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("tool %s is not registered (have %v)", w, got)
+		}
+	}
+}
