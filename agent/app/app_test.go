@@ -3,9 +3,9 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
