@@ -79,7 +79,12 @@ type Deps struct {
 	ProjectDir string // tools resolve relative paths here
 	StateDir   string // .agent: checkpoints and archives
 	MaxTurns   int
-	Now        func() time.Time
+	// MaxParallel bounds sub-agents running at once (0: 4). MaxDepth is how
+	// many levels of sub-agents may exist below the agent the user talks to
+	// (0: 1, so sub-agents cannot delegate; negative: no delegation at all).
+	MaxParallel int
+	MaxDepth    int
+	Now         func() time.Time
 }
 
 func (d *Deps) now() time.Time {
@@ -126,6 +131,9 @@ type Agent struct {
 	pendingHandoff string             // a handoff card to give with the next user message
 	lastContext    int                // tokens of the last context sent
 	failures       map[string]failure // failed calls by tool, until that tool succeeds
+	team           *team              // the session's running agents
+	depth          int                // 0 for the agent the user talks to
+	created        []string           // files this agent created (artifacts)
 }
 
 // header stamps an event.

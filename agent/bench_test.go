@@ -59,7 +59,7 @@ func BenchmarkHarnessPerToolCall(b *testing.B) {
 				Model: Model{Name: "gpt-4.1", ContextWindow: 1 << 20}, StateDir: filepath.Join(dir, ".agent"), MaxTurns: 1 << 30}
 			p, _ := set.Find("default")
 			p.Tools = append(p.Tools, "noop")
-			a := newAgent(deps, p, "", "", "default", func(Event) {})
+			a := newAgent(deps, p, "", "", "default", func(Event) {}, nil, 0)
 			sess, err := st.CreateSession(context.Background(), store.Session{Persona: "default"})
 			if err != nil {
 				b.Fatal(err)

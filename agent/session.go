@@ -27,6 +27,7 @@ type Session struct {
 	id     string // "" until the first message creates the row
 	title  string
 	agents map[string]*Agent // persona id → conversation
+	team   team
 }
 
 // SessionOptions open a session.
@@ -96,7 +97,7 @@ func (s *Session) Agent(ctx context.Context, persona string) (*Agent, error) {
 	if ok {
 		return a, nil
 	}
-	a = newAgent(s.deps, p, id, "", p.ID, s.emit)
+	a = newAgent(s.deps, p, id, "", p.ID, s.emit, &s.team, 0)
 	if id != "" {
 		if err := a.load(ctx); err != nil {
 			return nil, err
@@ -137,8 +138,11 @@ func (s *Session) Send(ctx context.Context, persona, text string) (Outcome, erro
 }
 
 // newAgent builds an agent with its own bound tools.
-func newAgent(deps *Deps, p personas.Persona, session, parent, id string, emit func(Event)) *Agent {
-	a := &Agent{deps: deps, id: id, persona: p, session: session, parent: parent, emit: emit}
+func newAgent(deps *Deps, p personas.Persona, session, parent, id string, emit func(Event), t *team, depth int) *Agent {
+	if t == nil {
+		t = &team{}
+	}
+	a := &Agent{deps: deps, id: id, persona: p, session: session, parent: parent, emit: emit, team: t, depth: depth}
 	model := p.Model
 	if model == "" {
 		model = deps.Model.Name
@@ -147,6 +151,9 @@ func newAgent(deps *Deps, p personas.Persona, session, parent, id string, emit f
 	bound := []tools.Tool{tools.TaskPlanTool(a.setPlan)}
 	if deps.Store != nil {
 		bound = append(bound, tools.OutputTools(deps.Store)...)
+	}
+	if canDelegate(deps, p, depth) {
+		bound = append(bound, a.delegateTool())
 	}
 	base := deps.Tools
 	if base == nil {

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,25 +17,48 @@ import (
 // runTools runs one reply's tool calls in order and stores each result as
 // soon as it exists. After a cancel, the calls that did not run get a
 // "cancelled" result so the history stays valid for the API.
+// Consecutive delegate_task calls run in parallel; their results are
+// recorded in call order once all have finished.
 func (a *Agent) runTools(ctx context.Context, calls []chat.ToolCall) {
-	for i, call := range calls {
+	for i := 0; i < len(calls); {
 		if ctx.Err() != nil {
 			for _, rest := range calls[i:] {
 				a.recordResult(ctx, rest, tools.Result{Output: "cancelled by the user before it ran", IsError: true}, 0, store.ExecInterrupted)
 			}
 			return
 		}
-		a.runTool(ctx, call)
+		j := i
+		for j < len(calls) && calls[j].Name == "delegate_task" {
+			j++
+		}
+		if j-i > 1 {
+			for k, r := range a.runParallel(ctx, calls[i:j]) {
+				a.finishTool(ctx, calls[i+k], r.res, r.dur)
+			}
+			i = j
+			continue
+		}
+		a.runTool(ctx, calls[i])
+		i++
 	}
 }
 
 // runTool executes one call and records it.
 func (a *Agent) runTool(ctx context.Context, call chat.ToolCall) {
-	brief := call.Brief()
-	a.send(ToolStarted{Header: a.header(), CallID: call.ID, Tool: call.Name, Args: call.Arguments, Brief: brief})
+	a.send(ToolStarted{Header: a.header(), CallID: call.ID, Tool: call.Name, Args: call.Arguments, Brief: call.Brief()})
 	start := time.Now()
-	res := a.registry.Execute(ctx, call, tools.Exec{Gate: a.deps.Gate, Allowed: a.allowed})
-	dur := time.Since(start)
+	res := a.registry.Execute(context.WithValue(ctx, callIDKey{}, call.ID), call, tools.Exec{Gate: a.deps.Gate, Allowed: a.allowed})
+	a.finishTool(ctx, call, res, time.Since(start))
+}
+
+// finishTool classifies a finished call and records it.
+func (a *Agent) finishTool(ctx context.Context, call chat.ToolCall, res tools.Result, dur time.Duration) {
+	if r, ok := res.Meta["subagent"].(DelegateResult); ok {
+		// The parent pays for its children: their usage counts in its
+		// totals (added here, on the parent's goroutine).
+		a.usage = a.usage.Add(r.Usage)
+		a.cost += r.Cost
+	}
 	status := store.ExecOK
 	switch {
 	case ctx.Err() != nil && res.IsError:
@@ -98,6 +122,11 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 		note = fmt.Sprintf("exit %d", *res.ExitCode)
 	}
 	a.task.Record(task.Action{Tool: call.Name, Brief: call.Brief(), OK: !res.IsError, Note: note, At: a.deps.now()}, res.Files)
+	for _, f := range res.Created {
+		if !slices.Contains(a.created, f) {
+			a.created = append(a.created, f)
+		}
+	}
 	a.learn(call, res, status)
 	a.send(ToolFinished{
 		Header: a.header(), CallID: call.ID, Tool: call.Name, Brief: call.Brief(), Duration: dur,

@@ -343,11 +343,12 @@ func writeFile(root string, a writeFileArgs) (Result, error) {
 	if err := atomicWrite(p.abs, []byte(p.content), p.mode); err != nil {
 		return Result{}, err
 	}
-	msg := fmt.Sprintf("created %s (%d bytes written)", p.shown, len(p.content))
 	if p.existed {
-		msg = fmt.Sprintf("overwrote %s (%d bytes written; was %d bytes)", p.shown, len(p.content), p.oldSize)
+		msg := fmt.Sprintf("overwrote %s (%d bytes written; was %d bytes)", p.shown, len(p.content), p.oldSize)
+		return Result{Output: msg, Diff: p.diff, Files: []string{p.shown}}, nil
 	}
-	return Result{Output: msg, Diff: p.diff, Files: []string{p.shown}}, nil
+	msg := fmt.Sprintf("created %s (%d bytes written)", p.shown, len(p.content))
+	return Result{Output: msg, Diff: p.diff, Files: []string{p.shown}, Created: []string{p.shown}}, nil
 }
 
 type editFileArgs struct {

@@ -35,6 +35,7 @@ type Result struct {
 	ExitCode *int           // run_command only
 	Diff     string         // unified diff of a file change, for the UI
 	Files    []string       // files this call wrote or created (project-relative when inside the root)
+	Created  []string       // the subset of Files that did not exist before (new artifacts)
 	Meta     map[string]any // anything else the UI may show (e.g. a sub-agent result)
 }
 

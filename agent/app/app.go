@@ -101,17 +101,19 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	reg.Add(tools.ShellTool(root, tools.ShellOptions{}))
 
 	a.Deps = &agent.Deps{
-		Store:      a.Store,
-		LLM:        client,
-		Tools:      reg,
-		Personas:   set,
-		Model:      modelOf(a.Model),
-		Context:    settingsOf(a.Model.Context),
-		Gate:       a.Policy,
-		ProjectDir: root,
-		StateDir:   a.StateDir,
-		MaxTurns:   cfg.MaxTurns,
-		Now:        opts.Now,
+		Store:       a.Store,
+		LLM:         client,
+		Tools:       reg,
+		Personas:    set,
+		Model:       modelOf(a.Model),
+		Context:     settingsOf(a.Model.Context),
+		Gate:        a.Policy,
+		ProjectDir:  root,
+		StateDir:    a.StateDir,
+		MaxTurns:    cfg.MaxTurns,
+		MaxParallel: cfg.Team.MaxParallel,
+		MaxDepth:    depthOf(cfg.Team.MaxDepth),
+		Now:         opts.Now,
 	}
 	if a.Workspace != nil {
 		a.Deps.Prompts = prompts{ws: a.Workspace, project: root, now: opts.Now}
@@ -119,6 +121,15 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		reg.Add(tools.WorkspaceTools(a.Workspace)...)
 	}
 	return a, nil
+}
+
+// depthOf maps the config's "0: no sub-agents" to the agent's "negative:
+// no delegation" (its 0 means the default).
+func depthOf(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // retries maps the config's "0 retries" to the client's "none".

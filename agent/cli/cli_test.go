@@ -234,3 +234,20 @@ func TestVersionHelpInitConfig(t *testing.T) {
 		t.Fatalf("config output leaks or lacks the masked key: %s", r.stdout)
 	}
 }
+
+func TestHeadlessPersonaByIDOrName(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Text("coder here"), llmtest.Text("leadgen here"))
+	_, polly := cliEnv(t, srv.URL(), nil)
+	if r := polly("-p", "hi", "--persona", "coder"); r.code != 0 || r.stdout != "coder here\n" {
+		t.Fatalf("%+v", r)
+	}
+	if sys := srv.Last().Messages[0].Content; !strings.Contains(sys, "You are **coder**") {
+		t.Fatalf("system prompt is not the coder's: %.200q", sys)
+	}
+	if r := polly("-p", "hi", "--persona", "leadgen"); r.code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	if sys := srv.Last().Messages[0].Content; !strings.Contains(sys, "You are **leadgen**") {
+		t.Fatalf("system prompt is not leadgen's: %.200q", sys)
+	}
+}
