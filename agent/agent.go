@@ -71,7 +71,8 @@ type Deps struct {
 	LLM        llm.Streamer
 	Tools      *tools.Registry // the shared tools; agents add their own bound tools
 	Prompts    PromptSource
-	Journal    Journal // nil: no daily log or learnings
+	Journal    Journal  // nil: no daily log or learnings
+	Secrets    []string // API keys: redacted from tool outputs before they are stored or sent
 	Personas   *personas.Set
 	Model      Model
 	Context    window.Settings
@@ -129,6 +130,7 @@ type Agent struct {
 	sysTok         int
 	toolSpecs      []llm.ToolSpec     // built once
 	pendingHandoff string             // a handoff card to give with the next user message
+	pendingResume  string             // the checkpoint of an interrupted task, given with the next user message
 	lastContext    int                // tokens of the last context sent
 	failures       map[string]failure // failed calls by tool, until that tool succeeds
 	team           *team              // the session's running agents
@@ -214,6 +216,14 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 	} else {
 		a.task.FollowUp(prompt)
 	}
+	// Mark the task as running before anything else is stored: a crash from
+	// here on leaves Finished false, and the next start resumes it.
+	a.task.Finished = false
+	a.saveState(ctx)
+	if a.pendingResume != "" {
+		a.append(ctx, chat.Message{Role: chat.User, Kind: chat.KindResume, Content: a.pendingResume})
+		a.pendingResume = ""
+	}
 	if a.pendingHandoff != "" {
 		a.append(ctx, chat.Message{Role: chat.User, Kind: chat.KindHandoff, Content: a.pendingHandoff})
 		a.pendingHandoff = ""
@@ -250,6 +260,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 			return out, nil
 		}
 		a.runTools(ctx, msg.ToolCalls)
+		a.saveState(ctx)
 		if ctx.Err() != nil {
 			out.Reason = "cancelled"
 			return out, context.Canceled

@@ -210,6 +210,11 @@ func (a *Agent) load(ctx context.Context) error {
 		return fmt.Errorf("load %s task state: %w", a.persona.ID, err)
 	}
 	a.closeDangling(ctx)
+	if a.task.Active() && !a.task.Finished {
+		a.pendingResume = "[RESUMED — Polly stopped before this task finished (it was interrupted or the process died). " +
+			"This is the task checkpoint; check the state of files before repeating a step, and continue from where it stopped.]\n\n" +
+			task.Render(&a.task, task.Checkpoint{AgentID: a.id, Persona: a.persona.ID, Session: a.session, Reason: "resume", SavedAt: a.deps.now()})
+	}
 	return nil
 }
 

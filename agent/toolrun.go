@@ -76,7 +76,7 @@ func (a *Agent) finishTool(ctx context.Context, call chat.ToolCall, res tools.Re
 // the task state, checkpointing every CheckpointEvery calls.
 func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.Result, dur time.Duration, status store.ExecStatus) {
 	s := a.settings()
-	output := res.Output
+	output := redact(res.Output, a.deps.Secrets)
 	chars := len([]rune(output))
 	lines := chat.CountLines(output)
 	var execID int64
@@ -180,4 +180,15 @@ func (a *Agent) learn(call chat.ToolCall, res tools.Result, status store.ExecSta
 	if _, err := a.deps.Journal.LogError(errText, fix); err != nil {
 		a.warnOnce("journal", fmt.Sprintf("could not write .learnings/ERRORS.md: %v", err))
 	}
+}
+
+// redact replaces every occurrence of a secret (an API key a tool printed,
+// e.g. from a .env file) so it reaches neither the store nor the model.
+func redact(s string, secrets []string) string {
+	for _, k := range secrets {
+		if len(k) >= 8 && strings.Contains(s, k) {
+			s = strings.ReplaceAll(s, k, "[REDACTED API KEY]")
+		}
+	}
+	return s
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +20,7 @@ type ShellOptions struct {
 	MaxTimeout     time.Duration // larger requests are clamped; default 10 min
 	MaxOutputBytes int           // output kept in memory (first half + last half); default 4 MiB
 	Env            []string      // extra KEY=VALUE pairs; they override the defaults
+	Scrub          []string      // variables removed from the inherited environment (API keys: the model must never see them)
 }
 
 func (o ShellOptions) withDefaults() ShellOptions {
@@ -96,10 +98,11 @@ func (s shell) run(ctx context.Context, a runCommandArgs) (Result, error) {
 	out := newHeadTail(s.opts.MaxOutputBytes)
 	cmd := exec.CommandContext(runCtx, "bash", "-c", a.Command)
 	cmd.Dir = s.root
-	cmd.Env = append(append(os.Environ(), nonInteractiveEnv()...), s.opts.Env...)
+	cmd.Env = append(append(scrubEnv(os.Environ(), s.opts.Scrub), nonInteractiveEnv()...), s.opts.Env...)
 	cmd.Stdout, cmd.Stderr = out, out // stdin stays nil: /dev/null
-	// Its own process group, so one signal reaches every descendant.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group, so one signal reaches every descendant; on
+	// Linux the shell also dies with Polly (kill -9 included).
+	cmd.SysProcAttr = procAttr()
 	cmd.Cancel = func() error {
 		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 			return fmt.Errorf("kill process group %d: %w", cmd.Process.Pid, err)
@@ -228,4 +231,19 @@ func lastRuneStart(b []byte) int {
 		}
 	}
 	return len(b) - 1
+}
+
+// scrubEnv drops the named variables from env.
+func scrubEnv(env, names []string) []string {
+	if len(names) == 0 {
+		return env
+	}
+	out := env[:0:0]
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"polly/agent"
@@ -97,8 +98,9 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		})
 	}
 
+	secrets, secretVars := secretsOf(cfg, a.Model)
 	reg := tools.NewRegistry(tools.FileTools(root)...)
-	reg.Add(tools.ShellTool(root, tools.ShellOptions{}))
+	reg.Add(tools.ShellTool(root, tools.ShellOptions{Scrub: secretVars}))
 
 	a.Deps = &agent.Deps{
 		Store:       a.Store,
@@ -110,6 +112,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		Gate:        a.Policy,
 		ProjectDir:  root,
 		StateDir:    a.StateDir,
+		Secrets:     secrets,
 		MaxTurns:    cfg.MaxTurns,
 		MaxParallel: cfg.Team.MaxParallel,
 		MaxDepth:    depthOf(cfg.Team.MaxDepth),
@@ -121,6 +124,22 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		reg.Add(tools.WorkspaceTools(a.Workspace)...)
 	}
 	return a, nil
+}
+
+// secretsOf lists the API keys in use (to redact from anything stored or
+// shown to the model) and the variables holding keys (to remove from the
+// environment of run_command, so `env` cannot leak them).
+func secretsOf(cfg *config.Config, m config.ModelInfo) (secrets, vars []string) {
+	vars = []string{"OPENAI_API_KEY"}
+	for _, p := range cfg.Providers {
+		if p.APIKeyEnv != "" && !slices.Contains(vars, p.APIKeyEnv) {
+			vars = append(vars, p.APIKeyEnv)
+		}
+	}
+	if m.APIKey != "" {
+		secrets = append(secrets, m.APIKey)
+	}
+	return secrets, vars
 }
 
 // depthOf maps the config's "0: no sub-agents" to the agent's "negative:
