@@ -87,6 +87,7 @@ type Retrying struct {
 	Attempt int           `json:"attempt"`
 	Wait    time.Duration `json:"wait_ns"`
 	Reason  string        `json:"reason"`
+	Discard bool          `json:"discard"` // the text streamed since the last message is void: the reply starts over
 }
 
 // Notice is a harness message for the user (a warning that did not stop the run).

@@ -89,3 +89,9 @@ func eventsOf[T Event](h *harness) []T {
 	}
 	return out
 }
+
+// shellWithScrub is run_command with the API-key variables scrubbed, as the
+// app wires it.
+func shellWithScrub(dir string) tools.Tool {
+	return tools.ShellTool(dir, tools.ShellOptions{Scrub: []string{"OPENAI_API_KEY"}})
+}

@@ -138,7 +138,7 @@ func TestContextLengthErrorComesBackTyped(t *testing.T) {
 }
 
 func TestDroppedStreamIsNotStoredAsAMessage(t *testing.T) {
-	h := newHarness(t, llmtest.Drop{AfterText: "I was about to say something impor"})
+	h := newHarness(t, llmtest.Drop{AfterText: "I was about to say something impor"}, llmtest.Drop{AfterText: "I was abou"})
 	_, err := h.send(context.Background(), "hi")
 	if err == nil || llm.KindOf(err) != llm.KindStream {
 		t.Fatalf("err = %v, want a stream error", err)

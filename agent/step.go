@@ -28,6 +28,13 @@ func (a *Agent) step(ctx context.Context) (llm.Response, error) {
 		}
 	}
 	resp, err := a.call(ctx, out)
+	if llm.KindOf(err) == llm.KindStream && ctx.Err() == nil {
+		// A stream that broke after it started (a dropped connection, a
+		// stall, an upstream error event) is retried once from scratch;
+		// what was streamed is void.
+		a.send(Retrying{Header: a.header(), Attempt: 1, Reason: err.Error() + "; asking again", Discard: true})
+		resp, err = a.call(ctx, out)
+	}
 	if llm.KindOf(err) != llm.KindContextLength {
 		return resp, err
 	}
