@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -73,4 +74,13 @@ func TestSpecsCarrySchema(t *testing.T) {
 	if len(req) != 1 || req[0] != "text" {
 		t.Fatalf("required = %v", req)
 	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
