@@ -101,6 +101,11 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	secrets, secretVars := secretsOf(cfg, a.Model)
 	reg := tools.NewRegistry(tools.FileTools(root)...)
 	reg.Add(tools.ShellTool(root, tools.ShellOptions{Scrub: secretVars}))
+	reg.Add(tools.WebTools(tools.WebOptions{UserAgent: cfg.Web.UserAgent, Timeout: cfg.Web.Timeout(), MaxBytes: cfg.Web.MaxBytes,
+		RespectRobots: cfg.Web.RespectRobots, Now: opts.Now})...)
+	if a.Store != nil {
+		reg.Add(tools.LeadTools(a.Store, root)...)
+	}
 
 	a.Deps = &agent.Deps{
 		Store:       a.Store,

@@ -165,6 +165,8 @@ Usage:
   polly sessions                list stored sessions (resume with --session ID or --continue)
   polly init                    create the workspace memory (~/.agent/workspace)
   polly config [--json]         print the effective configuration and where each value came from
+  polly leads list [LIST]       show saved leads (or the lists with counts)
+  polly leads export LIST [PATH]  write a lead list as CSV (stdout when no path)
   polly version                 print the version
 
 Exit codes: 0 done, 1 the task or the provider failed, 2 bad usage or configuration.
@@ -276,6 +278,7 @@ func run(ctx context.Context, env Env) error {
 		}
 		o.prompt, o.promptSet = strings.Join(o.args[1:], " "), true
 		o.args = nil
+	case "leads": // leadsCommand checks its own arguments
 	case "sessions", "init", "config":
 		if len(o.args) > 1 {
 			return usagef("polly %s takes no arguments (got %q)", cmd, strings.Join(o.args[1:], " "))
@@ -299,6 +302,8 @@ func run(ctx context.Context, env Env) error {
 		return initWorkspace(env, cfg)
 	case "sessions":
 		return listSessions(ctx, env, cfg)
+	case "leads":
+		return leadsCommand(ctx, env, cfg, o.args[1:])
 	}
 
 	if o.promptSet {

@@ -1,0 +1,641 @@
+package tools
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"polly/memory/chat"
+)
+
+const directoryPage = `<!DOCTYPE html>
+<html><head><title>Berlin SaaS Directory | DirCo</title><meta charset="utf-8"></head>
+<body>
+<header><nav><a href="/">Home</a> <a href="/about">About us</a> <a href="/login">Log in</a></nav></header>
+<main>
+<h1>Berlin SaaS Directory</h1>
+<p>Companies building software in Berlin, updated weekly.</p>
+<ul class="companies">
+ <li class="company" data-id="17"><h2><a href="/companies/acme">Acme GmbH</a></h2>
+   <p class="desc">Payroll   software
+   for small teams</p><a class="site" href="https://acme.test/">acme.test</a><img src="logos/acme.png" alt="Acme"></li>
+ <li class="company" data-id="18"><h2><a href="companies/beta?ref=dir">Beta Labs</a></h2>
+   <p class="desc">Data pipelines</p><a class="site" href="https://beta.test/">beta.test</a></li>
+ <li class="company" data-id="19"><h2><a href="../companies/gamma">Gamma &amp; Co</a></h2>
+   <p class="desc">Invoicing</p></li>
+</ul>
+</main>
+<footer><p>© 2026 DirCo · <a href="/imprint">Imprint</a> · <a href="/privacy">Privacy</a></p></footer>
+</body></html>`
+
+// testSite serves the pages the web tests fetch.
+func testSite(t *testing.T) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "# test robots\nUser-agent: *\nDisallow: /\n\nUser-agent: Polly\nDisallow: /private # members only\nAllow: /private/open\nDisallow: /*.cgi$\n")
+	})
+	mux.HandleFunc("/dir/list", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, directoryPage)
+	})
+	for _, p := range []string{"/private/members", "/private/open/page", "/run.cgi", "/run.cgi/x"} {
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/plain")
+			io.WriteString(w, "content of "+r.URL.Path)
+		})
+	}
+	mux.HandleFunc("/loop/a", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/loop/b", http.StatusFound) })
+	mux.HandleFunc("/loop/b", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/loop/a", http.StatusFound) })
+	mux.HandleFunc("/hop/", func(w http.ResponseWriter, r *http.Request) {
+		var n int
+		fmt.Sscanf(strings.TrimPrefix(r.URL.Path, "/hop/"), "%d", &n)
+		if n > 0 {
+			http.Redirect(w, r, fmt.Sprintf("/hop/%d", n-1), http.StatusMovedPermanently)
+			return
+		}
+		io.WriteString(w, "arrived")
+	})
+	mux.HandleFunc("/to-file", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "file:///etc/passwd")
+		w.WriteHeader(http.StatusFound)
+	})
+	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
+		const size = 10 << 20
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Content-Length", fmt.Sprint(size))
+		line := bytes.Repeat([]byte("0123456789abcdef"), 4096) // 64 KiB
+		for sent := 0; sent < size; sent += len(line) {
+			if _, err := w.Write(line); err != nil {
+				return
+			}
+		}
+	})
+	mux.HandleFunc("/slow-headers", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	})
+	mux.HandleFunc("/trickle", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusOK)
+		for i := 0; i < 100; i++ {
+			if _, err := io.WriteString(w, "<p>x</p>"); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	})
+	binaries := map[string]struct {
+		ct   string
+		body []byte
+	}{
+		"/logo.png":     {"image/png", []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01")},
+		"/blob":         {"application/octet-stream", []byte{0, 1, 2, 3, 0xff, 0xfe}},
+		"/report.pdf":   {"application/pdf", []byte("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj")},
+		"/fake.html":    {"text/html", []byte("PK\x03\x04\x14\x00\x00\x00\x08\x00 not really html")},
+		"/untyped-blob": {"", []byte("GIF89a\x01\x00\x01\x00\x00\x00\x00")},
+	}
+	for p, b := range binaries {
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) {
+			w.Header()["Content-Type"] = []string{b.ct}
+			w.Write(b.body)
+		})
+	}
+	mux.HandleFunc("/api/data.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"name":"Acme","tags":["payroll","hr"],"size":{"employees":42}}`)
+	})
+	mux.HandleFunc("/latin1", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=ISO-8859-1")
+		w.Write([]byte("<html><head><title>Caf\xe9 M\xfcller</title></head><body><h1>Caf\xe9 M\xfcller</h1><p>Stra\xdfe 5, K\xf6ln</p></body></html>"))
+	})
+	mux.HandleFunc("/cp1252-meta", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte("<html><head><meta charset=\"windows-1252\"><title>Quotes</title></head><body><p>\x93smart\x94 \x80 5</p></body></html>"))
+	})
+	mux.HandleFunc("/gz", func(w http.ResponseWriter, r *http.Request) {
+		if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+			http.Error(w, "gzip only", http.StatusNotAcceptable)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		io.WriteString(zw, strings.Repeat("compressed hello\n", 100))
+		zw.Close()
+	})
+	mux.HandleFunc("/missing", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, "<html><body><h1>Not found</h1></body></html>")
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func webTools(opts WebOptions) (fetch, extract Tool) {
+	if opts.UserAgent == "" {
+		opts.UserAgent = "Polly/test (+https://example.invalid/polly)"
+	}
+	ts := WebTools(opts)
+	return ts[0], ts[1]
+}
+
+// webCall runs a tool through the registry, as the agent loop does.
+func webCall(t *testing.T, tool Tool, args any) Result {
+	t.Helper()
+	b, err := json.Marshal(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewRegistry(tool).Execute(context.Background(), chat.ToolCall{ID: "1", Name: tool.Name(), Arguments: string(b)}, Exec{Gate: AllowAll{}})
+}
+
+func webHas(t *testing.T, out string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+}
+
+func webLacks(t *testing.T, out string, bad ...string) {
+	t.Helper()
+	for _, b := range bad {
+		if strings.Contains(out, b) {
+			t.Errorf("output has %q:\n%s", b, out)
+		}
+	}
+}
+
+func TestFetchDirectoryPageMarkdown(t *testing.T) {
+	srv := testSite(t)
+	fetch, _ := webTools(WebOptions{RespectRobots: true})
+	res := webCall(t, fetch, map[string]string{"url": srv.URL + "/dir/list"})
+	if res.IsError {
+		t.Fatal(res.Output)
+	}
+	webHas(t, res.Output,
+		"URL: "+srv.URL+"/dir/list\n",
+		"Status: 200 OK\n",
+		"Content-Type: text/html; charset=utf-8\n",
+		"Title: Berlin SaaS Directory | DirCo\n",
+		"Size: ",
+		"# Berlin SaaS Directory",
+		"[Acme GmbH]("+srv.URL+"/companies/acme)",
+		"[Beta Labs]("+srv.URL+"/dir/companies/beta?ref=dir)",
+		"[Gamma & Co]("+srv.URL+"/companies/gamma)",
+		"[acme.test](https://acme.test/)",
+		srv.URL+"/dir/logos/acme.png",
+		"Payroll software for small teams",
+	)
+	// Navigation and footer are boilerplate.
+	webLacks(t, res.Output, "About us", "Imprint", "Log in", "](/")
+}
+
+// A listing whose links readability would drop (it keeps only the long
+// intro) comes back whole, links absolute, navigation and footer gone.
+func TestFetchListingFallsBackToWholePage(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`<html><head><title>A-Z index</title></head><body><nav><a href="/">Home</a> <a href="/about">About us</a></nav>` +
+		`<div id="sidebar"><h1>Company index</h1><p>` + strings.Repeat("Intro text about the index and how it works. ", 20) + `</p></div><div class="links">`)
+	for i := 0; i < 40; i++ {
+		fmt.Fprintf(&b, `<div class="item"><a href="../c/%d">Company number %d</a></div>`, i, i)
+	}
+	b.WriteString(`</div><footer><a href="/imprint">Imprint</a></footer></body></html>`)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/a/b", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, b.String()) })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	fetch, _ := webTools(WebOptions{})
+	res := webCall(t, fetch, map[string]string{"url": srv.URL + "/a/b"})
+	webHas(t, res.Output, "Content: whole page as Markdown", "# Company index", "Intro text",
+		"[Company number 0]("+srv.URL+"/c/0)", "[Company number 39]("+srv.URL+"/c/39)")
+	webLacks(t, res.Output, "About us", "Imprint")
+}
+
+func TestFetchBaseHref(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/a/page", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `<html><head><base href="/static/"></head><body><h1>T</h1><p><a href="x.html">rel</a></p></body></html>`)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	fetch, _ := webTools(WebOptions{})
+	res := webCall(t, fetch, map[string]string{"url": srv.URL + "/a/page"})
+	webHas(t, res.Output, "[rel]("+srv.URL+"/static/x.html)")
+}
+
+func TestExtractRows(t *testing.T) {
+	srv := testSite(t)
+	_, extract := webTools(WebOptions{RespectRobots: true})
+	res := webCall(t, extract, map[string]any{
+		"url":      srv.URL + "/dir/list",
+		"selector": "li.company",
+		// Keys deliberately not in alphabetical order: the output keeps this order.
+		"fields": json.RawMessage(`{"name": "h2 a", "profile": "h2 a@href", "id": "@data-id", "site": "a.site@href",
+			"logo": "img@src", "missing": "span.none", "all": ""}`),
+	})
+	if res.IsError {
+		t.Fatal(res.Output)
+	}
+	head, body, _ := strings.Cut(res.Output, "\n")
+	webHas(t, head, "3 rows from "+srv.URL+"/dir/list")
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(body), &rows); err != nil {
+		t.Fatalf("rows are not JSON: %v\n%s", err, body)
+	}
+	want := []map[string]any{
+		{"name": "Acme GmbH", "profile": srv.URL + "/companies/acme", "id": "17", "site": "https://acme.test/",
+			"logo": srv.URL + "/dir/logos/acme.png", "missing": nil, "all": "Acme GmbH Payroll software for small teams acme.test"},
+		{"name": "Beta Labs", "profile": srv.URL + "/dir/companies/beta?ref=dir", "id": "18", "site": "https://beta.test/",
+			"logo": nil, "missing": nil, "all": "Beta Labs Data pipelines beta.test"},
+		{"name": "Gamma & Co", "profile": srv.URL + "/companies/gamma", "id": "19", "site": nil,
+			"logo": nil, "missing": nil, "all": "Gamma & Co Invoicing"},
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want %d:\n%s", len(rows), len(want), res.Output)
+	}
+	for i := range want {
+		for k, v := range want[i] {
+			if rows[i][k] != v {
+				t.Errorf("row %d field %s = %#v, want %#v", i, k, rows[i][k], v)
+			}
+		}
+	}
+	// Field order as given.
+	first := strings.SplitN(body, "\n", 3)[1]
+	order := []string{`"name"`, `"profile"`, `"id"`, `"site"`, `"logo"`, `"missing"`, `"all"`}
+	last := -1
+	for _, k := range order {
+		i := strings.Index(first, k)
+		if i < last {
+			t.Errorf("field %s out of order in %s", k, first)
+		}
+		last = i
+	}
+}
+
+func TestExtractFromHTMLAndCaps(t *testing.T) {
+	_, extract := webTools(WebOptions{})
+	var b strings.Builder
+	b.WriteString(`<table><tr><th>Name</th></tr>`)
+	for i := 0; i < 612; i++ {
+		fmt.Fprintf(&b, `<tr class="r"><td>Row <b>%d</b></td><td><a href="mailto:r%d@x.test">mail</a></td></tr>`, i, i)
+	}
+	b.WriteString(`</table>`)
+	res := webCall(t, extract, map[string]any{"html": b.String(), "selector": "tr.r", "fields": json.RawMessage(`{"n": "td", "mail": "a@href"}`)})
+	if res.IsError {
+		t.Fatal(res.Output)
+	}
+	webHas(t, res.Output, "612 elements match", "first 500 rows", `{"n": "Row 0", "mail": "mailto:r0@x.test"}`, `"Row 499"`)
+	webLacks(t, res.Output, `"Row 500"`)
+	_, body, _ := strings.Cut(res.Output, "\n")
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(body), &rows); err != nil || len(rows) != 500 {
+		t.Fatalf("rows: %d (%v)", len(rows), err)
+	}
+
+	// No fields: each row's text.
+	res = webCall(t, extract, map[string]any{"html": `<ul><li>a <i>b</i></li><li>c</li></ul>`, "selector": "li"})
+	webHas(t, res.Output, `{"text": "a b"}`, `{"text": "c"}`)
+
+	// Nothing matches: a hint, not an error.
+	res = webCall(t, extract, map[string]any{"html": `<p>x</p>`, "selector": "li"})
+	if res.IsError {
+		t.Fatal(res.Output)
+	}
+	webHas(t, res.Output, "no element", "JavaScript")
+
+	// An '@' inside an attribute selector is not the attribute separator.
+	res = webCall(t, extract, map[string]any{"html": `<div class="c"><a href="mailto:a@b.test">a</a><a href="/x">x</a></div>`,
+		"selector": "div.c", "fields": map[string]string{"mail": `a[href*="@"]@href`}})
+	webHas(t, res.Output, `{"mail": "mailto:a@b.test"}`)
+}
+
+func TestExtractErrors(t *testing.T) {
+	_, extract := webTools(WebOptions{})
+	for _, c := range []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"bad selector", map[string]any{"html": "<p>x</p>", "selector": "li[", "fields": map[string]string{}}, `invalid CSS selector "li["`},
+		{"bad pseudo", map[string]any{"html": "<p>x</p>", "selector": "p:nope(3)"}, "invalid CSS selector"},
+		{"bad field selector", map[string]any{"html": "<p>x</p>", "selector": "p", "fields": map[string]string{"a": "h2 >> a"}}, "fields.a: invalid CSS selector"},
+		{"bad attr", map[string]any{"html": "<p>x</p>", "selector": "p", "fields": map[string]string{"a": "a@"}}, "fields.a"},
+		{"field not a string", map[string]any{"html": "<p>x</p>", "selector": "p", "fields": map[string]any{"a": 3}}, "fields"},
+		{"both", map[string]any{"html": "<p>x</p>", "url": "https://x.test/", "selector": "p"}, "either url or html, not both"},
+		{"neither", map[string]any{"selector": "p"}, "give url"},
+		{"file url", map[string]any{"url": "file:///etc/passwd", "selector": "p"}, "read_file"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := webCall(t, extract, c.args)
+			if !res.IsError {
+				t.Fatalf("no error: %s", res.Output)
+			}
+			webHas(t, res.Output, c.want)
+		})
+	}
+}
+
+func TestExtractJSONIsNotHTML(t *testing.T) {
+	srv := testSite(t)
+	_, extract := webTools(WebOptions{})
+	res := webCall(t, extract, map[string]any{"url": srv.URL + "/api/data.json", "selector": "p"})
+	if !res.IsError {
+		t.Fatal(res.Output)
+	}
+	webHas(t, res.Output, "application/json, not HTML")
+}
+
+func TestFetchRedirects(t *testing.T) {
+	srv := testSite(t)
+	fetch, _ := webTools(WebOptions{Timeout: 5 * time.Second})
+	start := time.Now()
+	res := webCall(t, fetch, map[string]string{"url": srv.URL + "/loop/a"})
+	if !res.IsError {
+		t.Fatal(res.Output)
+	}
+	webHas(t, res.Output, "stopped after 5 redirects", srv.URL+"/loop/a → "+srv.URL+"/loop/b", "redirect loop")
+	if time.Since(start) > 2*time.Second {
+		t.Errorf("took %s", time.Since(start))
+	}
+
+	// Five hops are fine, six are not.
+	res = webCall(t, fetch, map[string]string{"url": srv.URL + "/hop/5"})
+	if res.IsError {
+		t.Fatal(res.Output)
+	}
+	webHas(t, res.Output, "URL: "+srv.URL+"/hop/0", "Redirected from: "+srv.URL+"/hop/5", "arrived")
+	res = webCall(t, fetch, map[string]string{"url": srv.URL + "/hop/6"})
+	webHas(t, res.Output, "stopped after 5 redirects")
+	webLacks(t, res.Output, "redirect loop")
+
+	res = webCall(t, fetch, map[string]string{"url": srv.URL + "/to-file"})
+	webHas(t, res.Output, "refused a redirect to a file: URL")
+}
+
+func TestFetchCapsBody(t *testing.T) {
+	srv := testSite(t)
+	var read atomic.Int64
+	client := &http.Client{Transport: webCountingTransport{base: http.DefaultTransport, n: &read}}
+	fetch, _ := webTools(WebOptions{HTTPClient: client})
+	res := webCall(t, fetch, map[string]string{"url": srv.URL + "/big"})
+	if res.IsError {
+		t.Fatal(res.Output)
+	}
+	webHas(t, res.Output, "Size: 5.0 MB — CUT: the page is 10.0 MB, only the first 5.0 MB was read")
+	// Never more than the cap plus one sniff buffer was read off the body.
+	if n := read.Load(); n > webDefaultMaxBytes+sniffLen+1 {
+		t.Errorf("read %d bytes of a 10 MB body; cap is %d", n, webDefaultMaxBytes)
+	}
+	if got := strings.Count(res.Output, "0123456789abcdef"); got != webDefaultMaxBytes/16 {
+		t.Errorf("%d chunks in the output, want %d", got, webDefaultMaxBytes/16)
+	}
+}
+
+type webCountingTransport struct {
+	base http.RoundTripper
+	n    *atomic.Int64
+}
+
+func (c webCountingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.base.RoundTrip(r)
+	if err == nil {
+		resp.Body = webCountingBody{resp.Body, c.n}
+	}
+	return resp, err
+}
+
+type webCountingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (b webCountingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n.Add(int64(n))
+	return n, err
+}
+
+func TestFetchTimeouts(t *testing.T) {
+	srv := testSite(t)
+	fetch, _ := webTools(WebOptions{Timeout: 300 * time.Millisecond})
+	for _, c := range []struct{ path, want string }{
+		{"/slow-headers", "waiting for the response"},
+		{"/trickle", "reading the body"},
+	} {
+		start := time.Now()
+		res := webCall(t, fetch, map[string]string{"url": srv.URL + c.path})
+		took := time.Since(start)
+		if !res.IsError {
+			t.Fatalf("%s: no error: %s", c.path, res.Output)
+		}
+		webHas(t, res.Output, "timed out after", c.want, "limit 300ms")
+		if took > 1500*time.Millisecond {
+			t.Errorf("%s: took %s with a 300ms timeout", c.path, took)
+		}
+	}
+}
+
+func TestFetchRefusesBinary(t *testing.T) {
+	srv := testSite(t)
+	fetch, _ := webTools(WebOptions{})
+	for path, want := range map[string]string{
+		"/logo.png":     "binary content (image/png)",
+		"/blob":         "binary content (application/octet-stream)",
+		"/report.pdf":   "binary content (application/pdf)",
+		"/fake.html":    "content looks like application/zip",
+		"/untyped-blob": "content looks like image/gif",
+	} {
+		res := webCall(t, fetch, map[string]string{"url": srv.URL + path})
+		if !res.IsError {
+			t.Errorf("%s: not refused: %s", path, res.Output)
+			continue
+		}
+		webHas(t, res.Output, "refused: "+srv.URL+path, want, "read only HTML, JSON and text")
+	}
+}
+
+func TestFetchJSONTextGzipAndErrors(t *testing.T) {
+	srv := testSite(t)
+	fetch, _ := webTools(WebOptions{})
+	res := webCall(t, fetch, map[string]string{"url": srv.URL + "/api/data.json"})
+	webHas(t, res.Output, "Content: JSON, pretty-printed", "{\n  \"name\": \"Acme\",\n  \"tags\": [\n    \"payroll\",")
+
+	res = webCall(t, fetch, map[string]string{"url": srv.URL + "/gz"})
+	if res.IsError {
+		t.Fatal(res.Output)
+	}
+	webHas(t, res.Output, "compressed hello\ncompressed hello\n", "Size: 1.7 KB")
+
+	res = webCall(t, fetch, map[string]string{"url": srv.URL + "/missing"})
+	if !res.IsError {
+		t.Fatal("a 404 is not an error")
+	}
+	webHas(t, res.Output, "the server answered 404 Not Found", "Not found")
+}
+
+func TestFetchCharsets(t *testing.T) {
+	srv := testSite(t)
+	fetch, _ := webTools(WebOptions{})
+	res := webCall(t, fetch, map[string]string{"url": srv.URL + "/latin1"})
+	// WHATWG decodes iso-8859-1 labels as windows-1252, its superset.
+	webHas(t, res.Output, "Title: Café Müller", "# Café Müller", "Straße 5, Köln", "decoded from windows-1252")
+	res = webCall(t, fetch, map[string]string{"url": srv.URL + "/cp1252-meta"})
+	webHas(t, res.Output, "“smart” € 5", "decoded from windows-1252")
+}
+
+func TestFetchRobots(t *testing.T) {
+	srv := testSite(t)
+	fetch, extract := webTools(WebOptions{RespectRobots: true})
+	res := webCall(t, fetch, map[string]string{"url": srv.URL + "/private/members"})
+	if !res.IsError {
+		t.Fatalf("disallowed page fetched: %s", res.Output)
+	}
+	webHas(t, res.Output, "robots.txt disallows "+srv.URL+"/private/members", `rule "Disallow: /private # members only"`,
+		"line 6", `group "User-agent: polly"`, srv.URL+"/robots.txt")
+	res = webCall(t, extract, map[string]any{"url": srv.URL + "/run.cgi", "selector": "p"})
+	webHas(t, res.Output, "robots.txt disallows", `"Disallow: /*.cgi$"`)
+	// The longer Allow wins; "$" anchors.
+	for _, p := range []string{"/private/open/page", "/run.cgi/x"} {
+		if res := webCall(t, fetch, map[string]string{"url": srv.URL + p}); res.IsError {
+			t.Errorf("%s: %s", p, res.Output)
+		}
+	}
+	// Another agent falls under "User-agent: *", which disallows everything.
+	other, _ := webTools(WebOptions{RespectRobots: true, UserAgent: "OtherBot/1.0"})
+	res = webCall(t, other, map[string]string{"url": srv.URL + "/dir/list"})
+	webHas(t, res.Output, `rule "Disallow: /"`, `group "User-agent: *"`)
+	// Off: everything is fetched.
+	off, _ := webTools(WebOptions{RespectRobots: false})
+	if res := webCall(t, off, map[string]string{"url": srv.URL + "/private/members"}); res.IsError {
+		t.Fatalf("robots off: %s", res.Output)
+	}
+}
+
+func TestFetchRobotsCachedAndBroken(t *testing.T) {
+	var hits atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.Error(w, "oops", http.StatusInternalServerError)
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	fetch, _ := webTools(WebOptions{RespectRobots: true})
+	// Concurrent calls share one robots.txt fetch.
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Go(func() {
+			if res := webCall(t, fetch, map[string]string{"url": srv.URL + fmt.Sprintf("/p%d", i)}); res.IsError {
+				t.Errorf("a broken robots.txt must allow: %s", res.Output)
+			}
+		})
+	}
+	wg.Wait()
+	if hits.Load() != 1 {
+		t.Errorf("robots.txt fetched %d times, want once", hits.Load())
+	}
+}
+
+func TestRobotsMatching(t *testing.T) {
+	rules := parseRobots("User-agent: polly\nUser-agent: other\nDisallow: /a\nAllow: /a/b\nDisallow: /*.pdf$\nDisallow: /c%7Ed\nDisallow:\n"+
+		"User-agent: *\nDisallow: /\n\nuser-agent: POLLY\ndisallow: /merged\n", "polly")
+	for path, allowed := range map[string]bool{
+		"/":           true,
+		"/a":          false,
+		"/abc":        false,
+		"/a/b/c":      true,
+		"/x.pdf":      false,
+		"/x.pdf?y=1":  true,
+		"/c~d":        false,
+		"/merged/x":   false,
+		"/robots.txt": true,
+	} {
+		if got := rules.check(path) == nil; got != allowed {
+			t.Errorf("%s: allowed=%v, want %v", path, got, allowed)
+		}
+	}
+}
+
+func TestParseWebURL(t *testing.T) {
+	for raw, want := range map[string]string{
+		"file:///etc/passwd":            "use read_file",
+		"javascript:alert(1)":           "javascript: scheme; only http and https",
+		"data:text/html,<b>x</b>":       "data: scheme",
+		"ftp://ftp.example.com/x":       "ftp: scheme",
+		"http://exa mple.com/":          "contains a space",
+		"https://":                      "has no host",
+		"http:///path":                  "has no host",
+		"example.com/page":              "no scheme; give an absolute URL such as https://example.com/page",
+		"http://[::1":                   "is malformed",
+		"":                              "url is empty",
+		"https://example.com/a\x00b":    "control character",
+		"http://example.com:99999999/x": "is malformed",
+	} {
+		_, err := parseWebURL(raw)
+		if err == nil {
+			t.Errorf("%q accepted", raw)
+			continue
+		}
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", raw, err, want)
+		}
+	}
+	if u, err := parseWebURL(" HTTPS://Example.com/a#frag "); err != nil || u.String() != "https://Example.com/a" {
+		t.Errorf("ok URL: %v %v", u, err)
+	}
+}
+
+func TestFetchRefusesBadURLsBeforeAsking(t *testing.T) {
+	fetch, _ := webTools(WebOptions{})
+	asked := 0
+	gate := webGateFunc(func(context.Context, string, Access) error { asked++; return nil })
+	for _, raw := range []string{"file:///etc/passwd", "javascript:alert(document.cookie)", "http://bad host/"} {
+		res := NewRegistry(fetch).Execute(context.Background(), chat.ToolCall{Name: "fetch_url", Arguments: fmt.Sprintf(`{"url": %q}`, raw)}, Exec{Gate: gate})
+		if !res.IsError || !strings.HasPrefix(res.Output, "error: fetch_url: ") {
+			t.Errorf("%q: %s", raw, res.Output)
+		}
+	}
+	if asked != 0 {
+		t.Errorf("the gate was asked %d times for invalid URLs", asked)
+	}
+}
+
+type webGateFunc func(context.Context, string, Access) error
+
+func (g webGateFunc) Allow(ctx context.Context, tool string, a Access) error { return g(ctx, tool, a) }
+
+func TestWebAccess(t *testing.T) {
+	fetch, extract := webTools(WebOptions{})
+	a, err := fetch.Access(context.Background(), json.RawMessage(`{"url":"https://shop.example.com/x?y=1#top"}`))
+	if err != nil || a.Kind != AccessNetwork || a.URL != "https://shop.example.com/x?y=1" || a.Preview != a.URL {
+		t.Errorf("fetch access %+v %v", a, err)
+	}
+	a, err = extract.Access(context.Background(), json.RawMessage(`{"html":"<p>x</p>","selector":"p"}`))
+	if err != nil || a.Kind != AccessRead {
+		t.Errorf("extract html access %+v %v", a, err)
+	}
+}
