@@ -72,9 +72,8 @@ const summaryCap = 6000
 // delegateTool is delegate_task bound to a parent agent.
 func (a *Agent) delegateTool() tools.Tool {
 	return tools.New("delegate_task",
-		"Run a specialist persona as a sub-agent with a fresh context and its own tools, and get back a structured result "+
-			"(status, summary, files touched, artifacts, transcript id). Several delegate_task calls in one reply run in parallel. "+
-			"The specialist sees only the task, the context you give and the workspace memory — write both completely.",
+		"Run a specialist as a sub-agent with a fresh context and its own tools; returns status, summary, files touched, "+
+			"artifacts and a transcript id. Calls in one reply run in parallel. It sees only task, context and workspace memory.",
 		func(ctx context.Context, args delegateArgs) (tools.Result, error) {
 			return a.delegate(ctx, args)
 		}, nil)

@@ -34,10 +34,8 @@ const fieldsDoc = `columns of each row: name → what to take from the row eleme
 
 func extractTool(w *webFetcher) Tool {
 	return New("extract",
-		"Pull structured rows out of a web page with CSS selectors (goquery): every element matching selector is one row, "+
-			"fields names the columns. Returns a JSON array of objects (keys in the order given; null when a field matches nothing), "+
-			"at most 500 rows. Use it for directories, tables, listings and team pages; use fetch_url to read prose. "+
-			"Fetches like fetch_url (robots.txt honoured).",
+		"Pull rows out of a web page with CSS selectors: each element matching selector is a row, fields are its columns. "+
+			"Returns a JSON array of objects (null when a field matches nothing), at most 500 rows. For directories, tables, listings.",
 		func(ctx context.Context, a extractArgs) (Result, error) { return w.extract(ctx, a) },
 		func(s *jsonschema.Schema) {
 			s.Properties["fields"] = &jsonschema.Schema{Type: "object", Description: fieldsDoc,

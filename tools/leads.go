@@ -72,12 +72,9 @@ type leadsExportArgs struct {
 func LeadTools(st LeadStore, root string) []Tool {
 	root = filepath.Clean(root)
 	save := New("leads_save",
-		"Save leads (companies or contacts) to a named list in the project's store. Every lead needs source_url, the page "+
-			"where its data was found: never invent or guess data (no made-up emails, names or phone numbers). "+
-			"Duplicates are merged: same list, same domain (from website, else from a company email) and same email, "+
-			"where no email counts as the same, so a company saved twice is one row and each contact at it is its own row; "+
-			"new non-empty fields fill in the existing row. Invalid leads are rejected one by one with the reason; the rest are saved. "+
-			"Returns how many were saved, merged and rejected.",
+		"Save leads (companies or contacts) to a named list. Every lead needs source_url, the page its data came from: "+
+			"never invent emails, names or phones. Duplicates (same domain and email) merge into the existing row; "+
+			"invalid leads are rejected one by one with the reason. Returns saved / merged / rejected counts.",
 		func(ctx context.Context, a leadsSaveArgs) (Result, error) { return saveLeads(ctx, st, a) },
 		func(s *jsonschema.Schema) {
 			one, leads := 1, s.Properties["leads"]

@@ -24,9 +24,8 @@ type PlanSetter func(steps []PlanStep) string
 // TaskPlanTool is task_plan, bound to one agent's task state by set.
 func TaskPlanTool(set PlanSetter) Tool {
 	return New("task_plan",
-		"Set or update your plan for the current task: numbered steps with status todo / in_progress / done. "+
-			"Call it at the start of any multi-step task and again whenever a step starts or finishes (keep exactly one step in_progress). "+
-			"The plan is shown back to you in task anchors, checkpoints and summaries, so it keeps you on track in long tasks.",
+		"Set or update the plan of the current task: steps with status todo / in_progress / done (one in_progress). "+
+			"Call it at the start of a multi-step task and when a step starts or ends; anchors and summaries show it back to you.",
 		func(ctx context.Context, a planArgs) (Result, error) {
 			if len(a.Steps) == 0 {
 				return Result{}, fmt.Errorf("steps is empty; send the whole plan (at least one step)")

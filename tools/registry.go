@@ -100,7 +100,27 @@ func schemaMap(s *jsonschema.Schema) map[string]any {
 	if err := json.Unmarshal(b, &m); err != nil {
 		panic(fmt.Sprintf("unmarshal schema: %v", err))
 	}
+	dropClosedObjects(m)
 	return m
+}
+
+// dropClosedObjects removes "additionalProperties": false from the schema
+// the model sees: it costs tokens on every request, and the registry still
+// rejects unknown arguments with a message naming them.
+func dropClosedObjects(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		if ap, ok := v["additionalProperties"].(bool); ok && !ap {
+			delete(v, "additionalProperties")
+		}
+		for _, x := range v {
+			dropClosedObjects(x)
+		}
+	case []any:
+		for _, x := range v {
+			dropClosedObjects(x)
+		}
+	}
 }
 
 // Exec is how one call is run.

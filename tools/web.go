@@ -471,10 +471,8 @@ type fetchArgs struct {
 
 func fetchURLTool(w *webFetcher) Tool {
 	return New("fetch_url",
-		"Fetch a web page and return its readable part as Markdown with absolute links (JSON pretty-printed, "+
-			"plain text as is). The output starts with the final URL, status, content type, title and size. "+
-			"Honours robots.txt; refuses binary files (images, PDF, archives). To pull repeated items "+
-			"(table rows, cards, list entries) into structured rows, use extract instead.",
+		"Fetch a web page as Markdown with absolute links (JSON pretty-printed, text as is), headed by the final URL, "+
+			"status, type and title. Honours robots.txt; refuses binary files. For repeated items (rows, cards) use extract.",
 		func(ctx context.Context, a fetchArgs) (Result, error) { return w.fetchURL(ctx, a.URL) }, nil).
 		WithAccess(func(ctx context.Context, a fetchArgs) (Access, error) {
 			u, err := parseWebURL(a.URL)

@@ -144,26 +144,44 @@ func TestWorkspaceToolsThroughTheLoop(t *testing.T) {
 }
 
 // PRODUCT §11: the first request before memory files (persona prompt +
-// tool schemas) stays within 16 KB, and the tool names are the contract of
-// PRODUCT §6.
+// tool schemas as sent) stays within 16 KB, and the tool names are the
+// contract of PRODUCT §6.
 func TestFirstRequestSizeAndToolNames(t *testing.T) {
-	srv := llmtest.NewServer(t, llmtest.Text("hi"))
-	a, _, _ := wired(t, srv, "ask")
-	for _, p := range a.Personas.All() {
-		specs := a.Deps.Tools.Specs(p.Tools)
-		b, _ := json.Marshal(specs)
-		size := len(b) + len(p.SystemPrompt)
-		t.Logf("%-12s %2d tools, schemas %5d bytes + persona prompt %4d = %5d bytes", p.ID, len(specs), len(b), len(p.SystemPrompt), size)
+	srv := llmtest.NewServer(t)
+	a, sess, _ := wired(t, srv, "ask")
+	for i, p := range a.Personas.All() {
+		srv.Push(llmtest.Text("hi"))
+		if _, err := sess.Send(context.Background(), p.ID, "hello"); err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Tools []json.RawMessage `json:"tools"`
+		}
+		if err := json.Unmarshal(srv.Requests()[i].Raw, &body); err != nil {
+			t.Fatal(err)
+		}
+		schemas := 0
+		for _, tl := range body.Tools {
+			schemas += len(tl)
+		}
+		size := schemas + len(p.SystemPrompt)
+		t.Logf("%-12s %2d tools, schemas %5d bytes + persona prompt %4d = %5d bytes", p.ID, len(body.Tools), schemas, len(p.SystemPrompt), size)
 		if size > 16<<10 {
 			t.Errorf("%s: first request before memory files is %d bytes > 16 KB", p.ID, size)
 		}
 	}
-	want := []string{"edit_file", "glob", "grep", "list_dir", "read_file", "run_command",
+	want := []string{"edit_file", "extract", "fetch_url", "glob", "grep", "leads_export", "leads_save", "list_dir", "read_file", "run_command",
 		"workspace_daily_log", "workspace_log_error", "workspace_log_learning", "workspace_read", "workspace_request_feature", "workspace_save_fact", "write_file"}
 	got := a.Deps.Tools.Names()
 	for _, w := range want {
 		if !slices.Contains(got, w) {
 			t.Errorf("tool %s is not registered (have %v)", w, got)
+		}
+	}
+	first := srv.Requests()[0]
+	for _, bound := range []string{"task_plan", "read_tool_output", "grep_tool_output", "delegate_task"} {
+		if !slices.Contains(first.Tools, bound) {
+			t.Errorf("Polly's first request lacks %s", bound)
 		}
 	}
 }
