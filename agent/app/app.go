@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"polly/agent"
@@ -46,6 +47,8 @@ type App struct {
 	Policy     *permission.Policy
 	Deps       *agent.Deps
 	Warnings   []string // problems that did not stop start-up, for the user
+
+	current atomic.Pointer[agent.Session] // the session decisions are logged under
 }
 
 // Open wires everything. Only a problem that makes Polly useless is an
@@ -84,7 +87,22 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	}
 	a.Personas = set
 
-	a.Policy = &permission.Policy{Mode: permission.Mode(cfg.Mode), Root: root, Asker: opts.Asker}
+	pol, err := permission.New(permission.Options{
+		Mode: permission.Mode(cfg.Mode), Root: root, StateDir: a.StateDir, Asker: opts.Asker,
+		Rules: permission.Rules{Allow: rulesOf(cfg.Permissions.Allow), Ask: rulesOf(cfg.Permissions.Ask), Deny: rulesOf(cfg.Permissions.Deny)},
+		Log:   a.decisionLog(),
+		Session: func() string {
+			if s := a.current.Load(); s != nil {
+				return s.ID()
+			}
+			return ""
+		},
+	})
+	if err != nil {
+		a.Close()
+		return nil, fmt.Errorf("permissions: %w", err)
+	}
+	a.Policy = pol
 
 	client := opts.LLM
 	if client == nil {
@@ -172,9 +190,33 @@ func (a *App) Close() error {
 	return nil
 }
 
-// Session opens a new session, or resumes one by id.
+// Session opens a new session, or resumes one by id. Approvals "for this
+// session" start afresh.
 func (a *App) Session(ctx context.Context, emit func(agent.Event), id string) (*agent.Session, error) {
-	return agent.OpenSession(ctx, a.Deps, emit, agent.SessionOptions{ID: id})
+	s, err := agent.OpenSession(ctx, a.Deps, emit, agent.SessionOptions{ID: id})
+	if err != nil {
+		return nil, err
+	}
+	a.current.Store(s)
+	a.Policy.ResetSession()
+	return s, nil
+}
+
+// decisionLog is where permission decisions are logged (nil without a store:
+// a nil *store.Store in the interface would not be nil).
+func (a *App) decisionLog() permission.DecisionLogger {
+	if a.Store == nil {
+		return nil
+	}
+	return a.Store
+}
+
+func rulesOf(in []config.Rule) []permission.Rule {
+	out := make([]permission.Rule, len(in))
+	for i, r := range in {
+		out[i] = permission.Rule{Tool: r.Tool, Pattern: r.Pattern}
+	}
+	return out
 }
 
 // LatestSessionID returns the newest root session, for --continue.

@@ -47,7 +47,7 @@ func TestScraperFetchExtractSaveExport(t *testing.T) {
 		llmtest.Text("Saved 3 leads to exports/members.csv."),
 	)
 	env, polly := cliEnv(t, srv.URL(), nil)
-	r := polly("-p", "Build a lead list from "+page, "--persona", "web_scraper", "--yolo")
+	r := polly("-p", "Build a lead list from "+page, "--persona", "web_scraper", "--mode", "auto-edit")
 	if r.code != 0 {
 		t.Fatalf("code %d\n%s", r.code, r.stderr)
 	}
