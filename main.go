@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"polly/agent/cli"
+	"polly/tui"
 )
 
 // template is the workspace seeded on first run (SOUL.md, MEMORY.md, …).
@@ -44,5 +45,6 @@ func main() {
 		Template: tmpl,
 		Version:  version,
 		Signals:  true,
+		RunTUI:   tui.Run,
 	}))
 }

@@ -1,0 +1,122 @@
+// Command fakeopenai serves a scripted OpenAI-compatible model for trying
+// Polly by hand, with no network and no key:
+//
+//	go run ./agent/llmtest/fakeopenai -addr 127.0.0.1:8089
+//	OPENAI_BASE_URL=http://127.0.0.1:8089/v1 OPENAI_API_KEY=x polly
+//
+// Run Polly in a directory holding a hello.go. Any prompt plays the demo:
+// a short reply and read_file on hello.go, then edit_file (a diff), then
+// run_command, then a streamed Markdown answer with a code block. A prompt
+// containing "team" delegates two tasks in parallel (coder and scraper),
+// so the team panel has rows. Replies stream slowly enough to watch.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"polly/agent/llmtest"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:8089", "listen `ADDR`")
+	delay := flag.Duration("delay", 40*time.Millisecond, "pause between streamed chunks")
+	flag.Parse()
+	d := demo{delay: *delay}
+	srv, err := llmtest.Start(*addr, llmtest.Repeat(100000, d.step)...)
+	if err != nil {
+		log.Fatal(err)
+	}
+	srv.Strict(false)
+	fmt.Printf("fake OpenAI server on %s\n", srv.URL())
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt)
+	<-stop
+	srv.Close()
+}
+
+type demo struct{ delay time.Duration }
+
+// step answers one request from where the conversation stands.
+func (d demo) step(req llmtest.Request) llmtest.Step {
+	if len(req.Tools) == 0 { // the summarizer (/compact) asks without tools
+		return d.slow("## Summary\n- The user asked for a demo of Polly.\n- hello.go was read, edited and run.\n", 40)
+	}
+	last := -1
+	for i, m := range req.Messages {
+		if m.Role == "user" && !strings.HasPrefix(m.Content, "[") { // not a harness note (anchor, handoff)
+			last = i
+		}
+	}
+	if last < 0 {
+		return llmtest.Text("Hello! Ask me anything.")
+	}
+	prompt := req.Messages[last].Content
+	done := 0 // tool results since the last user message
+	for _, m := range req.Messages[last+1:] {
+		if m.Role == "tool" {
+			done++
+		}
+	}
+	if strings.HasPrefix(prompt, "Task from") { // a sub-agent
+		return d.child(prompt, done)
+	}
+	if strings.Contains(strings.ToLower(prompt), "team") {
+		return d.team(done)
+	}
+	switch done {
+	case 0:
+		r := d.slow("Let me look at the project first.", 6)
+		r.ToolCalls = []llmtest.ToolCall{{Name: "read_file", Args: `{"path":"hello.go"}`}}
+		return r
+	case 1:
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "edit_file",
+			Args: `{"path":"hello.go","old_string":"Hello, world","new_string":"Hello, Polly"}`}}}
+	case 2:
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "run_command", Args: `{"command":"go run hello.go"}`}}}
+	}
+	return d.slow(finalAnswer, 5)
+}
+
+func (d demo) team(done int) llmtest.Step {
+	if done == 0 {
+		r := d.slow("I'll split this: **coder** reviews `hello.go`, **scraper** lists the project files.", 6)
+		r.ToolCalls = []llmtest.ToolCall{
+			{Name: "delegate_task", Args: `{"agent":"coder","task":"Review hello.go and say what it prints","context":"the project root holds hello.go"}`},
+			{Name: "delegate_task", Args: `{"agent":"web_scraper","task":"List the files of the project","context":"work in the project root"}`},
+		}
+		return r
+	}
+	return d.slow("Both specialists are done:\n\n| who | result |\n|---|---|\n| coder | `hello.go` prints a greeting |\n| scraper | the project has one Go file |\n", 5)
+}
+
+func (d demo) child(prompt string, done int) llmtest.Step {
+	if done == 0 {
+		call := llmtest.ToolCall{Name: "read_file", Args: `{"path":"hello.go"}`}
+		if strings.Contains(prompt, "List the files") {
+			call = llmtest.ToolCall{Name: "list_dir", Args: `{"path":"."}`}
+		}
+		r := d.slow("Looking…", 3)
+		r.ToolCalls = []llmtest.ToolCall{call}
+		return r
+	}
+	return llmtest.Reply{Text: "Done: checked it. Everything looks fine; nothing was changed.", ChunkSize: 3, Delay: 3 * d.delay}
+}
+
+func (d demo) slow(text string, chunk int) llmtest.Reply {
+	return llmtest.Reply{Text: text, ChunkSize: chunk, Delay: d.delay}
+}
+
+const finalAnswer = "## What I did\n\n" +
+	"1. **Read** `hello.go` to see what it prints.\n" +
+	"2. **Edited** the greeting (see the diff above).\n" +
+	"3. **Ran** it with `go run`.\n\n" +
+	"The program now reads:\n\n" +
+	"```go\npackage main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"Hello, Polly\")\n}\n```\n\n" +
+	"> Tip: press **ctrl+x** to expand the last tool block, **ctrl+o** to browse tool outputs.\n\n" +
+	"Anything else you would like to change?"

@@ -1,0 +1,89 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"polly/agent"
+	"polly/memory/chat"
+)
+
+// fill adds n messages of mixed kinds (user, Markdown replies with code,
+// tool blocks with diffs) and renders them once, as a long session would
+// have them: cached.
+func fill(h *harness, n int) {
+	tr := h.m.current().tr
+	for i := range n {
+		switch i % 4 {
+		case 0:
+			tr.add(&item{kind: kUser, text: fmt.Sprintf("message %d: please look at the parser and fix the failing test", i)})
+		case 1:
+			tr.add(&item{kind: kAssistant, text: fmt.Sprintf("## Step %d\n\nI read `parser.go`. The **bug** is in `parse`:\n\n```go\nfunc parse(s string) *Node {\n\treturn nil\n}\n```\n\n- it returns nil\n- callers expect a node\n", i)})
+		case 2:
+			tr.add(&item{kind: kTool, tool: &toolInfo{name: "edit_file", brief: "path=parser.go", done: true, chars: 120, lines: 3,
+				diff: "--- a/parser.go\n+++ b/parser.go\n@@ -1,3 +1,3 @@\n func parse(s string) *Node {\n-\treturn nil\n+\treturn &Node{}\n }\n"}})
+		case 3:
+			tr.add(&item{kind: kTool, tool: &toolInfo{name: "run_command", brief: "command=go test ./...", done: true, chars: 52000, lines: 900, offloaded: true, execID: int64(i)}})
+		}
+	}
+	for _, it := range tr.items { // every item rendered and cached, as after scrolling through
+		h.m.r.lines(it, h.m.w)
+	}
+	h.m.View()
+}
+
+// BenchmarkViewLongTranscript: one frame of a 1,000-message transcript at
+// 120×40 with every item cached.
+func BenchmarkViewLongTranscript(b *testing.B) {
+	h := newHarness(b, harnessOpts{w: 120, h: 40})
+	fill(h, 1000)
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = h.m.View()
+	}
+}
+
+// BenchmarkStreamedToken: the whole cost of one streamed token — the
+// batch through Update, the frame that publishes it (re-rendering only the
+// streaming message's unsettled tail) and the View — after 10, 100 and
+// 1,000 prior messages. It must not grow with the transcript.
+func BenchmarkStreamedToken(b *testing.B) {
+	for _, n := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("prior=%d", n), func(b *testing.B) {
+			h := newHarness(b, harnessOpts{w: 120, h: 40})
+			fill(h, n)
+			d := hdr("default")
+			words := strings.Fields("the parser fails because parse returns nil where callers expect a node so I will change it and run the tests again")
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				text := words[i%len(words)] + " "
+				if i%16 == 15 {
+					text += "\n\n" // a paragraph ends: it settles and is rendered once
+				}
+				h.m.Update(eventsMsg{items: []any{agent.TextDelta{Header: d, Text: text}}})
+				h.m.Update(frameMsg{})
+				_ = h.m.View()
+				i++
+				if i%400 == 0 { // the message ends; the next one starts
+					h.m.Update(eventsMsg{items: []any{agent.MessageDone{Header: d, Message: chat.Message{Role: chat.Assistant, Content: h.m.current().tr.text.text}}}})
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFirstFrame: building the root model and drawing its first
+// frame at 120×40 (the app itself is opened before, in Run).
+func BenchmarkFirstFrame(b *testing.B) {
+	h := newHarness(b, harnessOpts{w: 120, h: 40})
+	b.ReportAllocs()
+	for b.Loop() {
+		m := newModel(options{app: h.app, sess: h.m.sess, bridge: h.b})
+		m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+		_ = m.View()
+	}
+}

@@ -1,0 +1,189 @@
+package tui
+
+import (
+	"sort"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// slashCommand is one /command.
+type slashCommand struct {
+	name, args, help string
+}
+
+var slashCommands = []slashCommand{
+	{"/help", "", "every key and command"},
+	{"/persona", "NAME", "talk to another persona"},
+	{"/model", "NAME", "switch the model (between turns)"},
+	{"/compact", "", "summarize this persona's conversation now"},
+	{"/clear", "", "start a new session"},
+	{"/sessions", "", "pick a session to resume"},
+	{"/memory", "", "workspace memory and task checkpoints"},
+	{"/task", "", "plan, anchor and checkpoint of the current task"},
+	{"/cost", "", "tokens and cost per persona"},
+	{"/init", "", "ask the persona to write or improve AGENTS.md"},
+}
+
+// initPrompt is what /init sends.
+const initPrompt = `Write or improve this project's AGENTS.md (at the project root): the file future coding agents read first.
+Read the repository before writing: the README, the build files (go.mod, package.json, Makefile…), the directory layout and a few central source files.
+Keep it short and factual, under 60 lines: what the project is, how to build, test and run it (exact commands), the layout (one line per important directory), conventions a newcomer would get wrong, and anything that must not be touched.
+If AGENTS.md exists, keep what is still true, fix what is wrong, and remove what is stale. Do not invent commands you have not seen evidence for.`
+
+// command runs text if it is a slash command. A first word that looks
+// like a path ("/etc/hosts is…") is sent as a message instead.
+func (m *Model) command(text string) (tea.Cmd, bool) {
+	t := strings.TrimSpace(text)
+	if !strings.HasPrefix(t, "/") {
+		return nil, false
+	}
+	name, arg, _ := strings.Cut(t, " ")
+	arg = strings.TrimSpace(arg)
+	if strings.Contains(name[1:], "/") {
+		return nil, false
+	}
+	switch name {
+	case "/help":
+		return m.openPanel(pHelp), true
+	case "/persona":
+		if arg == "" {
+			m.flash = "usage: /persona NAME (" + strings.Join(m.personaNames(), ", ") + ")"
+			return nil, true
+		}
+		i := m.index(arg)
+		if i < 0 {
+			m.flash = "no persona " + arg + " (" + strings.Join(m.personaNames(), ", ") + ")"
+			return nil, true
+		}
+		return m.selectPersona(i), true
+	case "/model":
+		return m.setModel(arg), true
+	case "/compact":
+		return m.compact(), true
+	case "/clear":
+		return m.openSession(""), true
+	case "/sessions":
+		return m.openPanel(pSessions), true
+	case "/memory":
+		return m.openPanel(pMemory), true
+	case "/task":
+		return m.openPanel(pTask), true
+	case "/cost":
+		return m.cost(), true
+	case "/init":
+		if m.modelErr != nil {
+			m.flash = "sending is disabled: no model is configured"
+			return nil, true
+		}
+		p := m.current()
+		p.tr.toEnd()
+		it := p.tr.add(&item{kind: kUser, text: initPrompt})
+		if p.busy() {
+			it.queued = true
+			p.queue = append(p.queue, it)
+			return nil, true
+		}
+		return m.startRun(p, it), true
+	}
+	m.flash = "unknown command " + name + " (type / to see the commands)"
+	m.input.SetValue(text)
+	return nil, true
+}
+
+// setModel is /model NAME. Agents cache numbers made for their model, so
+// after App.SetModel the session is reopened by id: fresh agents, same
+// stored history.
+func (m *Model) setModel(name string) tea.Cmd {
+	if name == "" {
+		m.flash = "usage: /model NAME — now " + m.app.Model.Name
+		return nil
+	}
+	if m.anyOp() || m.team.running() > 0 {
+		m.flash = "wait for the running work to end before switching models"
+		return nil
+	}
+	if err := m.app.SetModel(name); err != nil {
+		m.flash = err.Error()
+		return nil
+	}
+	sess, err := m.app.Session(m.ctx, m.bridge.Emit, m.sess.ID())
+	if err != nil {
+		m.flash = "model switched, but reopening the session failed: " + err.Error()
+		return nil
+	}
+	m.sess = sess
+	for _, p := range m.personas {
+		p.hasStatus = false
+	}
+	m.current().tr.add(&item{kind: kSystem, text: "model: " + m.app.Model.Name + " (" + m.app.Model.BaseURL + ")"})
+	return nil
+}
+
+func (m *Model) personaNames() []string {
+	var out []string
+	for _, p := range m.personas {
+		out = append(out, strings.ToLower(p.p.Name))
+	}
+	return out
+}
+
+// completions lists what the input could complete to: command names
+// while the first word is typed, persona names after "/persona ".
+func (m *Model) completions() []string {
+	v := m.input.Value()
+	if !strings.HasPrefix(v, "/") || strings.Contains(v, "\n") {
+		return nil
+	}
+	name, arg, hasArg := strings.Cut(v, " ")
+	if !hasArg {
+		var out []string
+		for _, c := range slashCommands {
+			if strings.HasPrefix(c.name, name) {
+				out = append(out, c.name)
+			}
+		}
+		return out
+	}
+	if name == "/persona" {
+		var out []string
+		for _, n := range m.personaNames() {
+			if strings.HasPrefix(n, strings.ToLower(strings.TrimSpace(arg))) {
+				out = append(out, "/persona "+n)
+			}
+		}
+		sort.Strings(out)
+		return out
+	}
+	return nil
+}
+
+// complete is Tab with completions: the first match, with a space after a
+// command that takes an argument.
+func (m *Model) complete() bool {
+	c := m.completions()
+	if len(c) == 0 {
+		return false
+	}
+	v := c[0]
+	if len(c) > 1 && c[0] == m.input.Value() {
+		v = c[1]
+	}
+	for _, sc := range slashCommands {
+		if sc.name == v && sc.args != "" {
+			v += " "
+		}
+	}
+	m.input.SetValue(v)
+	m.input.CursorEnd()
+	return true
+}
+
+func commandHelp(name string) string {
+	for _, c := range slashCommands {
+		if c.name == name {
+			return c.help
+		}
+	}
+	return ""
+}

@@ -1,0 +1,237 @@
+package tui
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"polly/agent"
+	"polly/agent/app"
+	"polly/agent/config"
+	"polly/agent/llmtest"
+)
+
+// harness is a real Polly (store, workspace, tools, agents) in a temp
+// project, talking to the fake OpenAI server, with the TUI model driven by
+// a small loop that runs Cmds and feeds their messages back to Update on
+// the test goroutine — as Bubble Tea does, minus the terminal.
+type harness struct {
+	t    testing.TB
+	dir  string
+	srv  *llmtest.Server
+	app  *app.App
+	b    *bridge
+	m    *Model
+	msgs chan tea.Msg
+	quit bool
+}
+
+type harnessOpts struct {
+	mode     string // permission mode; default yolo
+	modelErr error
+	w, h     int
+	config   string // .agent/config.json of the project
+}
+
+func newHarness(t testing.TB, o harnessOpts, steps ...llmtest.Step) *harness {
+	t.Helper()
+	dir := t.TempDir()
+	if o.config != "" {
+		if err := os.MkdirAll(filepath.Join(dir, ".agent"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, ".agent", "config.json"), []byte(o.config), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := llmtest.NewServer(t, steps...)
+	if o.mode == "" {
+		o.mode = "yolo"
+	}
+	env := map[string]string{
+		"OPENAI_BASE_URL": srv.URL(),
+		"OPENAI_API_KEY":  "test-key",
+		"POLLY_WORKSPACE": filepath.Join(t.TempDir(), "ws"),
+		"POLLY_MODE":      o.mode,
+	}
+	cfg, err := config.Load(config.LoadOptions{ProjectDir: dir, Home: t.TempDir(), Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newBridge()
+	t.Cleanup(b.close)
+	a, err := app.Open(context.Background(), app.Options{Config: cfg, ProjectDir: dir, Template: os.DirFS("../.agent-template"), Asker: &asker{b: b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := a.Session(context.Background(), b.Emit, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := &runGroup{}
+	t.Cleanup(func() {
+		if !runs.close(10 * time.Second) {
+			t.Error("runs did not end")
+		}
+		a.Close()
+	})
+	h := &harness{t: t, dir: dir, srv: srv, app: a, b: b, msgs: make(chan tea.Msg, 4096)}
+	h.m = newModel(options{ctx: context.Background(), app: a, sess: sess, bridge: b, runs: runs, modelErr: o.modelErr, noColor: true, editor: "true"})
+	t.Cleanup(func() {
+		for _, p := range h.m.personas { // stop what a failed test left running
+			if p.cancel != nil {
+				p.cancel()
+			}
+		}
+	})
+	if o.w == 0 {
+		o.w, o.h = 120, 40
+	}
+	h.send(tea.WindowSizeMsg{Width: o.w, Height: o.h})
+	h.run(h.m.Init())
+	return h
+}
+
+// run executes a Cmd off the test goroutine, as Bubble Tea does.
+func (h *harness) run(cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	go func() {
+		if msg := cmd(); msg != nil {
+			h.msgs <- msg
+		}
+	}()
+}
+
+// send gives a message to Update and runs the Cmd it returns.
+func (h *harness) send(msg tea.Msg) {
+	switch msg := msg.(type) {
+	case tea.BatchMsg:
+		for _, c := range msg {
+			h.run(c)
+		}
+		return
+	case tea.QuitMsg:
+		h.quit = true
+		return
+	}
+	_, cmd := h.m.Update(msg)
+	h.run(cmd)
+}
+
+// until processes messages until cond holds.
+func (h *harness) until(what string, cond func() bool) {
+	h.t.Helper()
+	deadline := time.After(10 * time.Second)
+	poll := time.NewTicker(5 * time.Millisecond) // cond may change without a message (a reply channel)
+	defer poll.Stop()
+	for !cond() {
+		select {
+		case msg := <-h.msgs:
+			h.send(msg)
+		case <-poll.C:
+		case <-deadline:
+			h.t.Fatalf("timed out waiting for %s; screen:\n%s", what, h.screen())
+		}
+	}
+}
+
+// settle processes messages for d.
+func (h *harness) settle(d time.Duration) {
+	end := time.After(d)
+	for {
+		select {
+		case msg := <-h.msgs:
+			h.send(msg)
+		case <-end:
+			return
+		}
+	}
+}
+
+func (h *harness) key(k string) { h.send(keyMsg(k)) }
+
+// typeText types into the input, one key per character.
+func (h *harness) typeText(s string) {
+	for _, r := range s {
+		if r == ' ' {
+			h.send(tea.KeyPressMsg{Code: tea.KeySpace, Text: " "})
+			continue
+		}
+		h.send(tea.KeyPressMsg{Code: r, Text: string(r)})
+	}
+}
+
+// prompt types s and presses Enter.
+func (h *harness) prompt(s string) {
+	h.typeText(s)
+	h.key("enter")
+}
+
+// screen is the current view without escape codes.
+func (h *harness) screen() string { return ansi.Strip(h.m.View().Content) }
+
+func (h *harness) idle() bool { return !h.m.anyOp() }
+
+// keyMsg builds a key press from its String() form.
+func keyMsg(k string) tea.KeyPressMsg {
+	var mod tea.KeyMod
+	for {
+		switch {
+		case strings.HasPrefix(k, "ctrl+"):
+			mod |= tea.ModCtrl
+			k = k[5:]
+			continue
+		case strings.HasPrefix(k, "alt+"):
+			mod |= tea.ModAlt
+			k = k[4:]
+			continue
+		case strings.HasPrefix(k, "shift+"):
+			mod |= tea.ModShift
+			k = k[6:]
+			continue
+		}
+		break
+	}
+	codes := map[string]rune{"enter": tea.KeyEnter, "tab": tea.KeyTab, "esc": tea.KeyEscape, "up": tea.KeyUp, "down": tea.KeyDown,
+		"pgup": tea.KeyPgUp, "pgdown": tea.KeyPgDown, "backspace": tea.KeyBackspace, "f1": tea.KeyF1, "f2": tea.KeyF2, "space": tea.KeySpace}
+	if c, ok := codes[k]; ok {
+		return tea.KeyPressMsg{Code: c, Mod: mod}
+	}
+	r := []rune(k)[0]
+	msg := tea.KeyPressMsg{Code: r, Mod: mod}
+	if mod == 0 {
+		msg.Text = k
+	}
+	return msg
+}
+
+// texts lists a transcript's items as kind:text, for assertions.
+func texts(tr *transcript) []string {
+	var out []string
+	for _, it := range tr.items {
+		out = append(out, it.text)
+	}
+	return out
+}
+
+func hasItem(tr *transcript, k kind, sub string) bool {
+	for _, it := range tr.items {
+		if it.kind == k && strings.Contains(it.text, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// hdr is an event header for synthetic events.
+func hdr(persona string) agent.Header {
+	return agent.Header{Session: "s1", Agent: persona, Persona: persona, Time: time.Now()}
+}

@@ -1,0 +1,145 @@
+package tui
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+// key routes a key press: the quit question, then the permission dialog,
+// then an open panel, then the global keys, and what is left goes to the
+// input. Global keys come first so the textarea never sees them.
+func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	k := msg.String()
+	m.flash = ""
+	if m.quitAsk {
+		m.quitAsk = false
+		if k == "y" || k == "Y" || k == "ctrl+c" {
+			return m.quit()
+		}
+		return nil
+	}
+	if key.Matches(msg, m.keys.Quit) {
+		if m.anyBusy() || len(m.asks) > 0 {
+			m.quitAsk = true
+			return nil
+		}
+		return m.quit()
+	}
+	if len(m.asks) > 0 {
+		return m.permissionKey(msg)
+	}
+	if cmd, ok := m.panelHotkey(msg); ok {
+		return cmd
+	}
+	if m.panel != noPanel {
+		return m.panelKey(msg)
+	}
+
+	p := m.current()
+	w, h := m.w, m.chatHeight()
+	switch {
+	case key.Matches(msg, m.keys.NextPersona):
+		if m.complete() {
+			return nil
+		}
+		return m.selectPersona((m.cur + 1) % len(m.personas))
+	case key.Matches(msg, m.keys.PrevPersona):
+		return m.selectPersona((m.cur + len(m.personas) - 1) % len(m.personas))
+	case key.Matches(msg, m.keys.PersonaN):
+		return m.selectPersona(int(k[len(k)-1] - '1'))
+	case key.Matches(msg, m.keys.Cancel):
+		if !m.cancelRun() && strings.HasPrefix(m.input.Value(), "/") {
+			m.input.Reset()
+		}
+		return nil
+	case key.Matches(msg, m.keys.PageUp):
+		p.tr.scrollUp(m.r, w, h, max(1, h-2))
+		return nil
+	case key.Matches(msg, m.keys.PageDown):
+		p.tr.scrollDown(m.r, w, h, max(1, h-2))
+		return nil
+	case key.Matches(msg, m.keys.Expand):
+		p.tr.toggle()
+		return nil
+	case key.Matches(msg, m.keys.SelectPrev):
+		p.tr.selectTool(-1)
+		return nil
+	case key.Matches(msg, m.keys.SelectNext):
+		p.tr.selectTool(1)
+		return nil
+	case k == "up" && m.recallable():
+		m.recall(-1)
+		return nil
+	case k == "down" && m.browsing():
+		m.recall(1)
+		return nil
+	case key.Matches(msg, m.keys.Send):
+		text := m.input.Value()
+		if strings.TrimSpace(text) == "" {
+			return nil
+		}
+		m.input.Reset()
+		m.histPos = len(m.history)
+		return m.submit(strings.TrimRight(text, "\n"))
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	return cmd
+}
+
+// wheel scrolls whatever is under the pointer: a panel or the chat.
+func (m *Model) wheel(msg tea.MouseWheelMsg) {
+	n := 3
+	up := msg.Button == tea.MouseWheelUp
+	if msg.Button != tea.MouseWheelUp && msg.Button != tea.MouseWheelDown {
+		return
+	}
+	if m.panel != noPanel {
+		m.panelScroll(up, n)
+		return
+	}
+	p := m.current()
+	if up {
+		p.tr.scrollUp(m.r, m.w, m.chatHeight(), n)
+	} else {
+		p.tr.scrollDown(m.r, m.w, m.chatHeight(), n)
+	}
+}
+
+// remember adds a sent message to the input history.
+func (m *Model) remember(text string) {
+	if n := len(m.history); n == 0 || m.history[n-1] != text {
+		m.history = append(m.history, text)
+	}
+	m.histPos = len(m.history)
+}
+
+// recallable: Up recalls history when the input is empty, or still holds
+// the entry recalled last (so Up walks further back).
+func (m *Model) recallable() bool {
+	if len(m.history) == 0 {
+		return false
+	}
+	v := m.input.Value()
+	return v == "" || m.browsing() && v == m.history[m.histPos]
+}
+
+func (m *Model) browsing() bool {
+	return m.histPos < len(m.history) && m.input.Value() == m.history[m.histPos]
+}
+
+func (m *Model) recall(dir int) {
+	pos := m.histPos + dir
+	if pos < 0 {
+		return
+	}
+	m.histPos = min(pos, len(m.history))
+	if m.histPos == len(m.history) {
+		m.input.Reset()
+		return
+	}
+	m.input.SetValue(m.history[m.histPos])
+	m.input.CursorEnd()
+}

@@ -1,0 +1,414 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"polly/agent"
+)
+
+// kind is what a transcript item shows.
+type kind int
+
+const (
+	kUser      kind = iota
+	kAssistant      // Markdown, streamed or finished
+	kReasoning      // provider reasoning, dimmed
+	kTool           // one tool call
+	kSub            // a sub-agent's live line
+	kSummary        // a compaction receipt
+	kAnchor         // a task anchor, one dim line
+	kHandoff        // a handoff card received on a persona switch
+	kNotice         // harness notices, retries, cancellations
+	kError          // an error with what to do about it
+	kSystem         // Polly's own messages: configuration, /cost, help hints
+)
+
+// item is one entry of a transcript with its rendered lines cached per
+// width and theme: a finished message is rendered once, a streaming one at
+// most once per frame (see transcript.frame).
+type item struct {
+	kind  kind
+	text  string // source text: Markdown, plain text
+	shown string // streaming items: the text as of the last frame
+	level string // notices: "info" or "warn"
+	hint  string // errors: what the user can do
+	gap   bool   // a blank line above
+
+	streaming bool
+	queued    bool // a user message waiting for the running turn to end
+	tool      *toolInfo
+	sub       *subRow
+	sum       *summaryInfo
+
+	// render cache
+	cacheW, cacheGen int
+	cache            []string
+	valid            bool
+	// stable-prefix cache of a streaming Markdown item
+	pfxLen, pfxW, pfxGen int
+	pfx                  []string
+}
+
+func (it *item) invalidate() { it.valid = false }
+
+// toolInfo is a tool call's block.
+type toolInfo struct {
+	callID, name, brief string
+	done, failed        bool
+	dur                 time.Duration
+	chars, lines        int
+	execID              int64
+	offloaded           bool
+	exit                *int
+	diff, preview       string
+	expanded, selected  bool
+}
+
+// summaryInfo is a compaction, pending until SummaryFinished arrives.
+type summaryInfo struct {
+	started  agent.SummaryStarted
+	finished *agent.SummaryFinished
+}
+
+// renderer draws items. It lives on the Bubble Tea loop (it owns the
+// glamour renderers) and gen changes with the theme so caches notice.
+type renderer struct {
+	th  theme
+	md  *markdown
+	gen int
+	now func() time.Time
+}
+
+func newRenderer(th theme, gen int, now func() time.Time) *renderer {
+	return &renderer{th: th, md: newMarkdown(th.mdStyle), gen: gen, now: now}
+}
+
+// lines returns an item's lines at width w, from the cache when valid.
+func (r *renderer) lines(it *item, w int) []string {
+	if it.valid && it.cacheW == w && it.cacheGen == r.gen {
+		return it.cache
+	}
+	body := r.render(it, w)
+	if it.gap {
+		body = append([]string{""}, body...)
+	}
+	it.cache, it.cacheW, it.cacheGen, it.valid = fitLines(body, w), w, r.gen, true
+	return it.cache
+}
+
+func (r *renderer) render(it *item, w int) []string {
+	th := r.th
+	switch it.kind {
+	case kUser:
+		out := prefixed(plainLines(it.text, max(1, w-2)), th.user.Render("┃ "))
+		if it.queued {
+			out = append(out, th.dim.Render("  queued: sent when the running turn ends"))
+		}
+		return out
+	case kAssistant:
+		if it.streaming {
+			return r.streamingMarkdown(it, w)
+		}
+		return r.md.lines(it.text, w)
+	case kReasoning:
+		ls := plainLines(strings.TrimSpace(it.shownText()), max(1, w-4))
+		if !it.streaming {
+			return []string{th.dim.Render("  · thought: " + clip(oneLine(it.text), max(10, w-14)))}
+		}
+		if len(ls) > 3 {
+			ls = ls[len(ls)-3:]
+		}
+		return marked(ls, th.dim.Render("  · "), th.dim)
+	case kTool:
+		return r.toolLines(it.tool, w)
+	case kSub:
+		return r.subLines(it.sub, w)
+	case kSummary:
+		return r.summaryLines(it.sum, w)
+	case kAnchor:
+		return []string{th.dim.Render(clip("  ↪ "+oneLine(it.text), w))}
+	case kHandoff:
+		return marked(plainLines(it.text, max(1, w-4)), th.dim.Render("  ⇄ "), th.dim)
+	case kNotice:
+		st, mark := th.dim, "  · "
+		if it.level == "warn" {
+			st, mark = th.warn, "  ! "
+		}
+		return marked(plainLines(it.text, max(1, w-4)), st.Render(mark), st)
+	case kError:
+		out := marked(plainLines(it.text, max(1, w-4)), th.bad.Render("  ✗ "), th.bad)
+		if it.hint != "" {
+			out = append(out, prefixed(plainLines("what to do: "+it.hint, max(1, w-4)), "    ", th.warn)...)
+		}
+		return out
+	case kSystem:
+		return prefixed(plainLines(it.text, max(1, w-2)), "  ")
+	}
+	return nil
+}
+
+func (it *item) shownText() string {
+	if it.streaming {
+		return it.shown
+	}
+	return it.text
+}
+
+// streamingMarkdown renders a streaming message: the settled part (up to
+// its last blank line outside a code fence) block by block as it settles,
+// each block once, and the unsettled tail every frame. So a frame costs the
+// tail, not the whole message; the finished message is rendered whole once.
+func (r *renderer) streamingMarkdown(it *item, w int) []string {
+	src := it.shown
+	cut := stablePrefix(src)
+	if it.pfxW != w || it.pfxGen != r.gen || cut < it.pfxLen {
+		it.pfx, it.pfxLen, it.pfxW, it.pfxGen = nil, 0, w, r.gen
+	}
+	if cut > it.pfxLen {
+		if add := r.md.lines(src[it.pfxLen:cut], w); len(add) > 0 {
+			if len(it.pfx) > 0 {
+				it.pfx = append(it.pfx, "")
+			}
+			it.pfx = append(it.pfx, add...)
+		}
+		it.pfxLen = cut
+	}
+	tail := src[cut:]
+	if strings.TrimSpace(tail) == "" {
+		return it.pfx
+	}
+	out := make([]string, 0, len(it.pfx)+8)
+	out = append(out, it.pfx...)
+	if len(out) > 0 {
+		out = append(out, "")
+	}
+	return append(out, r.md.lines(tail, w)...)
+}
+
+func (r *renderer) toolLines(t *toolInfo, w int) []string {
+	th := r.th
+	mark := "▸ "
+	if t.expanded {
+		mark = "▾ "
+	}
+	head := th.accent.Render(mark+t.name) + " " + t.brief
+	var meta []string
+	switch {
+	case !t.done:
+		meta = append(meta, th.warn.Render("running…"))
+	case t.failed:
+		s := "✗"
+		if t.exit != nil {
+			s += fmt.Sprintf(" exit %d", *t.exit)
+		}
+		meta = append(meta, th.bad.Render(s))
+	default:
+		s := "✓"
+		if t.exit != nil && *t.exit != 0 {
+			s += fmt.Sprintf(" exit %d", *t.exit)
+		}
+		meta = append(meta, th.ok.Render(s))
+	}
+	if t.done {
+		if t.dur > 0 {
+			meta = append(meta, fmtDur(t.dur))
+		}
+		meta = append(meta, plural(t.lines, "line")+", "+fmtCount(t.chars)+" chars")
+		if t.offloaded {
+			meta = append(meta, th.warn.Render(fmt.Sprintf("#%d offloaded", t.execID)))
+		}
+	}
+	// The brief gives way first: the status and sizes must stay visible.
+	tail := th.dim.Render(" · ") + strings.Join(meta, th.dim.Render(" · "))
+	room := w - 2 - widthOf(mark+t.name) - 1 - widthOf(tail)
+	head = th.accent.Render(mark+t.name) + " " + clip(t.brief, max(room, 0))
+	line := "  " + head + tail
+	if t.selected {
+		line = th.selected.Render(ansi.Truncate(line, w, "…"))
+	}
+	out := []string{ansi.Truncate(line, w, "…")}
+	if t.failed && !t.expanded && t.preview != "" {
+		out = append(out, th.bad.Render(clip("    "+firstLine(t.preview), w)))
+	}
+	if t.diff != "" {
+		d := r.diffLines(t.diff, w-4)
+		if !t.expanded && len(d) > 12 {
+			n := len(d) - 12
+			d = append(d[:12], th.dim.Render(fmt.Sprintf("… %d more lines (ctrl+x expands)", n)))
+		}
+		out = append(out, prefixed(d, "    ")...)
+	}
+	if t.expanded && t.preview != "" {
+		ls := plainLines(strings.TrimRight(t.preview, "\n"), max(1, w-6))
+		if len(ls) > 400 {
+			ls = append(ls[:400], fmt.Sprintf("… %d more lines (ctrl+o browses whole outputs)", len(ls)-400))
+		}
+		out = append(out, prefixed(ls, th.dim.Render("    │ "), th.dim)...)
+	}
+	return out
+}
+
+func (r *renderer) subLines(s *subRow, w int) []string {
+	th := r.th
+	parts := []string{th.accent.Render("↳ " + s.personaName())}
+	if s.running() {
+		parts = append(parts, clip(oneLine(s.task), 40))
+		if s.tool != "" {
+			parts = append(parts, th.warn.Render(clip(strings.TrimSpace(s.tool+" "+s.brief), 40)))
+		} else {
+			parts = append(parts, th.dim.Render("thinking"))
+		}
+	} else {
+		st := th.ok
+		if s.status != "completed" {
+			st = th.bad
+		}
+		parts = append(parts, st.Render(s.status))
+	}
+	parts = append(parts, fmtDur(s.elapsedAt(r.now())), plural(s.toolCalls, "tool"),
+		fmtCount(s.usage.PromptTokens+s.usage.CompletionTokens)+" tok")
+	if s.cost > 0 {
+		parts = append(parts, fmt.Sprintf("$%.4f", s.cost))
+	}
+	out := []string{clip("  "+strings.Join(parts, th.dim.Render(" · ")), w)}
+	if !s.running() && s.summary != "" {
+		out = append(out, th.dim.Render(clip("    "+oneLine(s.summary), w)))
+	}
+	return out
+}
+
+func (r *renderer) summaryLines(s *summaryInfo, w int) []string {
+	th := r.th
+	if s.finished == nil {
+		return []string{th.warn.Render(clip(fmt.Sprintf("  ⟲ compacting %s tokens (%s, %d messages)…",
+			fmtCount(s.started.TokensBefore), s.started.Reason, s.started.Messages), w))}
+	}
+	f := s.finished
+	if !f.Accepted {
+		why := f.Why
+		if why == "" {
+			why = "the summary would not have made the context smaller"
+		}
+		return marked(plainLines("compaction skipped: "+why, max(1, w-4)), th.warn.Render("  ⟲ "), th.warn)
+	}
+	how := "model summary"
+	if f.Heuristic {
+		how = "heuristic summary (the model's summary failed)"
+	}
+	text := fmt.Sprintf("compacted: %s → %s tokens · %d messages replaced, %d kept · %s",
+		fmtCount(f.TokensBefore), fmtCount(f.TokensAfter), f.Replaced, f.Kept, how)
+	if len(f.Added) > 0 {
+		text += " · the check added: " + strings.Join(f.Added, ", ")
+	}
+	if f.Why != "" {
+		text += " · " + f.Why
+	}
+	out := marked(plainLines(text, max(1, w-4)), th.accent.Render("  ⟲ "))
+	if f.ArchivePath != "" {
+		out = append(out, th.dim.Render(clip("    archive: "+f.ArchivePath, w)))
+	}
+	return out
+}
+
+// diffLines colours a unified diff: + green, - red, hunk headers cyan.
+func (r *renderer) diffLines(d string, w int) []string {
+	th := r.th
+	var out []string
+	for _, l := range strings.Split(strings.TrimRight(d, "\n"), "\n") {
+		l = strings.ReplaceAll(l, "\t", "    ")
+		l = ansi.Truncate(l, max(1, w), "…")
+		switch {
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
+			out = append(out, th.dim.Render(l))
+		case strings.HasPrefix(l, "@@"):
+			out = append(out, th.diffHunk.Render(l))
+		case strings.HasPrefix(l, "+"):
+			out = append(out, th.diffAdd.Render(l))
+		case strings.HasPrefix(l, "-"):
+			out = append(out, th.diffDel.Render(l))
+		default:
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// marked puts mark in front of the first line and as many spaces in front
+// of the others, styling the lines with the optional style.
+func marked(ls []string, mark string, style ...lipgloss.Style) []string {
+	out := prefixed(ls, strings.Repeat(" ", widthOf(ansi.Strip(mark))), style...)
+	if len(out) > 0 {
+		out[0] = mark + strings.TrimPrefix(out[0], strings.Repeat(" ", widthOf(ansi.Strip(mark))))
+	}
+	return out
+}
+
+// prefixed puts prefix in front of every line, styling the lines with the
+// optional style.
+func prefixed(ls []string, prefix string, style ...lipgloss.Style) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		if len(style) > 0 {
+			l = style[0].Render(l)
+		}
+		out[i] = prefix + l
+	}
+	return out
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// firstLine is the first line that says something (not a lone "{").
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.IndexFunc(l, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0 {
+			return strings.TrimSpace(l)
+		}
+	}
+	return strings.TrimSpace(s)
+}
+
+// clip cuts s to w display columns with an ellipsis.
+func clip(s string, w int) string {
+	if w < 1 {
+		return ""
+	}
+	return ansi.Truncate(s, w, "…")
+}
+
+func fmtCount(n int) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprint(n)
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return "<1ms"
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+// plural is "1 tool", "2 tools".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

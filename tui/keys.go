@@ -1,0 +1,58 @@
+package tui
+
+import "charm.land/bubbles/v2/key"
+
+// keyMap is every key of the main screen; help lists them all. Panel keys
+// are ctrl- or F-keys so that every printable character (including ?)
+// stays typeable in the input.
+type keyMap struct {
+	Send, Newline, NextPersona, PrevPersona, PersonaN, Cancel, Quit key.Binding
+	PageUp, PageDown, Wheel, History                                key.Binding
+	Expand, SelectPrev, SelectNext                                  key.Binding
+	Help, Memory, Task, Team, Outputs, Sessions                     key.Binding
+}
+
+func newKeyMap() keyMap {
+	b := func(help, desc string, keys ...string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
+	}
+	return keyMap{
+		Send:        b("enter", "send (queued while the persona works)", "enter"),
+		Newline:     b("shift+enter / ctrl+j", "new line", "shift+enter", "ctrl+j"),
+		NextPersona: b("tab", "next persona (completes a /command)", "tab"),
+		PrevPersona: b("shift+tab", "previous persona", "shift+tab"),
+		PersonaN: b("alt+1…9", "persona by number",
+			"alt+1", "alt+2", "alt+3", "alt+4", "alt+5", "alt+6", "alt+7", "alt+8", "alt+9"),
+		Cancel:     b("esc", "cancel the running turn / close a panel", "esc"),
+		Quit:       b("ctrl+c", "quit (asks while work is running)", "ctrl+c"),
+		PageUp:     b("pgup", "scroll up", "pgup"),
+		PageDown:   b("pgdn", "scroll down", "pgdown"),
+		Wheel:      b("wheel", "scroll", "wheel"),
+		History:    b("↑ / ↓", "input history (when the input is empty)", "up", "down"),
+		Expand:     b("ctrl+x", "expand / collapse the selected or last tool block", "ctrl+x"),
+		SelectPrev: b("alt+↑", "select the previous tool block", "alt+up"),
+		SelectNext: b("alt+↓", "select the next tool block", "alt+down"),
+		Help:       b("F1", "help", "f1"),
+		Memory:     b("ctrl+y / F2", "memory inspector", "ctrl+y", "f2"),
+		Task:       b("ctrl+t / F3", "task panel", "ctrl+t", "f3"),
+		Team:       b("ctrl+g / F4", "team panel (sub-agents)", "ctrl+g", "f4"),
+		Outputs:    b("ctrl+o / F5", "tool output browser", "ctrl+o", "f5"),
+		Sessions:   b("ctrl+s / F6", "sessions", "ctrl+s", "f6"),
+	}
+}
+
+// groups are the help panel's sections.
+func (k keyMap) groups() []struct {
+	title string
+	keys  []key.Binding
+} {
+	return []struct {
+		title string
+		keys  []key.Binding
+	}{
+		{"Chat", []key.Binding{k.Send, k.Newline, k.History, k.Cancel, k.Quit}},
+		{"Personas", []key.Binding{k.NextPersona, k.PrevPersona, k.PersonaN}},
+		{"Transcript", []key.Binding{k.PageUp, k.PageDown, k.Wheel, k.Expand, k.SelectPrev, k.SelectNext}},
+		{"Panels (esc closes)", []key.Binding{k.Help, k.Memory, k.Task, k.Team, k.Outputs, k.Sessions}},
+	}
+}

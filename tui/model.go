@@ -1,0 +1,355 @@
+// Package tui is Polly's full-screen terminal interface (Bubble Tea v2):
+// persona tabs, the chat, a multi-line input and a status bar, plus panels
+// for memory, the task, the team, tool outputs, sessions and help.
+//
+// One root model owns everything; only the Bubble Tea loop touches it.
+// Agents run in Cmds and report through a bridge (bridge.go) that turns
+// their events into messages; permission questions come the same way.
+package tui
+
+import (
+	"context"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textarea"
+	tea "charm.land/bubbletea/v2"
+
+	"polly/agent"
+	"polly/agent/app"
+	"polly/personas"
+)
+
+// Operations a persona can be busy with. Input sent meanwhile is queued.
+const (
+	opRun     = "run"
+	opSwitch  = "switch"
+	opCompact = "compact"
+	opLoad    = "load"
+)
+
+// personaState is one tab: the persona's conversation as shown, and what
+// it is doing.
+type personaState struct {
+	p       personas.Persona
+	tr      *transcript
+	op      string             // "" when idle
+	cancel  context.CancelFunc // of the running turn
+	started time.Time
+	queue   []*item // user items waiting for the persona to be idle
+	sawDone bool    // the running turn's Done event arrived
+
+	status        agent.Status // from the last StatusUpdate
+	hasStatus     bool
+	checkpoint    agent.CheckpointWritten
+	hasCheckpoint bool
+}
+
+func (p *personaState) busy() bool { return p.op != "" }
+
+// options build a Model. Run fills them from the command line; tests fill
+// them directly.
+type options struct {
+	ctx      context.Context
+	app      *app.App
+	sess     *agent.Session
+	bridge   *bridge
+	runs     *runGroup // Cmds using the session; Run waits for them before closing the store
+	persona  string
+	modelErr error
+	noColor  bool
+	editor   string
+	now      func() time.Time
+	notices  []string // start-up warnings to show in the chat
+}
+
+// Model is the root model.
+type Model struct {
+	ctx      context.Context
+	app      *app.App
+	sess     *agent.Session
+	sessID   string
+	bridge   *bridge
+	runs     *runGroup
+	modelErr error
+	noColor  bool
+	editor   string
+	now      func() time.Time
+	keys     keyMap
+
+	w, h int
+	th   theme
+	r    *renderer
+	gen  int
+
+	personas   []*personaState
+	cur        int
+	lastTalked string // the persona last sent a message: the "from" of a switch
+
+	input   textarea.Model
+	inKey   string   // what inLines shows
+	inLines []string // the input's rendered lines
+	history []string
+	histPos int // len(history) when not browsing
+
+	team       *team
+	panel      panelKind
+	mem        memoryPanel
+	outs       outputsPanel
+	sessP      sessionsPanel
+	teamP      teamPanel
+	infoScroll int // help and task panels
+
+	asks       []askMsg // permission questions, oldest first
+	denying    bool     // typing a reason for a denial
+	denyReason string
+
+	applied  uint64    // bridge pushes applied (see bridge.mark)
+	deferred []doneMsg // work ended before its last events were applied
+
+	quitAsk    bool
+	flash      string // a one-off message on the info line, cleared by the next key
+	frameArmed bool
+	animArmed  bool
+	anim       int
+	seq        int // panel generations
+}
+
+func newModel(o options) *Model {
+	if o.now == nil {
+		o.now = time.Now
+	}
+	if o.ctx == nil {
+		o.ctx = context.Background()
+	}
+	if o.runs == nil {
+		o.runs = &runGroup{}
+	}
+	m := &Model{
+		ctx: o.ctx, app: o.app, sess: o.sess, bridge: o.bridge, runs: o.runs,
+		modelErr: o.modelErr, noColor: o.noColor, editor: o.editor, now: o.now,
+		keys: newKeyMap(), team: newTeam(), w: 80, h: 24,
+	}
+	if m.sess != nil {
+		m.sessID = m.sess.ID()
+	}
+	m.setTheme(true) // until the terminal reports its background
+	for _, p := range o.app.Personas.All() {
+		m.personas = append(m.personas, &personaState{p: p, tr: newTranscript()})
+	}
+	if i := m.index(o.persona); i >= 0 {
+		m.cur = i
+	}
+	m.lastTalked = m.personas[m.cur].p.ID
+	m.input = newInput()
+	m.resize(m.w, m.h)
+	first := m.personas[m.cur].tr
+	if m.modelErr != nil {
+		first.add(&item{kind: kError, text: m.modelErr.Error(),
+			hint: "sending is disabled until a model is configured; you can still browse sessions (ctrl+s) and memory (ctrl+y)"})
+	}
+	for _, n := range o.notices {
+		first.add(&item{kind: kNotice, level: "warn", text: n})
+	}
+	return m
+}
+
+func newInput() textarea.Model {
+	ta := textarea.New()
+	ta.ShowLineNumbers = false
+	ta.Prompt = "› "
+	ta.Placeholder = "Message Polly…  (/ for commands, F1 for help)"
+	ta.CharLimit = 0
+	ta.MaxHeight = 0
+	ta.SetHeight(3)
+	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("shift+enter", "ctrl+j"))
+	// These keys belong to the panels (ctrl+t task, ctrl+g team).
+	ta.KeyMap.TransposeCharacterBackward.SetEnabled(false)
+	ta.KeyMap.SelectAll.SetEnabled(false)
+	ta.SetVirtualCursor(false) // the terminal's cursor: see Model.View
+	ta.Focus()
+	return ta
+}
+
+// setTheme rebuilds styles and drops every render cache.
+func (m *Model) setTheme(dark bool) {
+	m.th = newTheme(dark, m.noColor)
+	m.gen++
+	m.r = newRenderer(m.th, m.gen, m.now)
+	st := textarea.DefaultStyles(dark)
+	m.input.SetStyles(st)
+}
+
+func (m *Model) resize(w, h int) {
+	m.w, m.h = max(w, 20), max(h, 8)
+	m.input.SetWidth(m.w)
+	m.resizePanels()
+}
+
+// chatHeight is the transcript window: the rest after the tabs, the info
+// line, the input and the status bar.
+func (m *Model) chatHeight() int { return max(1, m.h-3-m.input.Height()) }
+
+func (m *Model) index(persona string) int {
+	if persona == "" {
+		return -1
+	}
+	if p, ok := m.app.Personas.Find(persona); ok {
+		for i, ps := range m.personas {
+			if ps.p.ID == p.ID {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+func (m *Model) persona(id string) *personaState {
+	if i := m.index(id); i >= 0 {
+		return m.personas[i]
+	}
+	return nil
+}
+
+func (m *Model) current() *personaState { return m.personas[m.cur] }
+
+func (m *Model) anyBusy() bool {
+	for _, p := range m.personas {
+		if p.op == opRun || p.op == opCompact {
+			return true
+		}
+	}
+	return m.team.running() > 0
+}
+
+func (m *Model) anyOp() bool {
+	for _, p := range m.personas {
+		if p.busy() {
+			return true
+		}
+	}
+	return false
+}
+
+// Init asks for the background colour and starts listening to the agents.
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{m.bridge.wait(), tea.RequestBackgroundColor}
+	if m.sessID != "" {
+		cmds = append(cmds, m.loadSession())
+	}
+	return tea.Batch(cmds...)
+}
+
+// frameMsg publishes streamed text; animMsg moves the busy indicators.
+type (
+	frameMsg struct{}
+	animMsg  struct{}
+)
+
+const (
+	frameEvery = 50 * time.Millisecond
+	animEvery  = 150 * time.Millisecond
+)
+
+func (m *Model) armFrame() tea.Cmd {
+	if m.frameArmed {
+		return nil
+	}
+	m.frameArmed = true
+	return tea.Tick(frameEvery, func(time.Time) tea.Msg { return frameMsg{} })
+}
+
+func (m *Model) armAnim() tea.Cmd {
+	if m.animArmed {
+		return nil
+	}
+	m.animArmed = true
+	return tea.Tick(animEvery, func(time.Time) tea.Msg { return animMsg{} })
+}
+
+// Update is the one place the model changes.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.resize(msg.Width, msg.Height)
+		return m, m.panelResized()
+	case tea.BackgroundColorMsg:
+		m.setTheme(msg.IsDark())
+		return m, m.panelResized()
+	case eventsMsg:
+		return m, tea.Batch(m.events(msg), m.bridge.wait())
+	case doneMsg:
+		return m, m.done(msg)
+	case sessionLoadedMsg:
+		return m, m.sessionLoaded(msg)
+	case statusMsg:
+		if p := m.persona(msg.persona); p != nil && msg.err == nil && !p.hasStatus {
+			p.status, p.hasStatus = msg.status, true
+		}
+		return m, nil
+	case costMsg:
+		m.showCost(msg)
+		return m, nil
+	case frameMsg:
+		m.frameArmed = false
+		for _, p := range m.personas {
+			p.tr.frame()
+		}
+		for _, r := range m.team.rows {
+			r.tr.frame()
+		}
+		return m, nil
+	case animMsg:
+		m.animArmed = false
+		m.anim++
+		for _, r := range m.team.rows {
+			if r.running() {
+				r.touch()
+			}
+		}
+		if m.anyOp() || m.team.running() > 0 {
+			return m, m.armAnim()
+		}
+		return m, nil
+	case tea.KeyPressMsg:
+		return m, m.key(msg)
+	case tea.MouseWheelMsg:
+		m.wheel(msg)
+		return m, nil
+	case tea.PasteMsg:
+		if len(m.asks) > 0 {
+			if m.denying {
+				m.denyReason += msg.Content
+			}
+			return m, nil
+		}
+		if m.panel == pOutputs && m.outs.searching {
+			m.outs.query += msg.Content
+			return m, nil
+		}
+		if m.panel != noPanel {
+			return m, nil
+		}
+	}
+	if cmd, ok := m.panelMsg(msg); ok {
+		return m, cmd
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	return m, cmd
+}
+
+// View draws the screen; see view.go.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	v.WindowTitle = "polly · " + m.current().p.Name
+	if m.panel == noPanel && len(m.asks) == 0 {
+		if c := m.input.Cursor(); c != nil {
+			c.Y += 1 + m.chatHeight() + 1 // below the tabs, the chat and the info line
+			v.Cursor = c
+		}
+	}
+	return v
+}

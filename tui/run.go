@@ -1,0 +1,86 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"polly/agent/app"
+	"polly/agent/cli"
+)
+
+// runsGrace bounds the wait for cancelled runs at exit; they only need to
+// store what they have.
+const runsGrace = 5 * time.Second
+
+// Run opens Polly's TUI: it wires the app with the TUI's permission
+// dialog, opens or resumes the session, and runs the program until the
+// user quits. Running turns are cancelled and waited for before the store
+// closes.
+func Run(ctx context.Context, s cli.TUIStart) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	b := newBridge()
+	defer b.close()
+
+	opts := s.App
+	opts.Asker = &asker{b: b}
+	a, err := app.Open(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+
+	var notices []string
+	notices = append(notices, a.Warnings...)
+	id := s.ResumeID
+	if id == "latest" {
+		if id, err = a.LatestSessionID(ctx); err != nil {
+			notices = append(notices, "--continue: "+err.Error()+"; starting a new session")
+			id = ""
+		}
+	}
+	sess, err := a.Session(ctx, b.Emit, id)
+	if err != nil {
+		notices = append(notices, err.Error()+"; starting a new session")
+		if sess, err = a.Session(ctx, b.Emit, ""); err != nil {
+			return err
+		}
+	}
+
+	runs := &runGroup{}
+	m := newModel(options{
+		ctx: ctx, app: a, sess: sess, bridge: b, runs: runs,
+		persona: s.Persona, modelErr: s.ModelErr,
+		noColor: os.Getenv("NO_COLOR") != "", editor: editorFromEnv(),
+		notices: notices,
+	})
+	p := tea.NewProgram(m, tea.WithContext(ctx))
+	_, runErr := p.Run()
+
+	cancel()
+	b.close()
+	if !runs.close(runsGrace) {
+		fmt.Fprintln(os.Stderr, "polly: some work did not stop in time; the session may miss its last step")
+	}
+	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) {
+		return fmt.Errorf("tui: %w", runErr)
+	}
+	if sid := m.sess.ID(); sid != "" {
+		fmt.Fprintf(os.Stdout, "polly: session %s (resume with --session %s or --continue)\n", sid, sid)
+	}
+	return nil
+}
+
+func editorFromEnv() string {
+	for _, k := range []string{"VISUAL", "EDITOR"} {
+		if v := os.Getenv(k); v != "" {
+			return v
+		}
+	}
+	return "vi"
+}

@@ -1,0 +1,537 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	tea "charm.land/bubbletea/v2"
+
+	"polly/agent"
+	"polly/memory/chat"
+	"polly/memory/store"
+)
+
+// Messages that end work started in Cmds.
+type (
+	runDoneMsg struct {
+		mark    uint64 // bridge pushes when Send returned
+		sess    *agent.Session
+		persona string
+		out     agent.Outcome
+		err     error
+	}
+	switchDoneMsg struct {
+		mark     uint64
+		sess     *agent.Session
+		from, to string
+		err      error
+	}
+	compactDoneMsg struct {
+		mark    uint64
+		sess    *agent.Session
+		persona string
+		ok      bool
+		err     error
+	}
+	sessionLoadedMsg struct {
+		sess     *agent.Session
+		history  map[string][]chat.Message
+		statuses map[string]agent.Status
+		err      error
+	}
+	statusMsg struct {
+		persona string
+		status  agent.Status
+		err     error
+	}
+	costMsg struct {
+		totals store.UsageTotals
+		err    error
+	}
+)
+
+// doneMsg ends work whose events must be applied first (see bridge.mark).
+type doneMsg interface{ markOf() uint64 }
+
+func (m runDoneMsg) markOf() uint64     { return m.mark }
+func (m switchDoneMsg) markOf() uint64  { return m.mark }
+func (m compactDoneMsg) markOf() uint64 { return m.mark }
+
+// finishDone handles a doneMsg whose events are all applied.
+func (m *Model) finishDone(msg doneMsg) tea.Cmd {
+	switch msg := msg.(type) {
+	case runDoneMsg:
+		return m.runDone(msg)
+	case switchDoneMsg:
+		return m.switchDone(msg)
+	case compactDoneMsg:
+		return m.compactDone(msg)
+	}
+	return nil
+}
+
+// events applies a batch, then finishes the work it was holding back.
+func (m *Model) events(msg eventsMsg) tea.Cmd {
+	cmds := []tea.Cmd{m.applyBatch(msg.items)}
+	m.applied = max(m.applied, msg.upTo)
+	for len(m.deferred) > 0 && m.deferred[0].markOf() <= m.applied {
+		d := m.deferred[0]
+		m.deferred = m.deferred[1:]
+		cmds = append(cmds, m.finishDone(d))
+	}
+	return tea.Batch(cmds...)
+}
+
+// done finishes msg now, or once the events before its mark are applied.
+func (m *Model) done(msg doneMsg) tea.Cmd {
+	if msg.markOf() > m.applied || len(m.deferred) > 0 {
+		m.deferred = append(m.deferred, msg)
+		return nil
+	}
+	return m.finishDone(msg)
+}
+
+// applyBatch applies events from the bridge in order.
+func (m *Model) applyBatch(batch []any) tea.Cmd {
+	var cmds []tea.Cmd
+	for _, x := range batch {
+		switch v := x.(type) {
+		case agent.Event:
+			cmds = append(cmds, m.applyEvent(v))
+		case askMsg:
+			m.asks = append(m.asks, v)
+		case askCancelMsg:
+			m.dropAsk(v.id)
+		}
+	}
+	return tea.Batch(cmds...)
+}
+
+// applyEvent routes one agent event: sub-agent events to the team, the
+// rest to the persona that emitted it.
+func (m *Model) applyEvent(e agent.Event) tea.Cmd {
+	h := e.Head()
+	switch ev := e.(type) {
+	case agent.SubAgentStarted:
+		m.subStarted(ev)
+		return m.armAnim()
+	case agent.SubAgentProgress:
+		m.subProgress(ev)
+		return nil
+	case agent.SubAgentFinished:
+		m.subFinished(ev)
+		return nil
+	}
+	if h.Parent != "" {
+		r, _ := m.team.row(h, m.now())
+		if r.tr.apply(e) {
+			return m.armFrame()
+		}
+		return nil
+	}
+	if h.Session != "" && h.Session != "memory" {
+		m.sessID = h.Session
+	}
+	p := m.persona(h.Persona)
+	if p == nil {
+		p = m.current()
+	}
+	switch ev := e.(type) {
+	case agent.StatusUpdate:
+		p.status, p.hasStatus = ev.Status, true
+		return nil
+	case agent.CheckpointWritten:
+		p.checkpoint, p.hasCheckpoint = ev, true
+		return nil
+	case agent.Done:
+		p.sawDone = true
+	case agent.PersonaSwitched:
+		if to := m.persona(ev.To); to != nil && ev.Card != "" {
+			from := ev.From
+			if fp := m.persona(ev.From); fp != nil {
+				from = fp.p.Name
+			}
+			to.tr.add(&item{kind: kHandoff, text: fmt.Sprintf("handoff card from %s (sent with your next message): %s", from, firstContentLine(cardBody(ev.Card)))})
+		}
+		return nil
+	}
+	if p.tr.apply(e) {
+		return m.armFrame()
+	}
+	return nil
+}
+
+// cardBody skips the card's header line.
+func cardBody(card string) string {
+	if i := indexNewline(card); i >= 0 {
+		return card[i+1:]
+	}
+	return card
+}
+
+func indexNewline(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			return i
+		}
+	}
+	return -1
+}
+
+func (m *Model) subStarted(ev agent.SubAgentStarted) {
+	r, fresh := m.team.row(ev.Header, m.now())
+	if !fresh && !r.running() {
+		r, fresh = m.team.start(ev.Header, m.now()), true
+	}
+	r.callID, r.task, r.session, r.status = ev.CallID, ev.Task, ev.ChildSession, "running"
+	if p, ok := m.app.Personas.Find(r.persona); ok {
+		r.name = p.Name
+	}
+	if len(r.items) > 0 {
+		r.touch()
+		return
+	}
+	parent := m.persona(parentPersona(ev.Parent))
+	if parent == nil {
+		parent = m.current()
+	}
+	r.items = append(r.items, parent.tr.add(&item{kind: kSub, sub: r}))
+}
+
+func (m *Model) subProgress(ev agent.SubAgentProgress) {
+	r, _ := m.team.row(ev.Header, m.now())
+	r.tool, r.brief, r.elapsed, r.seen = ev.Tool, ev.Brief, ev.Elapsed, m.now()
+	r.toolCalls, r.usage, r.cost = ev.ToolCalls, ev.Usage, ev.Cost
+	r.touch()
+}
+
+func (m *Model) subFinished(ev agent.SubAgentFinished) {
+	r, _ := m.team.row(ev.Header, m.now())
+	r.status, r.summary, r.elapsed, r.tool, r.brief = ev.Status, ev.Summary, ev.Elapsed, "", ""
+	r.toolCalls, r.usage, r.cost = ev.ToolCalls, ev.Usage, ev.Cost
+	if ev.ChildSession != "" {
+		r.session = ev.ChildSession
+	}
+	if r.status == "" {
+		r.status = "completed"
+	}
+	r.tr.endStreams()
+	r.touch()
+}
+
+// submit handles Enter: a slash command, or a message for the current
+// persona (queued while it is busy).
+func (m *Model) submit(text string) tea.Cmd {
+	if cmd, ok := m.command(text); ok {
+		return cmd
+	}
+	if m.modelErr != nil {
+		m.flash = "sending is disabled: no model is configured (the message at the top says how); sessions and memory still work"
+		m.input.SetValue(text)
+		return nil
+	}
+	m.remember(text)
+	p := m.current()
+	p.tr.toEnd()
+	it := p.tr.add(&item{kind: kUser, text: text})
+	if p.busy() {
+		it.queued = true
+		p.queue = append(p.queue, it)
+		return nil
+	}
+	return m.startRun(p, it)
+}
+
+// startRun sends a user item to a persona in a Cmd. The Cmd is the only
+// goroutine that touches the persona's agent until runDoneMsg.
+func (m *Model) startRun(p *personaState, it *item) tea.Cmd {
+	ctx, cancel := context.WithCancel(m.ctx)
+	p.op, p.cancel, p.started, p.sawDone = opRun, cancel, m.now(), false
+	it.queued = false
+	it.invalidate()
+	m.lastTalked = p.p.ID
+	sess, id, text, b := m.sess, p.p.ID, it.text, m.bridge
+	run := m.runs.work(func() tea.Msg {
+		defer cancel()
+		out, err := sess.Send(ctx, id, text)
+		return runDoneMsg{mark: b.mark(), sess: sess, persona: id, out: out, err: err}
+	})
+	return tea.Batch(run, m.armAnim())
+}
+
+func (m *Model) runDone(msg runDoneMsg) tea.Cmd {
+	p := m.persona(msg.persona)
+	if p == nil || msg.sess != m.sess {
+		return nil
+	}
+	p.op, p.cancel = "", nil
+	p.tr.endStreams()
+	if m.flash == "cancelling "+p.p.Name+"…" {
+		m.flash = ""
+	}
+	if id := m.sess.ID(); id != "" {
+		m.sessID = id
+	}
+	if msg.err != nil && !p.sawDone && !errors.Is(msg.err, context.Canceled) {
+		// Send failed before the agent ran (no Done event): say so here.
+		p.tr.add(&item{kind: kError, text: msg.err.Error()})
+	}
+	return m.next(p)
+}
+
+// next starts the persona's next queued message once it is idle.
+func (m *Model) next(p *personaState) tea.Cmd {
+	if p.busy() || len(p.queue) == 0 || m.modelErr != nil {
+		return nil
+	}
+	it := p.queue[0]
+	p.queue = p.queue[1:]
+	return m.startRun(p, it)
+}
+
+// selectPersona shows persona i. Between runs it also switches the
+// session (Session.Switch): the persona the user last talked to is
+// checkpointed and i gets a handoff card. While either is busy only the
+// view changes, since an agent is never touched while it runs.
+func (m *Model) selectPersona(i int) tea.Cmd {
+	if i < 0 || i >= len(m.personas) || i == m.cur {
+		return nil
+	}
+	m.cur = i
+	to := m.personas[i]
+	from := m.persona(m.lastTalked)
+	if from == nil || from == to || from.busy() || to.busy() || m.sess.ID() == "" {
+		return nil
+	}
+	from.op, to.op = opSwitch, opSwitch
+	sess, fid, tid, b := m.sess, from.p.ID, to.p.ID, m.bridge
+	ctx := m.ctx
+	return tea.Batch(m.runs.work(func() tea.Msg {
+		_, err := sess.Switch(ctx, fid, tid)
+		return switchDoneMsg{mark: b.mark(), sess: sess, from: fid, to: tid, err: err}
+	}), m.armAnim())
+}
+
+func (m *Model) switchDone(msg switchDoneMsg) tea.Cmd {
+	var cmds []tea.Cmd
+	for _, id := range []string{msg.from, msg.to} {
+		if p := m.persona(id); p != nil && p.op == opSwitch {
+			p.op = ""
+			if msg.err != nil && id == msg.to {
+				p.tr.add(&item{kind: kNotice, level: "warn", text: "switch: " + msg.err.Error()})
+			}
+			cmds = append(cmds, m.next(p))
+		}
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) compact() tea.Cmd {
+	p := m.current()
+	if p.busy() {
+		m.flash = p.p.Name + " is busy; /compact works between turns (esc cancels the turn)"
+		return nil
+	}
+	if m.sess.ID() == "" {
+		m.flash = "nothing to compact yet"
+		return nil
+	}
+	p.op = opCompact
+	sess, id, ctx, b := m.sess, p.p.ID, m.ctx, m.bridge
+	return tea.Batch(m.runs.work(func() tea.Msg {
+		ok, err := sess.Compact(ctx, id)
+		return compactDoneMsg{mark: b.mark(), sess: sess, persona: id, ok: ok, err: err}
+	}), m.armAnim())
+}
+
+func (m *Model) compactDone(msg compactDoneMsg) tea.Cmd {
+	p := m.persona(msg.persona)
+	if p == nil || p.op != opCompact {
+		return nil
+	}
+	p.op = ""
+	switch {
+	case msg.err != nil:
+		p.tr.add(&item{kind: kError, text: "compact: " + msg.err.Error()})
+	case !msg.ok:
+		p.tr.add(&item{kind: kNotice, text: "nothing to compact: the conversation is already short (or the summary would not make it smaller)"})
+	}
+	return m.next(p)
+}
+
+// loadSession reads a resumed session's conversations for display, and
+// each persona's status. Every persona is marked busy meanwhile, so no run
+// starts while the Cmd reads the agents.
+func (m *Model) loadSession() tea.Cmd {
+	sess, st, id, ctx := m.sess, m.app.Store, m.sessID, m.ctx
+	var ids []string
+	for _, p := range m.personas {
+		if !p.busy() {
+			p.op = opLoad
+			ids = append(ids, p.p.ID)
+		}
+	}
+	return m.runs.work(func() tea.Msg {
+		out := sessionLoadedMsg{sess: sess, history: map[string][]chat.Message{}, statuses: map[string]agent.Status{}}
+		if st == nil {
+			return out
+		}
+		for _, p := range ids {
+			h, err := st.AllMessages(ctx, id, p)
+			if err != nil {
+				out.err = err
+				return out
+			}
+			if len(h) == 0 {
+				continue
+			}
+			out.history[p] = h
+			if a, err := sess.Agent(ctx, p); err == nil {
+				out.statuses[p] = a.Status()
+			}
+		}
+		return out
+	})
+}
+
+func (m *Model) sessionLoaded(msg sessionLoadedMsg) tea.Cmd {
+	var cmds []tea.Cmd
+	for _, p := range m.personas {
+		if p.op != opLoad {
+			continue
+		}
+		p.op = ""
+		if msg.sess == m.sess {
+			if h, ok := msg.history[p.p.ID]; ok {
+				old := p.tr
+				p.tr = fromHistory(h)
+				for _, it := range old.items { // start-up notices, queued input
+					p.tr.add(it)
+				}
+			}
+			if s, ok := msg.statuses[p.p.ID]; ok {
+				p.status, p.hasStatus = s, true
+			}
+		}
+		cmds = append(cmds, m.next(p))
+	}
+	if msg.err != nil {
+		m.current().tr.add(&item{kind: kError, text: "could not load the session: " + msg.err.Error()})
+	}
+	return tea.Batch(cmds...)
+}
+
+// openSession replaces the session (/clear, or a pick in the sessions
+// panel). Refused while anything runs: the old session's agents would go
+// on emitting into the new view.
+func (m *Model) openSession(id string) tea.Cmd {
+	if m.anyOp() || m.team.running() > 0 {
+		m.flash = "wait for the running work to end (esc cancels it) before changing sessions"
+		return nil
+	}
+	sess, err := m.app.Session(m.ctx, m.bridge.Emit, id)
+	if err != nil {
+		m.flash = err.Error()
+		return nil
+	}
+	m.sess, m.sessID = sess, sess.ID()
+	m.team = newTeam()
+	m.teamP = teamPanel{}
+	for _, p := range m.personas {
+		p.tr, p.queue, p.hasStatus, p.hasCheckpoint = newTranscript(), nil, false, false
+	}
+	m.lastTalked = m.current().p.ID
+	m.panel = noPanel
+	if m.sessID == "" {
+		m.current().tr.add(&item{kind: kSystem, text: "new session"})
+		return nil
+	}
+	m.current().tr.add(&item{kind: kSystem, text: "resumed session " + m.sessID})
+	return m.loadSession()
+}
+
+// fetchStatus reads an idle persona's status for the task panel.
+func (m *Model) fetchStatus(p *personaState) tea.Cmd {
+	if p.busy() || p.hasStatus || m.sess == nil {
+		return nil
+	}
+	p.op = opLoad
+	sess, id, ctx := m.sess, p.p.ID, m.ctx
+	return m.runs.work(func() tea.Msg {
+		a, err := sess.Agent(ctx, id)
+		if err != nil {
+			return sessionLoadedMsg{sess: sess, err: err}
+		}
+		return sessionLoadedMsg{sess: sess, statuses: map[string]agent.Status{id: a.Status()}}
+	})
+}
+
+func (m *Model) cost() tea.Cmd {
+	st, id, ctx := m.app.Store, m.sessID, m.ctx
+	if st == nil {
+		m.flash = "no session store: usage is not recorded"
+		return nil
+	}
+	if id == "" {
+		m.current().tr.add(&item{kind: kSystem, text: "no usage yet in this session"})
+		return nil
+	}
+	return func() tea.Msg {
+		t, err := st.Usage(ctx, id, true)
+		return costMsg{totals: t, err: err}
+	}
+}
+
+func (m *Model) showCost(msg costMsg) {
+	tr := m.current().tr
+	tr.toEnd()
+	if msg.err != nil {
+		tr.add(&item{kind: kError, text: "cost: " + msg.err.Error()})
+		return
+	}
+	t := msg.totals
+	text := fmt.Sprintf("usage of session %s (sub-agents included):\n", m.sessID)
+	row := func(name string, u store.UsageStats) string {
+		c := "price unknown"
+		if u.Cost > 0 {
+			c = fmt.Sprintf("$%.4f", u.Cost)
+		}
+		return fmt.Sprintf("  %-12s %4d calls   in %8s   out %8s   cached %8s   %s\n", name, u.Calls,
+			fmtCount(u.PromptTokens), fmtCount(u.CompletionTokens), fmtCount(u.CachedTokens), c)
+	}
+	for _, p := range t.ByPersona {
+		name := p.Persona
+		if ps := m.persona(p.Persona); ps != nil {
+			name = ps.p.Name
+		}
+		text += row(name, p.UsageStats)
+	}
+	text += row("total", t.Total)
+	tr.add(&item{kind: kSystem, text: text})
+}
+
+// cancelRun is Esc: cancel the current persona's running turn.
+func (m *Model) cancelRun() bool {
+	p := m.current()
+	if p.op == opRun && p.cancel != nil {
+		p.cancel()
+		m.flash = "cancelling " + p.p.Name + "…"
+		return true
+	}
+	return false
+}
+
+// quit cancels every run; Run waits for them before closing the store.
+func (m *Model) quit() tea.Cmd {
+	for _, p := range m.personas {
+		if p.cancel != nil {
+			p.cancel()
+		}
+	}
+	for _, a := range m.asks {
+		a.reply <- denyOnQuit
+	}
+	m.asks = nil
+	return tea.Quit
+}

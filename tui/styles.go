@@ -1,0 +1,84 @@
+package tui
+
+import (
+	"image/color"
+
+	"charm.land/glamour/v2/styles"
+	"charm.land/lipgloss/v2"
+)
+
+// theme holds every style the TUI draws with. It is rebuilt when the
+// terminal reports its background (Bubble Tea v2 does not guess dark or
+// light) and has no colours at all under NO_COLOR.
+type theme struct {
+	dark    bool
+	noColor bool
+	mdStyle string // glamour standard style name
+
+	accent   lipgloss.Style // persona names, the active tab, prompts
+	dim      lipgloss.Style // anchors, handoffs, meta lines
+	ok       lipgloss.Style
+	bad      lipgloss.Style
+	warn     lipgloss.Style
+	user     lipgloss.Style // the bar in front of user messages
+	tabOn    lipgloss.Style
+	tabOff   lipgloss.Style
+	busy     lipgloss.Style // the busy dot
+	status   lipgloss.Style
+	diffAdd  lipgloss.Style
+	diffDel  lipgloss.Style
+	diffHunk lipgloss.Style
+	selected lipgloss.Style // the selected row of a list, the selected tool block
+	title    lipgloss.Style
+	box      lipgloss.Style // dialogs
+	key      lipgloss.Style // key names in help
+}
+
+func newTheme(dark, noColor bool) theme {
+	t := theme{dark: dark, noColor: noColor}
+	plain := lipgloss.NewStyle()
+	t.mdStyle = styles.LightStyle
+	if dark {
+		t.mdStyle = styles.DarkStyle
+	}
+	if noColor {
+		// glamour's no-colour styles (ascii, notty) print **bold** as is;
+		// the dark/light styles' colours are removed by Bubble Tea's
+		// renderer, which honours NO_COLOR, and bold and italics remain.
+		t.accent = plain.Bold(true)
+		t.dim = plain.Faint(true)
+		t.ok, t.bad, t.warn = plain, plain.Bold(true), plain.Bold(true)
+		t.user = plain.Bold(true)
+		t.tabOn = plain.Reverse(true).Bold(true)
+		t.tabOff = plain
+		t.busy = plain.Bold(true)
+		t.status = plain.Reverse(true)
+		t.diffAdd, t.diffDel, t.diffHunk = plain, plain, plain.Bold(true)
+		t.selected = plain.Reverse(true)
+		t.title = plain.Bold(true).Underline(true)
+		t.box = plain.Border(lipgloss.NormalBorder()).Padding(0, 1)
+		t.key = plain.Bold(true)
+		return t
+	}
+	ld := lipgloss.LightDark(dark)
+	c := func(light, darkc string) color.Color { return ld(lipgloss.Color(light), lipgloss.Color(darkc)) }
+	accent := c("#5A3FC0", "#B8A4FF")
+	t.accent = plain.Foreground(accent).Bold(true)
+	t.dim = plain.Foreground(c("#8A8A8A", "#7A7A7A"))
+	t.ok = plain.Foreground(c("#1A7F37", "#5FD787"))
+	t.bad = plain.Foreground(c("#C62828", "#FF6B6B"))
+	t.warn = plain.Foreground(c("#9A6700", "#E5C07B"))
+	t.user = plain.Foreground(c("#0969DA", "#61AFEF")).Bold(true)
+	t.tabOn = plain.Foreground(c("#FFFFFF", "#1E1E2E")).Background(accent).Bold(true)
+	t.tabOff = plain.Foreground(c("#555555", "#AAAAAA"))
+	t.busy = plain.Foreground(c("#D97706", "#FFB454")).Bold(true)
+	t.status = plain.Foreground(c("#333333", "#D0D0D0")).Background(c("#E4E4E4", "#303040"))
+	t.diffAdd = plain.Foreground(c("#1A7F37", "#5FD787"))
+	t.diffDel = plain.Foreground(c("#C62828", "#FF6B6B"))
+	t.diffHunk = plain.Foreground(c("#0E7490", "#56B6C2"))
+	t.selected = plain.Background(c("#DDD6FE", "#3B3355"))
+	t.title = plain.Foreground(accent).Bold(true)
+	t.box = plain.Border(lipgloss.RoundedBorder()).BorderForeground(accent).Padding(0, 1)
+	t.key = plain.Foreground(accent).Bold(true)
+	return t
+}

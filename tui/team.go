@@ -1,0 +1,110 @@
+package tui
+
+import (
+	"strings"
+	"time"
+
+	"polly/agent"
+	"polly/memory/chat"
+)
+
+// subRow is one sub-agent run (delegate_task): its live figures, and its
+// own transcript built from the events it emits (Header.Parent set).
+type subRow struct {
+	key       string // child session + agent id
+	agentID   string
+	persona   string // persona id of the sub-agent
+	name      string // its display name
+	parent    string // parent agent id
+	callID    string // the parent's delegate_task call
+	task      string
+	tool      string // current tool, "" while the model thinks
+	brief     string
+	status    string // "running", then completed, failed, cancelled, max_turns
+	started   time.Time
+	seen      time.Time // when elapsed was last reported
+	elapsed   time.Duration
+	toolCalls int
+	usage     chat.Usage
+	cost      float64
+	summary   string
+	session   string // the child session (its full transcript)
+
+	tr    *transcript
+	items []*item // the nested blocks showing this row in parent transcripts
+}
+
+func (s *subRow) running() bool { return s.status == "running" }
+
+func (s *subRow) personaName() string {
+	if s.name != "" {
+		return s.name
+	}
+	if s.persona != "" {
+		return s.persona
+	}
+	return s.agentID
+}
+
+// elapsedAt is the run time, ticking between progress reports.
+func (s *subRow) elapsedAt(now time.Time) time.Duration {
+	if !s.running() || s.seen.IsZero() {
+		return s.elapsed
+	}
+	return s.elapsed + now.Sub(s.seen)
+}
+
+func (s *subRow) touch() {
+	for _, it := range s.items {
+		it.invalidate()
+	}
+}
+
+// team holds every sub-agent run of the session, in start order.
+type team struct {
+	rows  []*subRow
+	byKey map[string]*subRow
+}
+
+func newTeam() *team { return &team{byKey: map[string]*subRow{}} }
+
+// rowKey identifies a sub-agent run by its parent and its agent id
+// ("coder", "coder#2"): the start and finish events carry the parent's
+// session, the child's own events its child session, but all carry these
+// two. A start event for a key whose run has ended begins a new row (a
+// persona delegated to again).
+func rowKey(h agent.Header) string { return h.Parent + "/" + h.Agent }
+
+func (t *team) row(h agent.Header, now time.Time) (*subRow, bool) {
+	k := rowKey(h)
+	if r, ok := t.byKey[k]; ok {
+		return r, false
+	}
+	return t.start(h, now), true
+}
+
+// start adds a row for a run that begins now.
+func (t *team) start(h agent.Header, now time.Time) *subRow {
+	r := &subRow{key: rowKey(h), agentID: h.Agent, persona: h.Persona, parent: h.Parent, status: "running", started: now, seen: now, tr: newTranscript()}
+	t.rows = append(t.rows, r)
+	t.byKey[r.key] = r
+	return r
+}
+
+func (t *team) running() int {
+	n := 0
+	for _, r := range t.rows {
+		if r.running() {
+			n++
+		}
+	}
+	return n
+}
+
+// parentPersona maps a parent agent id ("default", "coder#2") to its persona.
+func parentPersona(agentID string) string {
+	if i := strings.IndexByte(agentID, '#'); i >= 0 {
+		return agentID[:i]
+	}
+	return agentID
+}

@@ -1,0 +1,409 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"polly/agent"
+	"polly/memory/chat"
+)
+
+// transcript is one conversation as the chat shows it: a persona's, or a
+// sub-agent's. Drawing is windowed: only the items on screen are rendered
+// (from their caches), so the cost of a frame does not grow with the
+// length of the conversation — bubbles' viewport re-scans its whole
+// content on every SetContent, which a streamed token cannot afford.
+type transcript struct {
+	items []*item
+	calls map[string]*item // tool blocks by call id
+	text  *item            // the assistant message streaming now
+	think *item            // the reasoning streaming now
+
+	// Scrolling. follow: the end is at the bottom of the window (new text
+	// stays visible). Otherwise the window starts off lines into items[top].
+	follow   bool
+	top, off int
+
+	sel int // index of the selected tool block; -1: none (toggles act on the last)
+}
+
+func newTranscript() *transcript {
+	return &transcript{calls: map[string]*item{}, follow: true, sel: -1}
+}
+
+// add appends an item, deciding the blank line above it.
+func (t *transcript) add(it *item) *item {
+	if n := len(t.items); n > 0 {
+		prev := t.items[n-1].kind
+		compact := func(k kind) bool {
+			return k == kTool || k == kAnchor || k == kNotice || k == kSub || k == kReasoning
+		}
+		it.gap = !(compact(it.kind) && compact(prev))
+	}
+	t.items = append(t.items, it)
+	return it
+}
+
+// view returns the h lines of the window at width w.
+func (t *transcript) view(r *renderer, w, h int) []string {
+	if h <= 0 {
+		return nil
+	}
+	if t.follow {
+		var chunks [][]string
+		n := 0
+		for i := len(t.items) - 1; i >= 0 && n < h; i-- {
+			ls := r.lines(t.items[i], w)
+			chunks = append(chunks, ls)
+			n += len(ls)
+		}
+		out := make([]string, 0, n)
+		for j := len(chunks) - 1; j >= 0; j-- {
+			out = append(out, chunks[j]...)
+		}
+		if len(out) > h {
+			out = out[len(out)-h:]
+		}
+		return out
+	}
+	out := make([]string, 0, h+t.off)
+	for i := t.top; i < len(t.items) && len(out) < h+t.off; i++ {
+		out = append(out, r.lines(t.items[i], w)...)
+	}
+	out = out[min(t.off, len(out)):]
+	if len(out) > h {
+		out = out[:h]
+	}
+	return out
+}
+
+// bottomAnchor is where the window starts when it follows the end.
+func (t *transcript) bottomAnchor(r *renderer, w, h int) (top, off int, scrollable bool) {
+	n := 0
+	for i := len(t.items) - 1; i >= 0; i-- {
+		l := len(r.lines(t.items[i], w))
+		n += l
+		if n >= h {
+			return i, n - h, n > h || i > 0
+		}
+	}
+	return 0, 0, false
+}
+
+func (t *transcript) scrollUp(r *renderer, w, h, n int) {
+	if t.follow {
+		top, off, ok := t.bottomAnchor(r, w, h)
+		if !ok {
+			return
+		}
+		t.top, t.off, t.follow = top, off, false
+	}
+	t.off -= n
+	for t.off < 0 && t.top > 0 {
+		t.top--
+		t.off += len(r.lines(t.items[t.top], w))
+	}
+	t.off = max(t.off, 0)
+}
+
+func (t *transcript) scrollDown(r *renderer, w, h, n int) {
+	if t.follow {
+		return
+	}
+	t.off += n
+	for t.top < len(t.items)-1 && t.off >= len(r.lines(t.items[t.top], w)) {
+		t.off -= len(r.lines(t.items[t.top], w))
+		t.top++
+	}
+	// Back at the end: follow it again.
+	rest := -t.off
+	for i := t.top; i < len(t.items) && rest <= h; i++ {
+		rest += len(r.lines(t.items[i], w))
+	}
+	if rest <= h {
+		t.follow = true
+	}
+}
+
+func (t *transcript) toEnd() { t.follow = true }
+
+// frame publishes what streamed since the last frame: the only place a
+// streaming item's rendered text changes, so rendering is throttled to the
+// frame rate whatever the delta rate.
+func (t *transcript) frame() {
+	for _, it := range []*item{t.text, t.think} {
+		if it != nil && it.shown != it.text {
+			it.shown = it.text
+			it.invalidate()
+		}
+	}
+}
+
+// apply adds one agent event to the transcript. It reports whether a frame
+// is needed to show streamed text.
+func (t *transcript) apply(e agent.Event) (needFrame bool) {
+	switch ev := e.(type) {
+	case agent.TextDelta:
+		if t.text == nil {
+			t.endThink()
+			t.text = t.add(&item{kind: kAssistant, streaming: true})
+		}
+		t.text.text += ev.Text
+		return true
+	case agent.ReasoningDelta:
+		if t.think == nil {
+			t.think = t.add(&item{kind: kReasoning, streaming: true})
+		}
+		t.think.text += ev.Text
+		return true
+	case agent.MessageDone:
+		t.endThink()
+		content := ev.Message.Content
+		if t.text != nil {
+			t.text.text = content
+			t.endText()
+		} else if strings.TrimSpace(content) != "" {
+			t.add(&item{kind: kAssistant, text: content})
+		}
+	case agent.ToolStarted:
+		t.endStreams()
+		it := t.add(&item{kind: kTool, tool: &toolInfo{callID: ev.CallID, name: ev.Tool, brief: ev.Brief}})
+		if ev.CallID != "" {
+			t.calls[ev.CallID] = it
+		}
+	case agent.ToolFinished:
+		it := t.calls[ev.CallID]
+		if it == nil {
+			it = t.add(&item{kind: kTool, tool: &toolInfo{callID: ev.CallID, name: ev.Tool, brief: ev.Brief}})
+		}
+		ti := it.tool
+		ti.done, ti.failed, ti.dur = true, ev.IsError, ev.Duration
+		ti.chars, ti.lines, ti.execID, ti.offloaded = ev.OutputChars, ev.OutputLines, ev.ExecID, ev.Offloaded
+		ti.exit, ti.diff, ti.preview = ev.ExitCode, ev.Diff, ev.Preview
+		it.invalidate()
+	case agent.Retrying:
+		if ev.Discard { // the reply starts over: what streamed is void
+			for _, it := range []*item{t.text, t.think} {
+				if it != nil {
+					t.remove(it)
+				}
+			}
+			t.text, t.think = nil, nil
+		}
+		t.add(&item{kind: kNotice, level: "warn", text: retryText(ev)})
+	case agent.Notice:
+		t.add(&item{kind: kNotice, level: ev.Level, text: ev.Text})
+	case agent.ErrorEvent:
+		t.endStreams()
+		msg := ev.Message
+		if ev.Kind != "" && ev.Kind != "unknown" {
+			msg = ev.Kind + ": " + msg
+		}
+		t.add(&item{kind: kError, text: msg, hint: ev.Hint})
+	case agent.Done:
+		t.endStreams()
+		switch ev.Reason {
+		case "cancelled":
+			t.add(&item{kind: kNotice, level: "warn", text: "cancelled; the session is saved"})
+		case "max_turns":
+			t.add(&item{kind: kNotice, level: "warn", text: fmt.Sprintf("stopped after %d turns without a final answer (max_turns); send a message to go on", ev.Turns)})
+		}
+	case agent.AnchorInjected:
+		t.add(&item{kind: kAnchor, text: fmt.Sprintf("anchor #%d after %d tool calls: %s", ev.Number, ev.ToolCalls, anchorGist(ev.Text))})
+	case agent.SummaryStarted:
+		t.add(&item{kind: kSummary, sum: &summaryInfo{started: ev}})
+	case agent.SummaryFinished:
+		for i := len(t.items) - 1; i >= 0; i-- {
+			if it := t.items[i]; it.kind == kSummary && it.sum.finished == nil {
+				it.sum.finished = &ev
+				it.invalidate()
+				return false
+			}
+		}
+		t.add(&item{kind: kSummary, sum: &summaryInfo{finished: &ev}})
+	case agent.FallbackUsed:
+		t.add(&item{kind: kNotice, level: "warn", text: fmt.Sprintf("context over the hard limit (%s of %s tokens): %s", fmtCount(ev.Tokens), fmtCount(ev.Hard), ev.Detail)})
+	}
+	return false
+}
+
+func (t *transcript) endText() {
+	if t.text != nil {
+		t.text.streaming = false
+		t.text.shown = ""
+		t.text.pfx = nil
+		t.text.invalidate()
+		if strings.TrimSpace(t.text.text) == "" {
+			t.remove(t.text)
+		}
+		t.text = nil
+	}
+}
+
+func (t *transcript) endThink() {
+	if t.think != nil {
+		t.think.streaming = false
+		t.think.invalidate()
+		t.think = nil
+	}
+}
+
+func (t *transcript) endStreams() {
+	t.endThink()
+	t.endText()
+}
+
+func (t *transcript) remove(it *item) {
+	for i := len(t.items) - 1; i >= 0; i-- {
+		if t.items[i] == it {
+			t.items = append(t.items[:i], t.items[i+1:]...)
+			if t.top >= len(t.items) {
+				t.top, t.off = max(0, len(t.items)-1), 0
+			}
+			return
+		}
+	}
+}
+
+// toggle expands or collapses the selected tool block, or the last one.
+func (t *transcript) toggle() bool {
+	i := t.sel
+	if i < 0 || i >= len(t.items) || t.items[i].kind != kTool {
+		i = t.lastTool(len(t.items))
+	}
+	if i < 0 {
+		return false
+	}
+	it := t.items[i]
+	it.tool.expanded = !it.tool.expanded
+	it.invalidate()
+	return true
+}
+
+// selectTool moves the selection to the previous (dir < 0) or next tool block.
+func (t *transcript) selectTool(dir int) {
+	cur := t.sel
+	if cur >= 0 && cur < len(t.items) && t.items[cur].kind == kTool {
+		t.items[cur].tool.selected = false
+		t.items[cur].invalidate()
+	} else {
+		cur = len(t.items)
+	}
+	next := -1
+	if dir < 0 {
+		next = t.lastTool(cur)
+	} else {
+		for i := cur + 1; i < len(t.items); i++ {
+			if t.items[i].kind == kTool {
+				next = i
+				break
+			}
+		}
+	}
+	t.sel = next
+	if next >= 0 {
+		t.items[next].tool.selected = true
+		t.items[next].invalidate()
+	}
+}
+
+func (t *transcript) lastTool(before int) int {
+	for i := min(before, len(t.items)) - 1; i >= 0; i-- {
+		if t.items[i].kind == kTool {
+			return i
+		}
+	}
+	return -1
+}
+
+func (t *transcript) invalidateAll() {
+	for _, it := range t.items {
+		it.invalidate()
+	}
+}
+
+func retryText(ev agent.Retrying) string {
+	what := "provider error"
+	low := strings.ToLower(ev.Reason)
+	switch {
+	case strings.Contains(low, "rate") || strings.Contains(low, "429"):
+		what = "rate limited"
+	case strings.Contains(low, "timeout") || strings.Contains(low, "idle"):
+		what = "the provider went quiet"
+	case strings.Contains(low, "connect") || strings.Contains(low, "network") || strings.Contains(low, "refused"):
+		what = "network error"
+	}
+	return fmt.Sprintf("%s, retrying in %s (attempt %d): %s", what, fmtDur(ev.Wait), ev.Attempt+1, clip(oneLine(ev.Reason), 120))
+}
+
+// firstContentLine is the first line with text, skipping a "[HEADER]" line.
+func firstContentLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "[") && strings.HasSuffix(l, "]") {
+			continue
+		}
+		if l = strings.TrimSpace(strings.Trim(l, "#*")); l != "" {
+			return l
+		}
+	}
+	return ""
+}
+
+// anchorGist is what an anchor's one-liner shows: the current plan step,
+// else the original request.
+func anchorGist(s string) string {
+	lines := strings.Split(s, "\n")
+	for _, l := range lines {
+		if strings.HasPrefix(l, "Current step:") {
+			return strings.TrimSpace(l)
+		}
+	}
+	for i, l := range lines {
+		if strings.HasPrefix(l, "Original request:") && i+1 < len(lines) {
+			return "request: " + strings.TrimSpace(lines[i+1])
+		}
+	}
+	return firstContentLine(s)
+}
+
+// fromHistory rebuilds a transcript from stored messages (a resumed
+// session). Durations are not stored with messages, so blocks show none.
+func fromHistory(msgs []chat.Message) *transcript {
+	t := newTranscript()
+	for _, m := range msgs {
+		switch {
+		case m.Kind == chat.KindAnchor:
+			t.add(&item{kind: kAnchor, text: "anchor: " + anchorGist(m.Content)})
+		case m.Kind == chat.KindHandoff:
+			t.add(&item{kind: kHandoff, text: firstContentLine(m.Content)})
+		case m.Kind == chat.KindSummary:
+			t.add(&item{kind: kNotice, text: fmt.Sprintf("earlier messages were compacted into a summary (%s chars)", fmtCount(len(m.Content)))})
+		case m.Kind == chat.KindActiveTask || m.Kind == chat.KindResume:
+			// harness context for the model; the anchor line says enough
+		case m.Role == chat.User:
+			t.add(&item{kind: kUser, text: m.Content})
+		case m.Role == chat.Assistant:
+			if strings.TrimSpace(m.Content) != "" {
+				t.add(&item{kind: kAssistant, text: m.Content})
+			}
+			for _, tc := range m.ToolCalls {
+				it := t.add(&item{kind: kTool, tool: &toolInfo{callID: tc.ID, name: tc.Name, brief: tc.Brief()}})
+				t.calls[tc.ID] = it
+			}
+		case m.Role == chat.Tool:
+			it := t.calls[m.ToolCallID]
+			if it == nil {
+				it = t.add(&item{kind: kTool, tool: &toolInfo{callID: m.ToolCallID, name: m.ToolName}})
+			}
+			ti := it.tool
+			ti.done, ti.preview = true, m.Content
+			if o := m.Output; o != nil {
+				ti.failed, ti.chars, ti.lines, ti.execID, ti.offloaded = o.Failed, o.Chars, o.Lines, o.ExecID, o.Offloaded
+			} else {
+				ti.chars, ti.lines = len([]rune(m.Content)), chat.CountLines(m.Content)
+			}
+		}
+	}
+	return t
+}

@@ -1,0 +1,224 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+// render lays the screen out, exactly m.h lines of at most m.w columns:
+// tabs, the chat (or a panel), the info line, the input, the status bar.
+func (m *Model) render() string {
+	lines := make([]string, 0, m.h)
+	lines = append(lines, clip(m.tabsLine(), m.w))
+	if m.panel != noPanel {
+		lines = append(lines, fitLines(padLines(m.panelLines(m.w, m.h-2), m.h-2), m.w)...)
+	} else {
+		ch := m.chatHeight()
+		// Transcript lines come from the render caches, already cut to
+		// the width: measuring them again would cost more than the rest.
+		lines = append(lines, padLines(m.current().tr.view(m.r, m.w, ch), ch)...)
+		lines = append(lines, clip(m.infoLine(), m.w))
+		lines = append(lines, m.inputLines()...)
+	}
+	lines = append(lines, clip(m.statusLine(), m.w))
+	out := strings.Join(lines, "\n")
+	if len(m.asks) > 0 {
+		out = m.overlay(out, m.permissionBox())
+	}
+	return out
+}
+
+// padLines makes exactly n lines: blank ones added below, extra ones cut.
+func padLines(ls []string, n int) []string {
+	if len(ls) > n {
+		return ls[:n]
+	}
+	for len(ls) < n {
+		ls = append(ls, "")
+	}
+	return ls
+}
+
+// tabsLine: one tab per persona, numbered for alt+N, a dot on busy ones.
+func (m *Model) tabsLine() string {
+	var b strings.Builder
+	for i, p := range m.personas {
+		label := fmt.Sprintf(" %d %s ", i+1, p.p.Name)
+		dot := "  "
+		if p.busy() || len(p.queue) > 0 || m.subBusy(p.p.ID) {
+			dot = m.th.busy.Render("●") + " "
+		}
+		if i == m.cur {
+			b.WriteString(m.th.tabOn.Render(label))
+		} else {
+			b.WriteString(m.th.tabOff.Render(label))
+		}
+		b.WriteString(dot)
+	}
+	right := "F1 help"
+	if m.sessID != "" {
+		right = "session " + m.sessID + " · " + right
+	}
+	left := b.String()
+	gap := m.w - ansi.StringWidth(left) - ansi.StringWidth(right) - 1
+	if gap < 1 {
+		return clip(left, m.w)
+	}
+	return left + strings.Repeat(" ", gap) + m.th.dim.Render(right)
+}
+
+// subBusy reports whether a persona has running sub-agents.
+func (m *Model) subBusy(persona string) bool {
+	for _, r := range m.team.rows {
+		if r.running() && parentPersona(r.parent) == persona {
+			return true
+		}
+	}
+	return false
+}
+
+// statusLine is one line: persona • model • context bar • tool calls •
+// anchor in N • checkpoint in M • compactions • tokens • $. Segments are
+// dropped, least useful first, until it fits; it never wraps.
+func (m *Model) statusLine() string {
+	p := m.current()
+	s := p.status
+	model := m.app.Model.Name
+	if p.hasStatus && s.Model != "" {
+		model = s.Model
+	}
+	threshold := s.Threshold
+	if threshold == 0 {
+		threshold = m.app.Deps.Context.WithDefaults().Threshold(m.app.Deps.Model.ContextWindow)
+	}
+	type seg struct {
+		text string
+		drop int // higher goes first
+	}
+	segs := []seg{{p.p.Name, 0}, {model, 5}, {ctxBar(s.ContextTokens, threshold), 1}}
+	if p.hasStatus {
+		segs = append(segs, seg{plural(s.ToolCalls, "tool call"), 4},
+			seg{fmt.Sprintf("anchor in %d", max(0, s.AnchorIn)), 7},
+			seg{fmt.Sprintf("checkpoint in %d", max(0, s.CheckpointIn)), 8})
+		if s.Compactions > 0 {
+			segs = append(segs, seg{plural(s.Compactions, "compaction"), 6})
+		}
+		segs = append(segs, seg{fmt.Sprintf("↑%s ↓%s", fmtCount(s.Usage.PromptTokens), fmtCount(s.Usage.CompletionTokens)), 3})
+		if s.HasPrices {
+			segs = append(segs, seg{fmt.Sprintf("$%.4f", s.Cost), 2})
+		}
+	}
+	if m.modelErr != nil {
+		segs = append(segs, seg{"no model configured", 0})
+	}
+	join := func() string {
+		parts := make([]string, 0, len(segs))
+		for _, x := range segs {
+			parts = append(parts, x.text)
+		}
+		return " " + strings.Join(parts, " • ") + " "
+	}
+	line := join()
+	for ansi.StringWidth(line) > m.w && len(segs) > 1 {
+		worst := 0
+		for i, x := range segs {
+			if x.drop > segs[worst].drop {
+				worst = i
+			}
+		}
+		if segs[worst].drop == 0 {
+			break
+		}
+		segs = append(segs[:worst], segs[worst+1:]...)
+		line = join()
+	}
+	line = clip(line, m.w)
+	if pad := m.w - ansi.StringWidth(line); pad > 0 {
+		line += strings.Repeat(" ", pad)
+	}
+	return m.th.status.Render(line)
+}
+
+// ctxBar is the context size against the summarization threshold.
+func ctxBar(tokens, threshold int) string {
+	const cells = 5
+	filled := 0
+	if threshold > 0 {
+		filled = min(cells, (tokens*cells+threshold/2)/threshold)
+	}
+	return strings.Repeat("▰", filled) + strings.Repeat("▱", cells-filled) + " " + fmtCount(tokens) + "/" + fmtCount(threshold)
+}
+
+// infoLine sits between the chat and the input: the quit question,
+// command completions, a one-off message, work in progress or key hints.
+func (m *Model) infoLine() string {
+	th := m.th
+	switch {
+	case m.quitAsk:
+		return th.warn.Render("quit? running work will be cancelled — y or ctrl+c quits, any other key stays")
+	case m.flash != "":
+		return th.warn.Render(clip(m.flash, m.w))
+	}
+	if c := m.completions(); len(c) > 0 {
+		parts := make([]string, 0, len(c))
+		for i, x := range c {
+			if i == 0 {
+				x = th.accent.Render(x)
+				if h := commandHelp(c[0]); h != "" {
+					x += th.dim.Render(" " + h)
+				}
+			}
+			parts = append(parts, x)
+		}
+		return clip(strings.Join(parts, "  ")+th.dim.Render("  · tab completes"), m.w)
+	}
+	p := m.current()
+	var parts []string
+	if p.busy() {
+		what := map[string]string{opRun: "working", opSwitch: "switching", opCompact: "compacting", opLoad: "loading"}[p.op]
+		s := th.busy.Render(spinnerFrames[m.anim%len(spinnerFrames)]) + " " + p.p.Name + " is " + what
+		if p.op == opRun {
+			s += " · " + fmtDur(m.now().Sub(p.started).Truncate(1e9)) + " · esc cancels"
+		}
+		parts = append(parts, s)
+	}
+	if n := len(p.queue); n > 0 {
+		parts = append(parts, th.warn.Render(fmt.Sprintf("%d queued", n)))
+	}
+	if n := m.team.running(); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d sub-agents running (ctrl+g)", n))
+	}
+	if len(parts) == 0 {
+		return th.dim.Render(clip("enter send · shift+enter newline · tab persona · pgup/pgdn scroll · ctrl+x expand tool · F1 help", m.w))
+	}
+	return clip(strings.Join(parts, th.dim.Render(" · ")), m.w)
+}
+
+// overlay draws box centred over base.
+func (m *Model) overlay(base, box string) string {
+	bw, bh := lipgloss.Size(box)
+	x := max(0, (m.w-bw)/2)
+	y := max(1, (m.h-bh)/2)
+	c := lipgloss.NewCompositor(lipgloss.NewLayer(base), lipgloss.NewLayer(box).X(x).Y(y).Z(1))
+	return c.Render()
+}
+
+func widthOf(s string) int { return ansi.StringWidth(s) }
+
+// inputLines is the input box, cached: the textarea's View costs more than
+// the whole transcript window, and it only changes with what it shows (the
+// cursor is the terminal's, so blinking needs no redraw).
+func (m *Model) inputLines() []string {
+	in := &m.input
+	key := fmt.Sprintf("%d|%d|%d|%d|%d|%t|%d|%s", in.Width(), in.Height(), in.Line(), in.Column(), in.ScrollYOffset(), in.Focused(), m.gen, in.Value())
+	if key != m.inKey || in.HasSelection() {
+		m.inKey = key
+		m.inLines = fitLines(padLines(strings.Split(in.View(), "\n"), in.Height()), m.w)
+	}
+	return m.inLines
+}
