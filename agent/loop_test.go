@@ -271,6 +271,14 @@ func TestResumeSendsEarlierMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	before, _ := h.session.agents["default"].Usage()
+	ra, err := resumed.Agent(context.Background(), "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := ra.Usage(); after != before || after.PromptTokens == 0 {
+		t.Fatalf("usage after resume = %+v, before %+v", after, before)
+	}
 	h.srv.Push(llmtest.Text("zebra"))
 	if _, err := resumed.Send(context.Background(), "default", "what was the word?"); err != nil {
 		t.Fatal(err)

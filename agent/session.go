@@ -210,6 +210,14 @@ func (a *Agent) load(ctx context.Context) error {
 		return fmt.Errorf("load %s task state: %w", a.persona.ID, err)
 	}
 	a.closeDangling(ctx)
+	// The status bar's tokens and cost continue from what the store counted.
+	if totals, err := a.deps.Store.Usage(ctx, a.session, false); err == nil {
+		for _, p := range totals.ByPersona {
+			if p.Persona == a.persona.ID {
+				a.usage, a.cost = p.Usage, p.Cost
+			}
+		}
+	}
 	if a.task.Active() && !a.task.Finished {
 		a.pendingResume = "[RESUMED — Polly stopped before this task finished (it was interrupted or the process died). " +
 			"This is the task checkpoint; check the state of files before repeating a step, and continue from where it stopped.]\n\n" +

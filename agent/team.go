@@ -233,7 +233,7 @@ func (a *Agent) runParallel(ctx context.Context, calls []chat.ToolCall) []timedR
 			}
 			defer func() { <-sem }()
 			start := time.Now()
-			res := a.registry.Execute(context.WithValue(ctx, callIDKey{}, call.ID), call, tools.Exec{Gate: a.deps.Gate, Allowed: a.allowed})
+			res := a.registry.Execute(a.callContext(ctx, call), call, tools.Exec{Gate: a.deps.Gate, Allowed: a.allowed})
 			results[i] = timedResult{res: res, dur: time.Since(start)}
 		}()
 	}

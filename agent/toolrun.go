@@ -47,7 +47,7 @@ func (a *Agent) runTools(ctx context.Context, calls []chat.ToolCall) {
 func (a *Agent) runTool(ctx context.Context, call chat.ToolCall) {
 	a.send(ToolStarted{Header: a.header(), CallID: call.ID, Tool: call.Name, Args: call.Arguments, Brief: call.Brief()})
 	start := time.Now()
-	res := a.registry.Execute(context.WithValue(ctx, callIDKey{}, call.ID), call, tools.Exec{Gate: a.deps.Gate, Allowed: a.allowed})
+	res := a.registry.Execute(a.callContext(ctx, call), call, tools.Exec{Gate: a.deps.Gate, Allowed: a.allowed})
 	a.finishTool(ctx, call, res, time.Since(start))
 }
 
@@ -191,4 +191,10 @@ func redact(s string, secrets []string) string {
 		}
 	}
 	return s
+}
+
+// callContext carries the call id and the calling agent to the tool and the
+// permission gate.
+func (a *Agent) callContext(ctx context.Context, call chat.ToolCall) context.Context {
+	return tools.WithCaller(context.WithValue(ctx, callIDKey{}, call.ID), a.id)
 }

@@ -209,3 +209,17 @@ func typeName(v any) string {
 	}
 	return reflect.TypeOf(v).String()
 }
+
+type callerKey struct{}
+
+// WithCaller marks ctx with the agent making a tool call, so a permission
+// question can say who asks (a sub-agent's call looks like any other).
+func WithCaller(ctx context.Context, agentID string) context.Context {
+	return context.WithValue(ctx, callerKey{}, agentID)
+}
+
+// CallerOf returns the agent id set by WithCaller, or "".
+func CallerOf(ctx context.Context) string {
+	id, _ := ctx.Value(callerKey{}).(string)
+	return id
+}

@@ -57,6 +57,9 @@ func (m *Model) answer(r permission.Reply) {
 	a.reply <- r
 	what := map[permission.Answer]string{permission.AllowOnce: "allowed once", permission.AllowSession: "allowed for this session", permission.Deny: "denied"}[r.Answer]
 	text := fmt.Sprintf("%s %s", a.req.Tool, what)
+	if a.req.Agent != "" {
+		text = a.req.Agent + ": " + text
+	}
 	if r.Reason != "" {
 		text += ": " + r.Reason
 	}
@@ -83,6 +86,9 @@ func (m *Model) permissionBox() string {
 	w := min(m.w-4, 100)
 	inner := max(10, w-4)
 	title := "Allow " + a.req.Tool + "?"
+	if a.req.Agent != "" && a.req.Agent != m.current().p.ID {
+		title = "Allow " + a.req.Agent + " to use " + a.req.Tool + "?"
+	}
 	if n := len(m.asks); n > 1 {
 		title += fmt.Sprintf("  (%d more waiting)", n-1)
 	}

@@ -65,6 +65,7 @@ const (
 
 // Request is what a person is asked to decide.
 type Request struct {
+	Agent  string // the agent asking, e.g. "default" or "web_scraper#2" (tools.CallerOf)
 	Tool   string
 	Access tools.Access
 	Reason string // why it asks (outside the project, command not read-only…)
@@ -681,7 +682,7 @@ func (p *Policy) Allow(ctx context.Context, tool string, a tools.Access) error {
 		p.log(ctx, tool, d, true, store.ScopeSession, "approved for this session earlier")
 		return nil
 	}
-	rep, err := p.Asker.Ask(ctx, Request{Tool: tool, Access: a, Reason: d.Reason, Session: d.Covers, Protected: d.Protected})
+	rep, err := p.Asker.Ask(ctx, Request{Agent: tools.CallerOf(ctx), Tool: tool, Access: a, Reason: d.Reason, Session: d.Covers, Protected: d.Protected})
 	if err != nil {
 		p.log(ctx, tool, d, false, store.ScopeOnce, "could not ask: "+err.Error())
 		return &tools.Denied{Reason: fmt.Sprintf("%s was not approved: could not ask the user: %v", tool, err)}

@@ -322,12 +322,15 @@ func TestAnswers(t *testing.T) {
 		a := &fakeAsker{replies: []Reply{{Answer: AllowOnce}, {Answer: AllowOnce}}}
 		p := pr.policy(t, Ask, Rules{}, a)
 		for i := 0; i < 2; i++ {
-			if err := p.Allow(ctx, "run_command", execAccess("npm install")); err != nil {
+			if err := p.Allow(tools.WithCaller(ctx, "coder#2"), "run_command", execAccess("npm install")); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if a.count() != 2 {
 			t.Errorf("asked %d times, want 2", a.count())
+		}
+		if a.asked[0].Agent != "coder#2" {
+			t.Errorf("the question does not say who asks: %+v", a.asked[0])
 		}
 	})
 
