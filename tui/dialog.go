@@ -57,7 +57,7 @@ func (m *Model) answer(r permission.Reply) {
 	a.reply <- r
 	what := map[permission.Answer]string{permission.AllowOnce: "allowed once", permission.AllowSession: "allowed for this session", permission.Deny: "denied"}[r.Answer]
 	text := fmt.Sprintf("%s %s", a.req.Tool, what)
-	if a.req.Agent != "" {
+	if a.req.Agent != "" && a.req.Agent != m.current().p.ID {
 		text = a.req.Agent + ": " + text
 	}
 	if r.Reason != "" {
