@@ -34,13 +34,25 @@ type Server struct {
 // when the test ends.
 func NewServer(t testing.TB, steps ...Step) *Server {
 	t.Helper()
-	s := &Server{
+	s := newServer(t, steps)
+	s.hs = httptest.NewServer(s.routes())
+	t.Cleanup(s.shutdown)
+	return s
+}
+
+// newServer is the state shared by NewServer and Start.
+func newServer(t testing.TB, steps []Step) *Server {
+	return &Server{
 		t:      t,
 		done:   make(chan struct{}),
 		steps:  append([]Step(nil), steps...),
 		strict: true,
 		models: []string{"llmtest-model"},
 	}
+}
+
+// routes are the endpoints the server answers.
+func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
 	mux.HandleFunc("GET /v1/models", s.handleModels)
@@ -48,13 +60,13 @@ func NewServer(t testing.TB, steps ...Step) *Server {
 		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url",
 			fmt.Sprintf("llmtest: no route for %s %s", r.Method, r.URL.Path), nil)
 	})
-	s.hs = httptest.NewServer(mux)
-	t.Cleanup(func() {
-		close(s.done)
-		s.hs.CloseClientConnections()
-		s.hs.Close()
-	})
-	return s
+	return mux
+}
+
+func (s *Server) shutdown() {
+	close(s.done)
+	s.hs.CloseClientConnections()
+	s.hs.Close()
 }
 
 // URL is the base URL to give a client, ending in /v1.

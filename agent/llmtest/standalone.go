@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log"
 	"net"
-	"net/http"
 	"net/http/httptest"
 	"sync"
 	"testing"
@@ -23,30 +22,12 @@ func Start(addr string, steps ...Step) (*Server, error) {
 		return nil, fmt.Errorf("llmtest: listen %s: %w", addr, err)
 	}
 	tb := &standaloneTB{}
-	s := &Server{
-		t:      tb,
-		done:   make(chan struct{}),
-		steps:  append([]Step(nil), steps...),
-		strict: true,
-		models: []string{"llmtest-model"},
-	}
-	// The same routes as NewServer; kept in step with it by TestStartServes.
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
-	mux.HandleFunc("GET /v1/models", s.handleModels)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "invalid_request_error", "unknown_url",
-			fmt.Sprintf("llmtest: no route for %s %s", r.Method, r.URL.Path), nil)
-	})
-	s.hs = httptest.NewUnstartedServer(mux)
+	s := newServer(tb, steps)
+	s.hs = httptest.NewUnstartedServer(s.routes())
 	s.hs.Listener.Close()
 	s.hs.Listener = ln
 	s.hs.Start()
-	tb.Cleanup(func() {
-		close(s.done)
-		s.hs.CloseClientConnections()
-		s.hs.Close()
-	})
+	tb.Cleanup(s.shutdown)
 	return s, nil
 }
 
