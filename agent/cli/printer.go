@@ -76,7 +76,7 @@ func (p *printer) progress(e agent.Event) {
 		if e.Offloaded {
 			extra = fmt.Sprintf(", offloaded as #%d", e.ExecID)
 		}
-		fmt.Fprintf(p.stderr, "%s%s %s %s (%s, %s chars%s)\n", who, mark, e.Tool, e.Brief, e.Duration.Round(time.Millisecond), commas(e.OutputChars), extra)
+		fmt.Fprintf(p.stderr, "%s%s %s %s (%s, %s chars%s)\n", who, mark, e.Tool, e.Brief, duration(e.Duration), commas(e.OutputChars), extra)
 		if e.IsError {
 			fmt.Fprintf(p.stderr, "%s  %s\n", who, firstLine(e.Preview))
 		}
@@ -124,4 +124,15 @@ func commas(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// duration is short and never "0s" for a call that did run.
+func duration(d time.Duration) string {
+	switch {
+	case d < time.Millisecond:
+		return "<1ms"
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(100 * time.Millisecond).String()
 }
