@@ -265,7 +265,14 @@ func TestHundredCallTaskBudget(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long task")
 	}
+	resetErr := resetPeakRSS()
+	base := rssKB(t, "VmRSS")
 	st := runLongTask(t, 100, 15, 0)
+	if resetErr == nil {
+		// The whole test process: the fake server, the real client, SQLite
+		// and the tools, all in one.
+		t.Logf("process RSS: %d MiB before the task, peak %d MiB during it", base/1024, rssKB(t, "VmHWM")/1024)
+	}
 	ratio := float64(st.lt.sentTotal) / float64(st.lt.naiveTotal)
 	t.Logf("100 calls: sent %d chars (≈%d tokens) vs naive %d (≈%d tokens): ratio %.3f; peak context %d tokens",
 		st.lt.sentTotal, st.lt.sentTotal/4, st.lt.naiveTotal, st.lt.naiveTotal/4, ratio, st.maxCtx)
