@@ -20,8 +20,8 @@ import (
 // not met with these dependencies (see the note); this guards against
 // regressions past 64 MiB.
 func TestHundredCallTaskProcessRSS(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long task")
+	if testing.Short() || raceEnabled {
+		t.Skip("long task; RSS is meaningless under the race detector")
 	}
 	calls := 0
 	step := func(r llmtest.Request) llmtest.Step {
