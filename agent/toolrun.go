@@ -12,6 +12,7 @@ import (
 	"polly/memory/task"
 	"polly/memory/window"
 	"polly/tools"
+	"polly/workspace"
 )
 
 // runTools runs one reply's tool calls in order and stores each result as
@@ -105,6 +106,9 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 	if content == "" {
 		content = "(no output)"
 	}
+	if res.IsError && status == store.ExecError {
+		content += a.knownFix(output)
+	}
 	msg := chat.ToolResult(call, content)
 	msg.Output = &chat.Output{ExecID: execID, Chars: chars, Lines: lines, Offloaded: offloaded, Failed: res.IsError}
 	if execID != 0 {
@@ -197,4 +201,24 @@ func redact(s string, secrets []string) string {
 // permission gate.
 func (a *Agent) callContext(ctx context.Context, call chat.ToolCall) context.Context {
 	return tools.WithCaller(context.WithValue(ctx, callIDKey{}, call.ID), a.id)
+}
+
+// fixFinder is the part of the workspace that remembers solved errors.
+type fixFinder interface {
+	KnownFix(errText string) (workspace.Fix, bool)
+}
+
+// knownFix appends the fix of a matching solved error from
+// .learnings/ERRORS.md to a failed call's result, so the model does not
+// rediscover it (PEERS idea 7).
+func (a *Agent) knownFix(output string) string {
+	ff, ok := a.deps.Journal.(fixFinder)
+	if !ok {
+		return ""
+	}
+	f, ok := ff.KnownFix(strings.TrimPrefix(output, "error: "))
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("\n[known fix from .learnings/ERRORS.md (%s): %s]", f.When, task.Clip(f.Fix, 400))
 }

@@ -103,6 +103,7 @@ func TestWorkspaceToolsThroughTheLoop(t *testing.T) {
 		llmtest.Call("write_file", `{"path":"notes.txt","content":"x"}`),
 		llmtest.Call("edit_file", `{"path":"notes.txt","old_string":"x","new_string":"y"}`),
 		llmtest.Call("workspace_read", `{"file":"../../etc/passwd"}`),
+		llmtest.Call("edit_file", `{"path":"other.go","old_string":"a","new_string":"b"}`),
 		llmtest.Text("Saved."),
 	)
 	a, sess, _ := wired(t, srv, "yolo")
@@ -116,6 +117,10 @@ func TestWorkspaceToolsThroughTheLoop(t *testing.T) {
 	}
 	if got := reqs[7].LastMessage().Content; !strings.Contains(got, "error") || !strings.Contains(strings.ToLower(got), "outside") {
 		t.Fatalf("workspace_read of ../../etc/passwd: %q", got)
+	}
+	// The same kind of failure again: the fix learned above comes with it.
+	if got := reqs[8].LastMessage().Content; !strings.Contains(got, "[known fix from .learnings/ERRORS.md") || !strings.Contains(got, "a later edit_file call succeeded") {
+		t.Fatalf("repeated failure got no known fix: %q", got)
 	}
 	mem, _ := os.ReadFile(filepath.Join(a.Workspace.Dir(), "MEMORY.md"))
 	if n := strings.Count(strings.ToLower(string(mem)), "the backend is go 1.26 with sqlite"); n != 1 {
