@@ -38,6 +38,7 @@ type (
 		sess     *agent.Session
 		history  map[string][]chat.Message
 		statuses map[string]agent.Status
+		children []storedChild // sub-agent runs of a resumed session
 		err      error
 	}
 	statusMsg struct {
@@ -391,8 +392,35 @@ func (m *Model) loadSession() tea.Cmd {
 				out.statuses[p] = a.Status()
 			}
 		}
+		if id != "" {
+			out.children, out.err = loadChildren(ctx, st, id)
+		}
 		return out
 	})
+}
+
+// storedChild is a finished sub-agent run read back from the store.
+type storedChild struct {
+	sum     store.SessionSummary
+	history []chat.Message
+}
+
+// loadChildren reads the sub-agent runs of a session, so the team panel of
+// a resumed session shows them with their transcripts.
+func loadChildren(ctx context.Context, st *store.Store, id string) ([]storedChild, error) {
+	kids, err := st.ChildSessions(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]storedChild, 0, len(kids))
+	for _, k := range kids {
+		h, err := st.AllMessages(ctx, k.ID, k.Persona)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, storedChild{sum: k, history: h})
+	}
+	return out, nil
 }
 
 func (m *Model) sessionLoaded(msg sessionLoadedMsg) tea.Cmd {
@@ -416,10 +444,22 @@ func (m *Model) sessionLoaded(msg sessionLoadedMsg) tea.Cmd {
 		}
 		cmds = append(cmds, m.next(p))
 	}
+	if msg.sess == m.sess {
+		m.team.restore(msg.children, m.namesByID())
+	}
 	if msg.err != nil {
 		m.current().tr.add(&item{kind: kError, text: "could not load the session: " + msg.err.Error()})
 	}
 	return tea.Batch(cmds...)
+}
+
+// namesByID maps persona ids to display names.
+func (m *Model) namesByID() map[string]string {
+	names := map[string]string{}
+	for _, p := range m.personas {
+		names[p.p.ID] = p.p.Name
+	}
+	return names
 }
 
 // openSession replaces the session (/clear, or a pick in the sessions

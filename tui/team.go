@@ -6,6 +6,7 @@ import (
 
 	"polly/agent"
 	"polly/memory/chat"
+	"polly/memory/store"
 )
 
 // subRow is one sub-agent run (delegate_task): its live figures, and its
@@ -107,4 +108,43 @@ func parentPersona(agentID string) string {
 		return agentID[:i]
 	}
 	return agentID
+}
+
+// restore adds rows for sub-agent runs stored in a resumed session (rows
+// already known, from this process, are kept as they are).
+func (t *team) restore(kids []storedChild, names map[string]string) {
+	for _, k := range kids {
+		key := "stored/" + k.sum.ID
+		if _, ok := t.byKey[key]; ok || t.hasSession(k.sum.ID) {
+			continue
+		}
+		status := string(k.sum.Status)
+		switch k.sum.Status {
+		case store.StatusDone:
+			status = "completed"
+		case store.StatusActive:
+			status = "interrupted" // it was running when Polly stopped
+		}
+		calls := 0
+		for _, m := range k.history {
+			if m.Role == chat.Tool {
+				calls++
+			}
+		}
+		r := &subRow{key: key, agentID: k.sum.Persona, persona: k.sum.Persona, name: names[k.sum.Persona], task: k.sum.Title,
+			status: status, started: k.sum.CreatedAt, elapsed: k.sum.UpdatedAt.Sub(k.sum.CreatedAt), toolCalls: calls,
+			usage: chat.Usage{PromptTokens: k.sum.PromptTokens, CompletionTokens: k.sum.CompletionTokens}, session: k.sum.ID,
+			tr: fromHistory(k.history)}
+		t.rows = append(t.rows, r)
+		t.byKey[key] = r
+	}
+}
+
+func (t *team) hasSession(id string) bool {
+	for _, r := range t.rows {
+		if r.session == id {
+			return true
+		}
+	}
+	return false
 }

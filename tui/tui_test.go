@@ -570,3 +570,32 @@ func TestEventsShown(t *testing.T) {
 		}
 	}
 }
+
+// A resumed session shows its finished sub-agent runs in the team panel,
+// with their transcripts, from the store.
+func TestResumeRestoresTeamRows(t *testing.T) {
+	h := newHarness(t, harnessOpts{},
+		llmtest.Call("delegate_task", `{"agent":"coder","task":"count the files"}`),
+		llmtest.Call("list_dir", `{}`),
+		llmtest.Text("there are no files"),
+		llmtest.Text("the coder found no files"),
+	)
+	h.prompt("ask the coder")
+	h.until("idle", h.idle)
+	id := h.m.sessID
+	h.prompt("/clear")
+	if len(h.m.team.rows) != 0 {
+		t.Fatal("/clear kept the team")
+	}
+	h.key("ctrl+s")
+	h.until("the list", func() bool { return h.m.sessP.done && len(h.m.sessP.rows) > 0 })
+	h.key("enter")
+	h.until("the team", func() bool { return h.idle() && h.m.sessID == id && len(h.m.team.rows) == 1 })
+	r := h.m.team.rows[0]
+	if r.persona != "coder" || r.status != "completed" || r.task != "count the files" || r.toolCalls != 1 || r.usage.PromptTokens == 0 {
+		t.Fatalf("restored row = %+v", r)
+	}
+	if len(r.tr.items) < 3 {
+		t.Fatal("the restored row has no transcript")
+	}
+}
