@@ -235,11 +235,11 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 		maxTurns = 100
 	}
 	for turn := 1; ; turn++ {
-		out.Turns = turn
 		if turn > maxTurns {
 			out.Reason = "max_turns"
 			return out, ErrMaxTurns
 		}
+		out.Turns = turn
 		resp, err := a.step(ctx)
 		if err != nil {
 			if ctx.Err() != nil || llm.KindOf(err) == llm.KindCanceled {
