@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"charm.land/bubbles/v2/viewport"
 	"strings"
 
 	"charm.land/bubbles/v2/key"
@@ -222,4 +223,18 @@ func (m *Model) list(rows []string, sel, w, h int) []string {
 		out = append(out, r)
 	}
 	return out
+}
+
+// pageViewport applies the paging keys every document panel shares.
+func pageViewport(vp *viewport.Model, key string) {
+	switch key {
+	case "pgup":
+		vp.PageUp()
+	case "pgdown", "space":
+		vp.PageDown()
+	case "home", "g":
+		vp.GotoTop()
+	case "end", "G":
+		vp.GotoBottom()
+	}
 }

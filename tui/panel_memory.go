@@ -187,14 +187,8 @@ func (p *memoryPanel) key(m *Model, msg tea.KeyPressMsg) tea.Cmd {
 			p.sel++
 			return p.load(m, p.files[p.sel].path)
 		}
-	case "pgup":
-		p.vp.PageUp()
-	case "pgdown", "space":
-		p.vp.PageDown()
-	case "home", "g":
-		p.vp.GotoTop()
-	case "end", "G":
-		p.vp.GotoBottom()
+	case "pgup", "pgdown", "space", "home", "g", "end", "G":
+		pageViewport(&p.vp, msg.String())
 	case "r":
 		return p.load(m, p.path)
 	case "e":

@@ -161,14 +161,8 @@ func (p *outputsPanel) key(m *Model, msg tea.KeyPressMsg) tea.Cmd {
 			p.vp.ScrollUp(1)
 		case "down", "j":
 			p.vp.ScrollDown(1)
-		case "pgup":
-			p.vp.PageUp()
-		case "pgdown", "space":
-			p.vp.PageDown()
-		case "home", "g":
-			p.vp.GotoTop()
-		case "end", "G":
-			p.vp.GotoBottom()
+		default:
+			pageViewport(&p.vp, k)
 		}
 		return nil
 	}
