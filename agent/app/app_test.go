@@ -190,3 +190,39 @@ func TestFirstRequestSizeAndToolNames(t *testing.T) {
 		}
 	}
 }
+
+// Issue 5 #4 through the whole stack: a persona file in the workspace
+// overrides a built-in's prompt; a broken one is reported by name and
+// skipped while the built-ins still load.
+func TestPersonaOverrideAndBrokenFile(t *testing.T) {
+	project, home := t.TempDir(), t.TempDir()
+	ws := filepath.Join(home, "ws")
+	os.MkdirAll(filepath.Join(ws, "personas"), 0o755)
+	os.WriteFile(filepath.Join(ws, "personas", "coder.json"), []byte(`{"id":"coder","system_prompt":"You are the OVERRIDDEN coder."}`), 0o644)
+	os.WriteFile(filepath.Join(ws, "personas", "broken.json"), []byte(`{"id": "broken", "temperature": `), 0o644)
+	cfg, err := config.Load(config.LoadOptions{ProjectDir: project, Home: home, Flags: config.Flags{Workspace: &ws}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.NewServer(t, llmtest.Text("hi"))
+	a, err := Open(context.Background(), Options{Config: cfg, ProjectDir: project, Template: os.DirFS("../../.agent-template"),
+		LLM: llm.New(llm.Config{BaseURL: srv.URL(), APIKey: "k"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	warned := strings.Join(a.Warnings, "\n")
+	if !strings.Contains(warned, "broken.json") {
+		t.Fatalf("the broken persona file is not reported: %q", warned)
+	}
+	if got := len(a.Personas.All()); got != 4 {
+		t.Fatalf("%d personas loaded, want the 4 built-ins", got)
+	}
+	sess, _ := a.Session(context.Background(), nil, "")
+	if _, err := sess.Send(context.Background(), "coder", "hello"); err != nil {
+		t.Fatal(err)
+	}
+	if sys := srv.Last().Messages[0].Content; !strings.Contains(sys, "You are the OVERRIDDEN coder.") || strings.Contains(sys, "You are **coder**") {
+		t.Fatalf("the override did not replace the coder prompt: %.300q", sys)
+	}
+}
