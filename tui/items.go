@@ -197,7 +197,6 @@ func (r *renderer) toolLines(t *toolInfo, w int) []string {
 	if t.expanded {
 		mark = "▾ "
 	}
-	head := th.accent.Render(mark+t.name) + " " + t.brief
 	var meta []string
 	switch {
 	case !t.done:
@@ -227,7 +226,7 @@ func (r *renderer) toolLines(t *toolInfo, w int) []string {
 	// The brief gives way first: the status and sizes must stay visible.
 	tail := th.dim.Render(" · ") + strings.Join(meta, th.dim.Render(" · "))
 	room := w - 2 - widthOf(mark+t.name) - 1 - widthOf(tail)
-	head = th.accent.Render(mark+t.name) + " " + clip(t.brief, max(room, 0))
+	head := th.accent.Render(mark+t.name) + " " + clip(t.brief, max(room, 0))
 	line := "  " + head + tail
 	if t.selected {
 		line = th.selected.Render(ansi.Truncate(line, w, "…"))

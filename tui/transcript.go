@@ -316,12 +316,6 @@ func (t *transcript) lastTool(before int) int {
 	return -1
 }
 
-func (t *transcript) invalidateAll() {
-	for _, it := range t.items {
-		it.invalidate()
-	}
-}
-
 func retryText(ev agent.Retrying) string {
 	what := "provider error"
 	low := strings.ToLower(ev.Reason)

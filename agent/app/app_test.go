@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -36,8 +35,7 @@ func wired(t *testing.T, srv *llmtest.Server, mode string) (*App, *agent.Session
 	for _, w := range a.Warnings {
 		t.Logf("warning: %s", w)
 	}
-	var mu sync.Mutex
-	sess, err := a.Session(context.Background(), func(agent.Event) { mu.Lock(); mu.Unlock() }, "")
+	sess, err := a.Session(context.Background(), func(agent.Event) {}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
