@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"polly/agent/llm"
 	"polly/memory/chat"
@@ -154,22 +155,9 @@ func (a *Agent) modelSummary(ctx context.Context, in summarize.Input) (text stri
 	req := llm.Request{Model: a.model(), Messages: summarize.Prompt(in)}
 	t := 0.2
 	req.Temperature = &t
+	start := time.Now()
 	resp, err := a.deps.LLM.Stream(ctx, req, llm.Observer{})
-	call := store.LLMCall{SessionID: a.session, Persona: a.persona.ID, Model: req.Model, Attempts: resp.Attempts}
-	if err == nil {
-		call.Usage = resp.Usage
-		a.usage = a.usage.Add(resp.Usage)
-		cost := a.deps.Model.Cost(resp.Usage)
-		a.cost += cost
-		if a.deps.Model.HasPrices() {
-			call.Cost = &cost
-		}
-	} else {
-		call.Error, call.ErrorKind = err.Error(), llm.KindOf(err).String()
-	}
-	if a.deps.Store != nil {
-		_ = a.deps.Store.RecordLLMCall(context.WithoutCancel(ctx), call)
-	}
+	a.account(ctx, req.Model, time.Since(start), resp, err)
 	if err != nil {
 		return summarize.Heuristic(in), true, "the summarizer call failed: " + err.Error()
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -218,10 +219,7 @@ func TestCancelDuringCommandKillsItFast(t *testing.T) {
 	}
 	t.Logf("cancel returned in %v", time.Since(start))
 	b, _ := os.ReadFile(pidFile)
-	var pid int
-	for _, c := range strings.TrimSpace(string(b)) {
-		pid = pid*10 + int(c-'0')
-	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	if alive(pid) {
 		t.Fatalf("shell %d still running after cancel", pid)
 	}
@@ -240,23 +238,12 @@ func alive(pid int) bool {
 	if syscall.Kill(pid, 0) != nil {
 		return false
 	}
-	b, err := os.ReadFile(filepath.Join("/proc", itoa(pid), "stat"))
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
 		return false
 	}
 	f := strings.Fields(string(b))
 	return len(f) > 2 && f[2] != "Z"
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	s := ""
-	for ; n > 0; n /= 10 {
-		s = string(rune('0'+n%10)) + s
-	}
-	return s
 }
 
 // The session survives a restart: a new Session on the same store sends

@@ -140,21 +140,11 @@ func (a *Agent) call(ctx context.Context, out window.Output) (llm.Response, erro
 		},
 	})
 	latency := time.Since(start)
-	call := store.LLMCall{SessionID: a.session, Persona: a.persona.ID, Model: req.Model, Latency: latency, Attempts: resp.Attempts}
-	if err != nil {
-		call.Error = err.Error()
-		call.ErrorKind = llm.KindOf(err).String()
-	} else {
-		call.Usage = resp.Usage
-		a.usage = a.usage.Add(resp.Usage)
+	cost := a.account(ctx, req.Model, latency, resp, err)
+	if err == nil {
 		a.task.TokensIn += resp.Usage.PromptTokens
 		a.task.TokensOut += resp.Usage.CompletionTokens
 		a.calib.Observe(out.Estimate, resp.Usage.PromptTokens)
-		cost := a.deps.Model.Cost(resp.Usage)
-		a.cost += cost
-		if a.deps.Model.HasPrices() {
-			call.Cost = &cost
-		}
 		ctxTokens := out.Tokens
 		if resp.Usage.PromptTokens > 0 {
 			ctxTokens = resp.Usage.PromptTokens
@@ -163,12 +153,31 @@ func (a *Agent) call(ctx context.Context, out window.Output) (llm.Response, erro
 		a.send(Usage{Header: a.header(), Model: req.Model, Usage: resp.Usage, ContextTokens: ctxTokens, Threshold: out.Threshold, Cost: cost, Latency: latency})
 		a.sendStatus()
 	}
+	return resp, err
+}
+
+// account adds a model call's usage and cost to the agent and stores the
+// call (failed ones too) in llm_calls. It returns the call's cost.
+func (a *Agent) account(ctx context.Context, model string, latency time.Duration, resp llm.Response, err error) float64 {
+	call := store.LLMCall{SessionID: a.session, Persona: a.persona.ID, Model: model, Latency: latency, Attempts: resp.Attempts}
+	var cost float64
+	if err != nil {
+		call.Error, call.ErrorKind = err.Error(), llm.KindOf(err).String()
+	} else {
+		call.Usage = resp.Usage
+		a.usage = a.usage.Add(resp.Usage)
+		cost = a.deps.Model.Cost(resp.Usage)
+		a.cost += cost
+		if a.deps.Model.HasPrices() {
+			call.Cost = &cost
+		}
+	}
 	if a.deps.Store != nil {
 		if serr := a.deps.Store.RecordLLMCall(context.WithoutCancel(ctx), call); serr != nil {
 			a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, serr))
 		}
 	}
-	return resp, err
+	return cost
 }
 
 func (a *Agent) model() string {

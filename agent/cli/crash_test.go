@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -178,12 +179,10 @@ func processAlive(pid int) bool {
 	if pid <= 0 || syscall.Kill(pid, 0) != nil {
 		return false
 	}
-	b, err := os.ReadFile(filepath.Join("/proc", strings.TrimSpace(jsonInt(pid)), "stat"))
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
 		return false
 	}
 	f := strings.Fields(string(b))
 	return len(f) > 2 && f[2] != "Z"
 }
-
-func jsonInt(n int) string { b, _ := json.Marshal(n); return string(b) }

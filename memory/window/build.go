@@ -92,15 +92,10 @@ func Build(in Input) Output {
 	}
 	out.Summarize = out.Tokens > out.Threshold
 
-	if len(h) > 0 && &h[0] == &buf[1:2][0] {
-		buf[0] = sys
-		out.Messages = buf[:len(h)+1]
-	} else {
-		// A rewrite (repair, fallback) made a new slice.
-		out.Messages = make([]chat.Message, 0, len(h)+1)
-		out.Messages = append(out.Messages, sys)
-		out.Messages = append(out.Messages, h...)
-	}
+	// h usually still lives in buf after the system slot, so this append
+	// is a copy onto itself; after a repair or fallback it copies h in.
+	buf[0] = sys
+	out.Messages = append(buf[:1], h...)
 	return out
 }
 

@@ -271,15 +271,24 @@ func (p *Policy) decideRead(tool string, a tools.Access) Decision {
 		}
 		return false
 	}
-	if r, ok := firstRule(p.rules.deny, tool, anyPlace); ok {
-		return p.byRule(d, Refused, r)
-	}
-	if r, ok := firstRule(p.rules.ask, tool, anyPlace); ok {
-		d = p.byRule(d, Asks, r)
-		d.Key, d.Covers = "read\x00"+d.Target, "reads of "+d.Target
-		return d
+	if rd, ok := p.denyOrAsk(d, tool, anyPlace); ok {
+		if rd.Verdict == Asks {
+			rd.Key, rd.Covers = "read\x00"+d.Target, "reads of "+d.Target
+		}
+		return rd
 	}
 	return d
+}
+
+// denyOrAsk applies the deny rules, then the ask rules, that match a call.
+func (p *Policy) denyOrAsk(d Decision, tool string, match func(compiledRule) bool) (Decision, bool) {
+	if r, ok := firstRule(p.rules.deny, tool, match); ok {
+		return p.byRule(d, Refused, r), true
+	}
+	if r, ok := firstRule(p.rules.ask, tool, match); ok {
+		return p.byRule(d, Asks, r), true
+	}
+	return d, false
 }
 
 func (p *Policy) byRule(d Decision, v Verdict, r compiledRule) Decision {
@@ -324,11 +333,8 @@ func (p *Policy) decideWrite(tool string, a tools.Access) Decision {
 		}
 		return false
 	}
-	if r, ok := firstRule(p.rules.deny, tool, anyPlace); ok {
-		return p.byRule(d, Refused, r)
-	}
-	if r, ok := firstRule(p.rules.ask, tool, anyPlace); ok {
-		return p.byRule(d, Asks, r)
+	if rd, ok := p.denyOrAsk(d, tool, anyPlace); ok {
+		return rd
 	}
 	for _, pl := range places {
 		if why := p.protectedPlace(pl); why != "" {
@@ -530,11 +536,8 @@ func (p *Policy) decideExec(tool string, a tools.Access) Decision {
 		}
 		return false
 	}
-	if r, ok := firstRule(p.rules.deny, tool, anyText); ok {
-		return p.byRule(d, Refused, r)
-	}
-	if r, ok := firstRule(p.rules.ask, tool, anyText); ok {
-		return p.byRule(d, Asks, r)
+	if rd, ok := p.denyOrAsk(d, tool, anyText); ok {
+		return rd
 	}
 	for _, t := range targets {
 		if t.protected {
@@ -629,11 +632,8 @@ func (p *Policy) decideNetwork(tool string, a tools.Access) Decision {
 	}
 	d.Target, d.Key, d.Covers = host, "network\x00"+host, "the host "+host
 	anyHost := func(r compiledRule) bool { return r.matchText(host) }
-	if r, ok := firstRule(p.rules.deny, tool, anyHost); ok {
-		return p.byRule(d, Refused, r)
-	}
-	if r, ok := firstRule(p.rules.ask, tool, anyHost); ok {
-		return p.byRule(d, Asks, r)
+	if rd, ok := p.denyOrAsk(d, tool, anyHost); ok {
+		return rd
 	}
 	switch {
 	case loopback(host):
