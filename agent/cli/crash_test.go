@@ -15,11 +15,13 @@ import (
 	"polly/agent/llmtest"
 	"polly/memory/chat"
 	"polly/memory/store"
+	"polly/tools/sandbox"
 )
 
 // TestMain lets a test re-run this binary as a real Polly process (the
 // kill -9 tests): with POLLY_CHILD_ARGS set it runs cli.Main and exits.
 func TestMain(m *testing.M) {
+	sandbox.RunHelperIfAsked() // run_command re-executes this binary as the sandbox helper
 	if args := os.Getenv("POLLY_CHILD_ARGS"); args != "" {
 		var argv []string
 		if err := json.Unmarshal([]byte(args), &argv); err != nil {

@@ -116,8 +116,8 @@ func helperMain(args []string) int {
 	var code int
 	select {
 	case code = <-done:
-	case s := <-sigs:
-		code = 128 + int(s.(syscall.Signal))
+	case <-sigs:
+		code = 128 + int(syscall.SIGKILL) // what the command's processes die of
 	}
 	killDescendants()
 	return code

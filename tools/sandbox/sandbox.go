@@ -49,8 +49,9 @@ func (l Level) String() string {
 // Grant is what the permission gate allowed one command: the sandbox it
 // runs in and whether it may use the network.
 type Grant struct {
-	Level   Level
-	Network bool
+	Level    Level
+	Network  bool
+	Writable []string // extra writable paths a person approved (writes outside the project)
 }
 
 func (g Grant) String() string {
@@ -184,7 +185,7 @@ func Build(p Plan) Policy {
 	pol.Writable = []string{p.TmpDir}
 	if p.Grant.Level == WorkspaceWrite {
 		pol.Writable = append(pol.Writable, p.Root)
-		for _, c := range p.Caches {
+		for _, c := range append(slices.Clone(p.Caches), p.Grant.Writable...) {
 			if c != "" && !slices.Contains(pol.Writable, c) {
 				pol.Writable = append(pol.Writable, c)
 			}
