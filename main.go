@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"polly/agent/cli"
+	"polly/tools/sandbox"
 	"polly/tui"
 )
 
@@ -23,6 +24,10 @@ var template embed.FS
 var version = "dev"
 
 func main() {
+	// First: this binary is also the sandbox helper commands run under,
+	// and Polly makes itself non-dumpable before it holds any key.
+	sandbox.RunHelperIfAsked()
+	args := sandbox.HideSecretArgs(os.Args[1:])
 	tmpl, err := fs.Sub(template, ".agent-template")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "polly: embedded template:", err)
@@ -35,7 +40,7 @@ func main() {
 	}
 	home, _ := os.UserHomeDir()
 	os.Exit(cli.Main(cli.Env{
-		Args:     os.Args[1:],
+		Args:     args,
 		Stdin:    os.Stdin,
 		Stdout:   os.Stdout,
 		Stderr:   os.Stderr,

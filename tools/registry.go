@@ -156,7 +156,13 @@ func (r *Registry) Execute(ctx context.Context, call chat.ToolCall, ex Exec) (re
 	if err != nil {
 		return Errorf("%s: %v", call.Name, err)
 	}
-	if ex.Gate != nil {
+	if g, ok := ex.Gate.(Granter); ok {
+		granted, err := g.Grant(ctx, call.Name, acc)
+		if err != nil {
+			return Result{Output: err.Error(), IsError: true}
+		}
+		ctx = granted
+	} else if ex.Gate != nil {
 		if err := ex.Gate.Allow(ctx, call.Name, acc); err != nil {
 			return Result{Output: err.Error(), IsError: true}
 		}

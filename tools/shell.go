@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"polly/tools/sandbox"
 )
 
 // ShellOptions configures run_command. Zero values mean the defaults.
@@ -21,6 +22,17 @@ type ShellOptions struct {
 	MaxOutputBytes int           // output kept in memory (first half + last half); default 4 MiB
 	Env            []string      // extra KEY=VALUE pairs; they override the defaults
 	Scrub          []string      // variables removed from the inherited environment (API keys: the model must never see them)
+	// PassEnv names credential-looking variables commands get anyway
+	// (every other *_KEY, *_TOKEN, *SECRET*, *PASSWORD*, sk-… is dropped).
+	PassEnv []string
+	// Sandbox is what the OS sandbox can do here; nil probes the kernel
+	// with sandbox.mode auto.
+	Sandbox *sandbox.Status
+	// Caches are the writable build caches in workspace-write; nil means
+	// sandbox.DefaultCaches.
+	Caches   []string
+	TmpDir   string // the commands' private TMPDIR; "" makes one on first use
+	StateDir string // Polly's .agent directory, read-only to commands; "" is root/.agent
 }
 
 func (o ShellOptions) withDefaults() ShellOptions {
@@ -34,12 +46,20 @@ func (o ShellOptions) withDefaults() ShellOptions {
 	if o.MaxOutputBytes <= 0 {
 		o.MaxOutputBytes = 4 << 20
 	}
+	if o.Sandbox == nil {
+		st := sandbox.Resolve(sandbox.Settings{Mode: sandbox.ModeAuto})
+		o.Sandbox = &st
+	}
+	if o.Caches == nil {
+		home, _ := os.UserHomeDir()
+		o.Caches = sandbox.DefaultCaches(home, os.Getenv)
+	}
 	return o
 }
 
-// waitDelay bounds how long Wait waits for the output pipe after the shell
-// exits or is killed: background processes that keep it open (or escaped
-// the process group) must not hang the call.
+// waitDelay bounds how long Wait waits for the output pipe after the
+// helper exits or is told to stop: it kills every process of the command,
+// but a process outside its reach (none is expected) must not hang the call.
 const waitDelay = 500 * time.Millisecond
 
 // nonInteractiveEnv keeps commands from waiting for a pager, a prompt or an
@@ -58,32 +78,68 @@ func nonInteractiveEnv() []string {
 type runCommandArgs struct {
 	Command        string `json:"command" jsonschema:"the command line, run with bash -c in the project root"`
 	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"seconds before the command is killed (default 120, max 600)"`
+	Network        bool   `json:"network,omitempty" jsonschema:"true if the command needs the network (downloads, git fetch); the user may be asked"`
 }
 
-// ShellTool returns run_command, which runs bash command lines in root.
+// ShellTool returns run_command, which runs bash command lines in root
+// inside the OS sandbox (tools/sandbox) the permission gate granted.
 func ShellTool(root string, opts ShellOptions) Tool {
-	s := shell{root: root, opts: opts.withDefaults()}
+	s := &shell{root: root, opts: opts.withDefaults()}
 	desc := fmt.Sprintf("Run a bash command line in the project root; returns the exit code and combined stdout+stderr. "+
 		"There is no stdin and no terminal: use non-interactive flags (e.g. -y, --no-pager). "+
-		"Default timeout %ds, max %ds; on timeout the whole process group is killed. "+
+		"Commands run in an OS sandbox: no network unless you set network=true (the user may be asked), "+
+		"writes only inside the project (never .git/ except plain git commands, never .agent/), $TMPDIR and build caches. "+
+		"Default timeout %ds, max %ds; on timeout every process of the command is killed, and background processes "+
+		"are killed when the command line ends. "+
 		"Very long output keeps its beginning and end. Prefer read_file, grep, glob and edit_file for files.",
 		int(s.opts.DefaultTimeout.Seconds()), int(s.opts.MaxTimeout.Seconds()))
 	return New("run_command", desc, s.run, nonNegative("timeout_seconds")).
 		WithAccess(func(ctx context.Context, a runCommandArgs) (Access, error) {
-			return Access{Kind: AccessExecute, Command: a.Command, Preview: a.Command}, nil
+			return Access{Kind: AccessExecute, Command: a.Command, Preview: a.Command, Network: a.Network}, nil
 		})
 }
 
 type shell struct {
 	root string
 	opts ShellOptions
+
+	tmpOnce sync.Once
+	tmpDir  string
+	tmpErr  error
 }
 
-func (s shell) run(ctx context.Context, a runCommandArgs) (Result, error) {
+// tmp is the commands' private TMPDIR.
+func (s *shell) tmp() (string, error) {
+	s.tmpOnce.Do(func() {
+		if s.opts.TmpDir != "" {
+			s.tmpDir, s.tmpErr = s.opts.TmpDir, os.MkdirAll(s.opts.TmpDir, 0o700)
+			return
+		}
+		s.tmpDir, s.tmpErr = os.MkdirTemp("", "polly-cmd-")
+	})
+	return s.tmpDir, s.tmpErr
+}
+
+func (s *shell) run(ctx context.Context, a runCommandArgs) (Result, error) {
 	if strings.TrimSpace(a.Command) == "" {
 		return Result{}, errors.New("command is empty")
 	}
+	st := s.opts.Sandbox
+	if st.Refuse {
+		return Result{}, fmt.Errorf("%s; set \"sandbox\": {\"mode\": \"auto\"} or \"off\" in the config (or --sandbox) to run commands anyway", st.Notice())
+	}
+	// No grant means no gate said how this call may run: the strictest.
+	grant, ok := sandbox.GrantFrom(ctx)
+	if !ok {
+		grant = sandbox.Grant{Level: sandbox.ReadOnly}
+	}
+	if !st.Active {
+		grant.Level = sandbox.Unsandboxed
+	}
 	var notes []string
+	if a.Network && !grant.Network && grant.Level != sandbox.Unsandboxed {
+		notes = append(notes, "network was requested but not granted; the command runs without it")
+	}
 	timeout := s.opts.DefaultTimeout
 	if a.TimeoutSeconds > 0 {
 		timeout = time.Duration(a.TimeoutSeconds) * time.Second
@@ -92,29 +148,30 @@ func (s shell) run(ctx context.Context, a runCommandArgs) (Result, error) {
 		timeout = s.opts.MaxTimeout
 		notes = append(notes, fmt.Sprintf("timeout_seconds=%d is above the maximum; used %s", a.TimeoutSeconds, timeout))
 	}
+	tmp, err := s.tmp()
+	if err != nil {
+		return Result{}, fmt.Errorf("private TMPDIR for commands: %w", err)
+	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	out := newHeadTail(s.opts.MaxOutputBytes)
-	cmd := exec.CommandContext(runCtx, "bash", "-c", a.Command)
-	cmd.Dir = s.root
-	cmd.Env = append(append(scrubEnv(os.Environ(), s.opts.Scrub), nonInteractiveEnv()...), s.opts.Env...)
-	cmd.Stdout, cmd.Stderr = out, out // stdin stays nil: /dev/null
-	// Its own process group, so one signal reaches every descendant; on
-	// Linux the shell also dies with Polly (kill -9 included).
-	cmd.SysProcAttr = procAttr()
-	cmd.Cancel = func() error {
-		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-			return fmt.Errorf("kill process group %d: %w", cmd.Process.Pid, err)
-		}
-		return os.ErrProcessDone
+	pol := sandbox.Build(sandbox.Plan{Grant: grant, Root: s.root, StateDir: s.opts.StateDir, TmpDir: tmp, Caches: s.opts.Caches, Command: a.Command})
+	cmd, err := sandbox.Command(runCtx, pol, a.Command)
+	if err != nil {
+		return Result{}, err
 	}
+	out := newHeadTail(s.opts.MaxOutputBytes)
+	cmd.Dir = s.root
+	cmd.Env = sandbox.CommandEnv(os.Environ(), s.opts.Scrub, s.opts.PassEnv,
+		append(append(nonInteractiveEnv(), "TMPDIR="+tmp), s.opts.Env...))
+	cmd.Stdout, cmd.Stderr = out, out // stdin stays nil: /dev/null
 	cmd.WaitDelay = waitDelay
-	err := cmd.Run()
-	if cmd.ProcessState == nil {
-		return Result{}, fmt.Errorf("start bash: %w", err)
+	if err := cmd.Run(); cmd.ProcessState == nil || isApplyError(err) {
+		return Result{}, err
 	}
 	code := exitCode(cmd.ProcessState)
+	// The helper leads its own process group: anything left in it goes too.
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	if errors.Is(err, exec.ErrWaitDelay) {
 		notes = append(notes, "background processes kept the output open; output after the shell exited is not captured")
 	}
@@ -124,10 +181,10 @@ func (s shell) run(ctx context.Context, a runCommandArgs) (Result, error) {
 	failed := code != 0
 	switch {
 	case ctx.Err() != nil:
-		b.WriteString("cancelled; process group killed\n")
+		b.WriteString("cancelled; every process of the command killed\n")
 		failed = true
 	case runCtx.Err() != nil:
-		fmt.Fprintf(&b, "timed out after %s; process group killed\n", timeout)
+		fmt.Fprintf(&b, "timed out after %s; every process of the command killed\n", timeout)
 		failed = true
 	}
 	for _, n := range notes {
@@ -139,6 +196,11 @@ func (s shell) run(ctx context.Context, a runCommandArgs) (Result, error) {
 		b.WriteString(text)
 	}
 	return Result{Output: b.String(), IsError: failed, ExitCode: &code}, nil
+}
+
+func isApplyError(err error) bool {
+	var ae *sandbox.ApplyError
+	return errors.As(err, &ae)
 }
 
 // exitCode follows the shell convention: 128+n for death by signal n.
@@ -231,19 +293,4 @@ func lastRuneStart(b []byte) int {
 		}
 	}
 	return len(b) - 1
-}
-
-// scrubEnv drops the named variables from env.
-func scrubEnv(env, names []string) []string {
-	if len(names) == 0 {
-		return env
-	}
-	out := env[:0:0]
-	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		if !slices.Contains(names, name) {
-			out = append(out, kv)
-		}
-	}
-	return out
 }

@@ -15,17 +15,27 @@ import (
 	"unicode/utf8"
 )
 
-// pgidFrom waits for the command to write its shell's pid ($$), which is
-// also its process group id (Setpgid).
+// pgidFrom waits for the command to write its shell's pid ($$) and returns
+// the shell's process group: the sandbox helper's, which leads it.
 func pgidFrom(t *testing.T, file string) int {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
 		b, err := os.ReadFile(file)
 		if s := strings.TrimSpace(string(b)); err == nil && s != "" {
-			pgid, err := strconv.Atoi(s)
+			pid, err := strconv.Atoi(s)
 			if err != nil {
 				t.Fatalf("pid file: %v", err)
+			}
+			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+			if err != nil {
+				t.Fatalf("the shell %d is gone already: %v", pid, err)
+			}
+			// Fields after "(comm)": state ppid pgrp ...
+			f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+			pgid, _ := strconv.Atoi(f[2])
+			if pgid == pid || pgid <= 1 {
+				t.Fatalf("shell %d leads its own group %d; the helper should", pid, pgid)
 			}
 			return pgid
 		}
@@ -58,6 +68,16 @@ func assertGroupGone(t *testing.T, pgid int) {
 	}
 }
 
+// zombie: pid is dead but not reaped yet.
+func zombie(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(f) > 0 && f[0] == "Z"
+}
+
 // liveInGroup lists the group's processes that are not zombies; ok is
 // false when /proc is not available.
 func liveInGroup(pgid int) (live []string, ok bool) {
@@ -78,9 +98,9 @@ func liveInGroup(pgid int) (live []string, ok bool) {
 }
 
 func TestRunCommandCancelKillsGroup(t *testing.T) {
-	root := t.TempDir()
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	r := NewRegistry(ShellTool(root, ShellOptions{}))
+	root, tmp := t.TempDir(), t.TempDir()
+	pidFile := filepath.Join(tmp, "pid") // the read-only sandbox may write its TMPDIR
+	r := NewRegistry(ShellTool(root, ShellOptions{TmpDir: tmp}))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan Result, 1)
@@ -108,30 +128,40 @@ func TestRunCommandCancelKillsGroup(t *testing.T) {
 	if !res.IsError || res.ExitCode == nil || *res.ExitCode != 128+int(syscall.SIGKILL) {
 		t.Fatalf("result = %+v", res)
 	}
-	mustContain(t, res.Output, "exit code: 137\ncancelled; process group killed\n")
+	mustContain(t, res.Output, "exit code: 137\ncancelled; every process of the command killed\n")
 	assertGroupGone(t, pgid)
 	t.Logf("cancel latency %v", latency)
 }
 
 func TestRunCommandTimeoutKillsGroup(t *testing.T) {
-	root := t.TempDir()
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	r := NewRegistry(ShellTool(root, ShellOptions{}))
+	root, tmp := t.TempDir(), t.TempDir()
+	pidFile := filepath.Join(tmp, "pid")
+	r := NewRegistry(ShellTool(root, ShellOptions{TmpDir: tmp}))
 	start := time.Now()
 	res := call(t, r, "run_command", map[string]any{
-		"command":         fmt.Sprintf("echo $$ > %s; echo started; sleep 30 & sleep 30; wait", pidFile),
+		"command":         fmt.Sprintf("echo $$ > %s; cut -d' ' -f5 /proc/$$/stat > %s.pgid; echo started; sleep 30 & sleep 30; wait", pidFile, pidFile),
 		"timeout_seconds": 1,
 	})
 	took := time.Since(start)
-	pgid := pgidFrom(t, pidFile)
 	if took < time.Second || took > 2*time.Second {
 		t.Fatalf("took %v, want about 1s", took)
 	}
 	if !res.IsError || res.ExitCode == nil || *res.ExitCode != 137 {
 		t.Fatalf("result = %+v", res)
 	}
-	if res.Output != "exit code: 137\ntimed out after 1s; process group killed\nstarted\n" {
+	if res.Output != "exit code: 137\ntimed out after 1s; every process of the command killed\nstarted\n" {
 		t.Fatalf("output = %q", res.Output)
+	}
+	// The shell is gone: the group it was in has no live process left.
+	b, _ := os.ReadFile(pidFile)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if pid <= 0 || syscall.Kill(pid, 0) == nil && !zombie(pid) {
+		t.Fatalf("the shell %d survived the timeout", pid)
+	}
+	g, _ := os.ReadFile(pidFile + ".pgid")
+	pgid, _ := strconv.Atoi(strings.TrimSpace(string(g)))
+	if pgid <= 1 || pgid == pid {
+		t.Fatalf("pgid %q: the helper should lead the group", g)
 	}
 	assertGroupGone(t, pgid)
 }
@@ -159,9 +189,11 @@ func TestRunCommand(t *testing.T) {
 		{"timeout clamped", ShellOptions{MaxTimeout: 3 * time.Second}, `{"command":"true","timeout_seconds":100000}`,
 			"exit code: 0\ntimeout_seconds=100000 is above the maximum; used 3s\n(no output)\n", nil, 0, false, 0},
 		{"default timeout", ShellOptions{DefaultTimeout: 500 * time.Millisecond}, `{"command":"sleep 5"}`,
-			"exit code: 137\ntimed out after 500ms; process group killed\n(no output)\n", nil, 137, true, 2 * time.Second},
-		{"background holder does not hang", ShellOptions{}, `{"command":"sleep 3 & echo bg"}`, "",
-			[]string{"exit code: 0\n", "background processes kept the output open", "bg\n"}, 0, false, 2 * time.Second},
+			"exit code: 137\ntimed out after 500ms; every process of the command killed\n(no output)\n", nil, 137, true, 2 * time.Second},
+		// The helper kills background processes when the shell exits, so
+		// nothing holds the output open.
+		{"background process killed at the end", ShellOptions{}, `{"command":"sleep 3 & echo bg"}`, "exit code: 0\nbg\n",
+			nil, 0, false, time.Second},
 		{"head and tail of 100 MB", ShellOptions{}, `{"command":"head -c 100000000 /dev/zero | tr '\\0' x; echo; echo END"}`, "",
 			[]string{"exit code: 0\nxxxx", fmt.Sprintf("x\n[... %d bytes omitted ...]\nxxx", 100000005-4<<20), "x\nEND\n"}, 0, false, 0},
 		{"empty command", ShellOptions{}, `{"command":"  "}`, "", []string{"command is empty"}, -1, true, 0},

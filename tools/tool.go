@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"polly/tools/sandbox"
 )
 
 // Tool is one function the model can call.
@@ -77,6 +79,7 @@ type Access struct {
 	Kind    AccessKind
 	Paths   []string // files or directories read or written (as given; the gate resolves them)
 	Command string   // AccessExecute: the shell command line
+	Network bool     // AccessExecute: the call asks for network access inside the sandbox
 	URL     string   // AccessNetwork: the URL
 	Preview string   // what a person deciding should see: a diff, the command, the URL
 }
@@ -100,10 +103,23 @@ func IsDenied(err error) bool {
 	return errors.As(err, &d)
 }
 
-// AllowAll is a gate that allows everything (yolo mode, tests).
+// Granter is a Gate that also says how an allowed call may run: the
+// returned context carries the command's sandbox grant (sandbox.WithGrant).
+// The registry prefers it over Allow.
+type Granter interface {
+	Gate
+	Grant(ctx context.Context, tool string, a Access) (context.Context, error)
+}
+
+// AllowAll is a gate that allows everything, as yolo does: commands run in
+// workspace-write with network.
 type AllowAll struct{}
 
 func (AllowAll) Allow(context.Context, string, Access) error { return nil }
+
+func (AllowAll) Grant(ctx context.Context, _ string, _ Access) (context.Context, error) {
+	return sandbox.WithGrant(ctx, sandbox.Grant{Level: sandbox.WorkspaceWrite, Network: true}), nil
+}
 
 // Func is a Tool built from a typed argument struct A. Its JSON schema is
 // inferred from A: fields without omitempty are required, the `jsonschema`

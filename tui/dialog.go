@@ -40,6 +40,10 @@ func (m *Model) permissionKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.answer(permission.Reply{Answer: permission.AllowOnce})
 	case "a", "A":
 		m.answer(permission.Reply{Answer: permission.AllowSession})
+	case "w", "W":
+		if m.asks[0].req.Sandbox != "" {
+			m.answer(permission.Reply{Answer: permission.AllowOnce, Network: true})
+		}
 	case "n", "N":
 		m.denying, m.denyReason = true, ""
 	case "esc":
@@ -56,6 +60,9 @@ func (m *Model) answer(r permission.Reply) {
 	m.denying, m.denyReason = false, ""
 	a.reply <- r
 	what := map[permission.Answer]string{permission.AllowOnce: "allowed once", permission.AllowSession: "allowed for this session", permission.Deny: "denied"}[r.Answer]
+	if r.Network && r.Answer != permission.Deny {
+		what += " with network"
+	}
 	text := fmt.Sprintf("%s %s", a.req.Tool, what)
 	if a.req.Agent != "" && a.req.Agent != m.current().p.ID {
 		text = a.req.Agent + ": " + text
@@ -110,7 +117,20 @@ func (m *Model) permissionBox() string {
 			th.accent.Render("› ") + clip(m.denyReason, inner-3) + "▏"}
 	} else {
 		k := th.key.Render
-		foot = []string{"", k("y") + " allow once   " + k("a") + " allow for this session   " + k("n") + " deny…   " + k("esc") + " deny"}
+		keys := k("y") + " allow once   " + k("a") + " allow for this session   "
+		if a.req.Sandbox != "" {
+			keys += k("w") + " allow once with network   "
+		}
+		foot = []string{"", keys + k("n") + " deny…   " + k("esc") + " deny"}
+		if a.req.Sandbox != "" {
+			sb := "runs in the " + a.req.Sandbox + " sandbox"
+			if a.req.Network {
+				sb += "; it asks for network access (w allows it)"
+			} else {
+				sb += ", without network unless you press w"
+			}
+			foot = append(foot, th.dim.Render(clip(sb, inner)))
+		}
 		if a.req.Session != "" {
 			foot = append(foot, th.dim.Render(clip("(a covers "+a.req.Session+")", inner)))
 		}

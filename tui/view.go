@@ -116,6 +116,10 @@ func (m *Model) statusLine() string {
 	if m.modelErr != nil {
 		segs = append(segs, seg{"no model configured", 0})
 	}
+	if !m.app.Sandbox.Active {
+		// Said once on stderr too; here for as long as it holds.
+		segs = append(segs, seg{m.app.Sandbox.Short(), 0})
+	}
 	join := func() string {
 		parts := make([]string, 0, len(segs))
 		for _, x := range segs {

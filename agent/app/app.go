@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"polly/personas"
 	"polly/tools"
 	"polly/tools/permission"
+	"polly/tools/sandbox"
 	"polly/workspace"
 )
 
@@ -45,10 +47,12 @@ type App struct {
 	Workspace  *workspace.Workspace // nil when the workspace is unusable
 	Personas   *personas.Set
 	Policy     *permission.Policy
+	Sandbox    sandbox.Status // what the OS sandbox does for commands here
 	Deps       *agent.Deps
 	Warnings   []string // problems that did not stop start-up, for the user
 
 	current atomic.Pointer[agent.Session] // the session decisions are logged under
+	tmpDir  string                        // the commands' private TMPDIR, removed on Close
 }
 
 // Open wires everything. Only a problem that makes Polly useless is an
@@ -87,8 +91,26 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	}
 	a.Personas = set
 
+	home := Home()
+	a.Sandbox = sandbox.Resolve(sandbox.Settings{Mode: sandbox.Mode(cfg.Sandbox.Mode), Network: cfg.Sandbox.Network})
+	if n := a.Sandbox.Notice(); n != "" {
+		a.Warnings = append(a.Warnings, n)
+	}
+	if a.tmpDir, err = os.MkdirTemp("", "polly-cmd-"); err != nil {
+		a.Close()
+		return nil, fmt.Errorf("private TMPDIR for commands: %w", err)
+	}
+	caches := sandbox.DefaultCaches(home, os.Getenv)
+	for _, r := range cfg.Sandbox.WritableRoots {
+		if r == "~" || strings.HasPrefix(r, "~/") {
+			r = filepath.Join(home, r[1:])
+		}
+		caches = append(caches, filepath.Clean(r))
+	}
+
 	pol, err := permission.New(permission.Options{
 		Mode: permission.Mode(cfg.Mode), Root: root, StateDir: a.StateDir, Asker: opts.Asker,
+		Sandbox: a.Sandbox, Network: cfg.Sandbox.Network,
 		Rules: permission.Rules{Allow: rulesOf(cfg.Permissions.Allow), Ask: rulesOf(cfg.Permissions.Ask), Deny: rulesOf(cfg.Permissions.Deny)},
 		Log:   a.decisionLog(),
 		Session: func() string {
@@ -118,7 +140,8 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 
 	secrets, secretVars := secretsOf(cfg, a.Model)
 	reg := tools.NewRegistry(tools.FileTools(root)...)
-	reg.Add(tools.ShellTool(root, tools.ShellOptions{Scrub: secretVars}))
+	reg.Add(tools.ShellTool(root, tools.ShellOptions{Scrub: secretVars, PassEnv: cfg.Sandbox.PassEnv,
+		Sandbox: &a.Sandbox, Caches: caches, TmpDir: a.tmpDir, StateDir: a.StateDir}))
 	reg.Add(tools.WebTools(tools.WebOptions{UserAgent: cfg.Web.UserAgent, Timeout: cfg.Web.Timeout(), MaxBytes: cfg.Web.MaxBytes,
 		RespectRobots: cfg.Web.RespectRobots, Now: opts.Now})...)
 	if a.Store != nil {
@@ -182,8 +205,11 @@ func retries(n int) int {
 	return n
 }
 
-// Close releases the store.
+// Close releases the store and removes the commands' TMPDIR.
 func (a *App) Close() error {
+	if a.tmpDir != "" {
+		os.RemoveAll(a.tmpDir)
+	}
 	if a.Store != nil {
 		return a.Store.Close()
 	}

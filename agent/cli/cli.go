@@ -105,6 +105,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	strFlag("api-key", "API `KEY` (default $OPENAI_API_KEY)", &o.flags.APIKey)
 	strFlag("workspace", "workspace memory `DIR` (default $POLLY_WORKSPACE, else ~/.agent/workspace)", &o.flags.Workspace)
 	strFlag("mode", "permission `MODE`: ask, auto-edit or yolo", &o.flags.Mode)
+	strFlag("sandbox", "OS sandbox for commands `MODE`: auto (default), on (refuse without it) or off", &o.flags.Sandbox)
 	fs.Func("persona", "talk to persona `ID` or name (default, web_scraper, coder, b2b_leadgen …)", func(s string) error {
 		o.persona = s
 		v := s

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,14 +16,20 @@ import (
 	"polly/agent/llmtest"
 	"polly/memory/chat"
 	"polly/memory/store"
+	"polly/tools/sandbox"
 )
 
 // TestMain lets a test re-run this binary as a real Polly process (the
 // kill -9 tests): with POLLY_CHILD_ARGS set it runs cli.Main and exits.
 func TestMain(m *testing.M) {
+	sandbox.RunHelperIfAsked() // run_command re-executes this binary as the sandbox helper
 	if args := os.Getenv("POLLY_CHILD_ARGS"); args != "" {
 		var argv []string
-		if err := json.Unmarshal([]byte(args), &argv); err != nil {
+		if args == "argv" {
+			// Polly's arguments are on the real command line after "--",
+			// as main gets them (so /proc/<pid>/cmdline holds them).
+			argv = sandbox.HideSecretArgs(os.Args[slices.Index(os.Args, "--")+1:])
+		} else if err := json.Unmarshal([]byte(args), &argv); err != nil {
 			panic(err)
 		}
 		os.Exit(Main(Env{Args: argv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
@@ -34,15 +41,22 @@ func TestMain(m *testing.M) {
 // startPolly starts a real Polly process in env's project.
 func startPolly(t *testing.T, env Env, base string, args ...string) *exec.Cmd {
 	t.Helper()
+	cmd := pollyCmd(t, env, base, args)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
+}
+
+// pollyCmd is the command startPolly starts.
+func pollyCmd(t *testing.T, env Env, base string, args []string) *exec.Cmd {
+	t.Helper()
 	argv, _ := json.Marshal(args)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "POLLY_CHILD_ARGS="+string(argv), "POLLY_CHILD_DIR="+env.Dir, "HOME="+env.Home,
 		"OPENAI_BASE_URL="+base, "OPENAI_API_KEY=sk-test-1234", "XDG_CONFIG_HOME="+filepath.Join(env.Home, ".config"))
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	return cmd
 }
 

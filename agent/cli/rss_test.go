@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"polly/agent/llmtest"
 )
@@ -45,16 +47,64 @@ func TestHundredCallTaskProcessRSS(t *testing.T) {
 		os.WriteFile(filepath.Join(env.Dir, "src", fmt.Sprintf("f%02d.go", i)), []byte(b.String()), 0o644)
 	}
 	child := startPolly(t, env, srv.URL(), "-p", "audit src/", "--yolo", "--max-turns", "200")
-	if err := child.Wait(); err != nil {
+	// Polly's own high-water mark, read while it runs: the rusage of the
+	// waited child also counts its reaped descendants (the sandbox helper
+	// is this whole binary re-executed), which is not Polly's memory.
+	var hwm, anonAt, fileAt int64
+	stop := make(chan struct{})
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		for {
+			if kb := vmHWM(child.Process.Pid); kb > hwm {
+				hwm = kb
+				anonAt, fileAt = statusKB(child.Process.Pid, "RssAnon:"), statusKB(child.Process.Pid, "RssFile:")
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	err := child.Wait()
+	close(stop)
+	<-polled
+	if err != nil {
 		t.Fatalf("polly failed: %v", err)
 	}
 	ru := child.ProcessState.SysUsage().(*syscall.Rusage)
-	peak := ru.Maxrss / 1024 // KiB → MiB on Linux
-	t.Logf("100 tool calls in a real Polly process: peak RSS %d MiB (%d requests)", peak, srv.Calls())
+	peak := hwm / 1024 // KiB → MiB
+	t.Logf("100 tool calls in a real Polly process: peak RSS %d MiB (%d requests; anon %d MiB, file %d MiB at the peak); with its reaped children %d MiB",
+		peak, srv.Calls(), anonAt/1024, fileAt/1024, ru.Maxrss/1024)
 	if srv.Calls() != 101 {
 		t.Fatalf("%d requests, want 101", srv.Calls())
 	}
-	if peak > 64 {
-		t.Fatalf("peak RSS %d MiB > 64 MiB", peak)
+	// Since commands run under the sandbox helper — this same binary,
+	// re-executed — more of the binary sits in the page cache and the
+	// kernel's fault-around maps it into Polly too: the file-backed part
+	// grew from ~30 to ~43 MiB with no change in Polly's own memory. So
+	// the anonymous part (heap, stacks) is guarded on its own, and the
+	// total a little higher than before.
+	if peak > 80 || anonAt/1024 > 40 {
+		t.Fatalf("peak RSS %d MiB (anon %d MiB) > 80 MiB (40 MiB)", peak, anonAt/1024)
 	}
+}
+
+// vmHWM is a process's peak resident set in KiB (0 once it is gone).
+func vmHWM(pid int) int64 { return statusKB(pid, "VmHWM:") }
+
+// statusKB reads one "Name: N kB" line of /proc/<pid>/status.
+func statusKB(pid int, field string) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, field); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb
+		}
+	}
+	return 0
 }

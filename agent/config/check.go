@@ -18,6 +18,7 @@ import (
 //	name               an identifier: letters, digits, '.', '_', '-'
 //	url                an http or https URL with a host
 //	envname            the name of an environment variable ("" allowed)
+//	path               an absolute path, or one starting with ~/
 //	secret             never echo the value in messages
 //	keys=name|nonempty|header   rules for map keys
 
@@ -61,6 +62,10 @@ func checkValue(tag string, v reflect.Value) string {
 		case "envname":
 			if msg := checkEnvName(v.String()); msg != "" {
 				return msg
+			}
+		case "path":
+			if s := v.String(); !strings.HasPrefix(s, "/") && s != "~" && !strings.HasPrefix(s, "~/") {
+				return fmt.Sprintf("expected an absolute path (or one starting with ~/), got %q", s)
 			}
 		}
 	}

@@ -37,6 +37,7 @@ type Config struct {
 	Permissions Permissions         `json:"permissions"`
 	Web         WebSettings         `json:"web"`
 	TUI         TUISettings         `json:"tui"`
+	Sandbox     SandboxSettings     `json:"sandbox"`
 
 	sources  map[string]Source // field path → where its value came from; absent = default
 	baseURL  string            // OPENAI_BASE_URL / --base-url: replaces the active provider's base URL
@@ -150,6 +151,14 @@ func (w WebSettings) Timeout() time.Duration {
 	return time.Duration(w.TimeoutSeconds) * time.Second
 }
 
+// SandboxSettings configure the OS sandbox commands run in (tools/sandbox).
+type SandboxSettings struct {
+	Mode          string   `json:"mode" check:"oneof=auto|on|off"` // auto: use it where the kernel has Landlock
+	Network       bool     `json:"network"`                        // commands may use the network without asking
+	WritableRoots []string `json:"writable_roots" check:"path"`    // extra writable directories in workspace-write
+	PassEnv       []string `json:"pass_env" check:"envname"`       // credential-like variables commands get anyway
+}
+
 // TUISettings are display preferences.
 type TUISettings struct {
 	Theme string `json:"theme" check:"oneof=auto|dark|light"`
@@ -227,6 +236,7 @@ func Defaults(version string) *Config {
 			MaxBytes:       5 << 20,
 		},
 		TUI:     TUISettings{Theme: "auto"},
+		Sandbox: SandboxSettings{Mode: "auto"},
 		sources: map[string]Source{},
 		envKeys: map[string]string{},
 	}

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -35,6 +36,7 @@ type Flags struct {
 	Mode      *string // --mode ask|auto-edit|yolo
 	Yolo      bool    // --yolo, the same as --mode yolo
 	MaxTurns  *int    // --max-turns
+	Sandbox   *string // --sandbox auto|on|off
 }
 
 // maxFileSize bounds what is read, so POLLY_CONFIG=/dev/zero fails fast.
@@ -223,6 +225,13 @@ func (c *Config) mergeFlags(f Flags) error {
 			return err
 		}
 	}
+	if f.Sandbox != nil {
+		src := Source{Kind: KindFlag, Detail: "--sandbox"}
+		if msg := checkValue("oneof=auto|on|off", reflect.ValueOf(*f.Sandbox)); msg != "" {
+			return sourceError(src, "sandbox.mode", msg)
+		}
+		c.Sandbox.Mode, c.sources["sandbox.mode"] = *f.Sandbox, src
+	}
 	if f.BaseURL != nil {
 		src := Source{Kind: KindFlag, Detail: "--base-url"}
 		if msg := checkURL(*f.BaseURL); msg != "" {
@@ -316,6 +325,11 @@ func (c *Config) collectWarnings() []string {
 			if src := c.Source(base + f); src.Kind == KindProjectFile {
 				w = append(w, fmt.Sprintf("the project file sets %s%s (%s): your API key goes where it says; check it if you did not write it", base, f, src))
 			}
+		}
+	}
+	for _, f := range slices.Sorted(maps.Keys(c.sources)) {
+		if src := c.sources[f]; strings.HasPrefix(f, "sandbox.") && src.Kind == KindProjectFile {
+			w = append(w, fmt.Sprintf("the project file sets %s (%s): it changes what commands may do; check it if you did not write it", f, src))
 		}
 	}
 	if src := c.Source("mode"); src.Kind == KindProjectFile && c.Mode == ModeYolo {

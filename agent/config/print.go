@@ -160,6 +160,18 @@ func (c *Config) groups() [][]Value {
 		groups = append(groups, perms)
 	}
 	groups = append(groups, c.structValues("web", c.Web), c.structValues("tui", c.TUI))
+	sb := []Value{{"sandbox.mode", c.Sandbox.Mode, c.Source("sandbox.mode")},
+		{"sandbox.network", strconv.FormatBool(c.Sandbox.Network), c.Source("sandbox.network")}}
+	for _, l := range []struct {
+		key  string
+		list []string
+	}{{"sandbox.writable_roots", c.Sandbox.WritableRoots}, {"sandbox.pass_env", c.Sandbox.PassEnv}} {
+		for i, v := range l.list {
+			key := indexPath(l.key, i)
+			sb = append(sb, Value{key, v, c.Source(key)})
+		}
+	}
+	groups = append(groups, sb)
 
 	var provs []Value
 	for _, p := range slices.Sorted(maps.Keys(c.Providers)) {

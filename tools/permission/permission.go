@@ -43,6 +43,7 @@ import (
 
 	"polly/memory/store"
 	"polly/tools"
+	"polly/tools/sandbox"
 )
 
 // Mode is how much runs without asking.
@@ -75,12 +76,18 @@ type Request struct {
 	// Protected: a hard protection asks (outside the project, .git). The
 	// dialog should say so plainly; flags and rules cannot allow it.
 	Protected bool
+	// Sandbox is how an approved command will run ("" for other tools),
+	// e.g. "workspace-write"; Network: the command asks for the network.
+	// The dialog offers "allow with network" for every command.
+	Sandbox string
+	Network bool
 }
 
 // Reply is a person's answer, with a reason for a denial.
 type Reply struct {
-	Answer Answer
-	Reason string // sent to the model with a denial
+	Answer  Answer
+	Reason  string // sent to the model with a denial
+	Network bool   // with AllowOnce/AllowSession: the command may use the network
 }
 
 // Asker asks a person (the TUI's permission dialog). Nil in headless runs.
@@ -107,6 +114,12 @@ type Options struct {
 	// OnLogError hears about decisions that could not be logged; logging
 	// never changes a decision.
 	OnLogError func(error)
+	// Sandbox is what the OS sandbox can do (sandbox.Resolve). The zero
+	// value (not active) keeps the classifier as the only guard: every
+	// command that is not read-only asks, in ask and auto-edit alike.
+	Sandbox sandbox.Status
+	// Network: commands may use the network without asking (sandbox.network).
+	Network bool
 }
 
 // Policy decides tool calls. It is safe for concurrent use: sub-agents
@@ -120,6 +133,8 @@ type Policy struct {
 	Asker Asker
 
 	stateDir   string
+	box        sandbox.Status
+	network    bool
 	rules      ruleSet
 	logger     DecisionLogger
 	session    func() string
@@ -130,8 +145,11 @@ type Policy struct {
 	askSem chan struct{} // one question at a time
 
 	mu       sync.Mutex
-	approved map[string]bool // session approvals by Decision.Key
+	approved map[string]approval // session approvals by Decision.Key
 }
+
+// approval is what "allow for this session" granted.
+type approval struct{ network bool }
 
 // New builds a policy. It fails on an unknown mode, a root that is not
 // absolute, or a rule whose pattern is invalid.
@@ -150,7 +168,7 @@ func New(o Options) (*Policy, error) {
 		return nil, err
 	}
 	return &Policy{Mode: o.Mode, Root: o.Root, Asker: o.Asker, stateDir: o.StateDir, rules: rs,
-		logger: o.Log, session: o.Session, onLogError: o.OnLogError}, nil
+		logger: o.Log, session: o.Session, onLogError: o.OnLogError, box: o.Sandbox, network: o.Network}, nil
 }
 
 func (p *Policy) setup() {
@@ -208,7 +226,10 @@ type Decision struct {
 	Covers    string      // Key for people
 	Kind      string      // for the log: read, write, exec, network, memory
 	Target    string      // for the log: the command, paths or host
-	hint      string      // how the user could allow it without being asked
+	// Grant is how an allowed command runs (commands only; with the
+	// sandbox inactive it is Unsandboxed).
+	Grant sandbox.Grant
+	hint  string // how the user could allow it without being asked
 }
 
 // Decide judges a call without asking anyone or logging; Allow is Decide
@@ -386,6 +407,7 @@ type target struct {
 	database, protected bool
 	why                 string
 	redirect            bool
+	outside             string // resolved path outside the project (a grantable escalation)
 }
 
 // judgeWrites places every write target of a command line.
@@ -439,6 +461,9 @@ func (p *Policy) judgeWrites(an Analysis) []target {
 			default:
 				if why := p.protectedPlace(pl); why != "" {
 					add(false, true, why+" ("+w.By+")")
+					if pl.real != "" && !pl.inside && !pl.gitDir {
+						out[len(out)-1].outside = pl.real
+					}
 					continue
 				}
 				add(false, false, "writes "+p.display(pl)+" ("+w.By+")")
@@ -539,6 +564,14 @@ func (p *Policy) decideExec(tool string, a tools.Access) Decision {
 	if rd, ok := p.denyOrAsk(d, tool, anyText); ok {
 		return rd
 	}
+	if p.box.Refuse {
+		d.Verdict, d.Protected, d.Reason = Refused, true, p.box.Notice()
+		return d
+	}
+	if p.box.Active {
+		return p.decideSandboxed(d, tool, a, an, targets, anyText)
+	}
+	d.Grant = sandbox.Grant{Level: sandbox.Unsandboxed, Network: true}
 	for _, t := range targets {
 		if t.protected {
 			d.Verdict, d.Protected, d.Reason = Asks, true, t.why
@@ -595,6 +628,95 @@ func (p *Policy) decideExec(tool string, a tools.Access) Decision {
 		}
 	}
 	return d
+}
+
+// decideSandboxed judges a command that will run in the OS sandbox. The
+// sandbox, not the classifier, keeps the user safe: the classifier only
+// decides when to ask.
+//
+//   - ask: a command judged read-only runs without a question in the
+//     read-only sandbox; anything else asks, then runs in workspace-write.
+//   - auto-edit: commands run in workspace-write without asking; only
+//     escalations ask (network, writes outside the project).
+//   - yolo: workspace-write with network, never asks.
+//
+// Writes to .git/, .agent/ or targets only known at run time do not ask:
+// the sandbox keeps them read-only whatever anyone approves (git-only
+// lines may write .git/ but not its hooks or config).
+func (p *Policy) decideSandboxed(d Decision, tool string, a tools.Access, an Analysis, targets []target, anyText func(compiledRule) bool) Decision {
+	if p.mode() == Yolo {
+		d.Verdict, d.Reason = Allowed, "mode yolo (workspace-write sandbox with network)"
+		d.Grant = sandbox.Grant{Level: sandbox.WorkspaceWrite, Network: true}
+		return d
+	}
+	netFree := p.network
+	if !netFree {
+		_, netFree = firstRule(p.rules.allow, NetworkRule, anyText)
+	}
+	grantNet := a.Network && netFree
+	d.Grant = sandbox.Grant{Level: sandbox.WorkspaceWrite, Network: grantNet}
+	if a.Network {
+		d.Key += "\x00network"
+	}
+	for _, t := range targets {
+		if t.outside != "" {
+			d.Verdict, d.Protected, d.Reason = Asks, true, t.why
+			d.Grant.Writable = append(d.Grant.Writable, t.outside)
+		}
+	}
+	if d.Verdict == Asks {
+		return d
+	}
+	askNet := func(d Decision) Decision {
+		if a.Network && !netFree && d.Verdict == Allowed {
+			d.Verdict, d.Reason = Asks, "asks for network access, which the sandbox blocks unless you allow it"
+			d.hint = fmt.Sprintf("set \"sandbox\": {\"network\": true} in the config, or add a rule such as %q to permissions.allow", NetworkRule+"("+strings.Fields(d.Target + " x")[0]+" *)")
+		}
+		return d
+	}
+	if p.mode() == AutoEdit {
+		d.Verdict, d.Reason = Allowed, "mode auto-edit (workspace-write sandbox)"
+		return askNet(d)
+	}
+	var need []Part
+	var used *compiledRule
+	for _, pt := range an.Parts {
+		if pt.ReadOnly {
+			continue
+		}
+		if r, ok := firstRule(p.rules.allow, tool, func(r compiledRule) bool { return r.matchText(pt.Text, pt.Command) }); ok && an.Parsed {
+			used = &r
+			continue
+		}
+		need = append(need, pt)
+	}
+	if r, ok := firstRule(p.rules.allow, tool, func(r compiledRule) bool { return r.Pattern == "" }); ok {
+		need, used = nil, &r
+	}
+	edits := false
+	for _, t := range targets {
+		if t.redirect && !t.protected {
+			edits = true
+		}
+	}
+	switch {
+	case len(need) > 0:
+		d.Verdict = Asks
+		d.Reason = "`" + need[0].Text + "`: " + need[0].Why + "; approved, it runs in the workspace-write sandbox"
+		if len(need) > 1 {
+			d.Reason += fmt.Sprintf(" (and %d more part(s) that are not read-only)", len(need)-1)
+		}
+		d.hint = fmt.Sprintf("re-run with --mode auto-edit (commands run in the workspace-write sandbox) or --yolo, or add a rule such as %q to permissions.allow in the config", tool+"("+suggestPattern(need[0])+")")
+	case edits && used == nil:
+		d.Verdict, d.Reason = Asks, "writes inside the project, which needs approval in mode ask; approved, it runs in the workspace-write sandbox"
+		d.hint = "re-run with --mode auto-edit or --yolo"
+	case used != nil:
+		d = p.byRule(d, Allowed, *used)
+	default:
+		d.Verdict, d.Reason = Allowed, "read-only command (read-only sandbox)"
+		d.Grant.Level = sandbox.ReadOnly
+	}
+	return askNet(d)
 }
 
 // hasGit: the project is a git repository, so git reads its settings from
@@ -654,52 +776,76 @@ func (p *Policy) decideNetwork(tool string, a tools.Access) Decision {
 
 // Allow implements tools.Gate.
 func (p *Policy) Allow(ctx context.Context, tool string, a tools.Access) error {
+	_, err := p.allow(ctx, tool, a)
+	return err
+}
+
+// Grant implements tools.Granter: Allow, and the returned context carries
+// how an allowed command runs (its sandbox and network).
+func (p *Policy) Grant(ctx context.Context, tool string, a tools.Access) (context.Context, error) {
+	g, err := p.allow(ctx, tool, a)
+	if err != nil {
+		return ctx, err
+	}
+	return sandbox.WithGrant(ctx, g), nil
+}
+
+// allow decides, asks when needed, logs, and returns the grant.
+func (p *Policy) allow(ctx context.Context, tool string, a tools.Access) (sandbox.Grant, error) {
 	d := p.Decide(tool, a)
 	switch d.Verdict {
 	case Allowed:
 		p.log(ctx, tool, d, true, d.Scope, d.Reason)
-		return nil
+		return d.Grant, nil
 	case Refused:
 		p.log(ctx, tool, d, false, d.Scope, d.Reason)
-		return &tools.Denied{Reason: refusedMessage(tool, d)}
+		return d.Grant, &tools.Denied{Reason: refusedMessage(tool, d)}
 	}
-	if p.sessionApproved(d.Key) {
+	if ap, ok := p.sessionApproved(d.Key); ok {
 		p.log(ctx, tool, d, true, store.ScopeSession, "approved for this session earlier")
-		return nil
+		return withApproval(d, ap.network), nil
 	}
 	if p.Asker == nil {
 		p.log(ctx, tool, d, false, d.Scope, "nobody to ask (headless): "+d.Reason)
-		return &tools.Denied{Reason: p.headlessMessage(tool, d)}
+		return d.Grant, &tools.Denied{Reason: p.headlessMessage(tool, d)}
 	}
 	select {
 	case p.askSem <- struct{}{}:
 	case <-ctx.Done():
 		p.log(ctx, tool, d, false, store.ScopeOnce, "cancelled while waiting to ask")
-		return &tools.Denied{Reason: tool + " was not approved: " + ctx.Err().Error()}
+		return d.Grant, &tools.Denied{Reason: tool + " was not approved: " + ctx.Err().Error()}
 	}
 	defer func() { <-p.askSem }()
-	if p.sessionApproved(d.Key) { // approved while this call waited its turn
+	if ap, ok := p.sessionApproved(d.Key); ok { // approved while this call waited its turn
 		p.log(ctx, tool, d, true, store.ScopeSession, "approved for this session earlier")
-		return nil
+		return withApproval(d, ap.network), nil
 	}
-	rep, err := p.Asker.Ask(ctx, Request{Agent: tools.CallerOf(ctx), Tool: tool, Access: a, Reason: d.Reason, Session: d.Covers, Protected: d.Protected})
+	req := Request{Agent: tools.CallerOf(ctx), Tool: tool, Access: a, Reason: d.Reason, Session: d.Covers, Protected: d.Protected}
+	if a.Kind == tools.AccessExecute {
+		req.Sandbox, req.Network = d.Grant.Level.String(), a.Network
+	}
+	rep, err := p.Asker.Ask(ctx, req)
 	if err != nil {
 		p.log(ctx, tool, d, false, store.ScopeOnce, "could not ask: "+err.Error())
-		return &tools.Denied{Reason: fmt.Sprintf("%s was not approved: could not ask the user: %v", tool, err)}
+		return d.Grant, &tools.Denied{Reason: fmt.Sprintf("%s was not approved: could not ask the user: %v", tool, err)}
+	}
+	net := ""
+	if rep.Network && a.Kind == tools.AccessExecute {
+		net = " with network"
 	}
 	switch rep.Answer {
 	case AllowOnce:
-		p.log(ctx, tool, d, true, store.ScopeOnce, "approved once: "+d.Reason)
-		return nil
+		p.log(ctx, tool, d, true, store.ScopeOnce, "approved once"+net+": "+d.Reason)
+		return withApproval(d, net != ""), nil
 	case AllowSession:
 		p.mu.Lock()
 		if p.approved == nil {
-			p.approved = map[string]bool{}
+			p.approved = map[string]approval{}
 		}
-		p.approved[d.Key] = true
+		p.approved[d.Key] = approval{network: net != ""}
 		p.mu.Unlock()
-		p.log(ctx, tool, d, true, store.ScopeSession, "approved for this session: "+d.Covers)
-		return nil
+		p.log(ctx, tool, d, true, store.ScopeSession, "approved for this session"+net+": "+d.Covers)
+		return withApproval(d, net != ""), nil
 	}
 	why := "the user denied " + tool + " (" + d.Covers + ")"
 	if r := strings.TrimSpace(rep.Reason); r != "" {
@@ -708,16 +854,25 @@ func (p *Policy) Allow(ctx context.Context, tool string, a tools.Access) error {
 		why += " without giving a reason"
 	}
 	p.log(ctx, tool, d, false, store.ScopeOnce, why)
-	return &tools.Denied{Reason: why + ". Do not retry the same call; change the approach or ask the user."}
+	return d.Grant, &tools.Denied{Reason: why + ". Do not retry the same call; change the approach or ask the user."}
 }
 
-func (p *Policy) sessionApproved(key string) bool {
+// withApproval is the grant of an approved command: the decision's, with
+// network when the person said so.
+func withApproval(d Decision, network bool) sandbox.Grant {
+	g := d.Grant
+	g.Network = g.Network || network
+	return g
+}
+
+func (p *Policy) sessionApproved(key string) (approval, bool) {
 	if key == "" {
-		return false
+		return approval{}, false
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.approved[key]
+	ap, ok := p.approved[key]
+	return ap, ok
 }
 
 func refusedMessage(tool string, d Decision) string {

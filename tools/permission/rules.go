@@ -31,6 +31,11 @@ func (r Rule) String() string {
 	return r.Tool + "(" + r.Pattern + ")"
 }
 
+// NetworkRule is the rule "tool" name that lets commands use the network
+// in the sandbox: "network(npm install *)" in permissions.allow lets that
+// command ask for network without a question; "network" alone, every command.
+const NetworkRule = "network"
+
 // Rules are the config's permission lists. Precedence: deny, then ask,
 // then allow, then the mode.
 type Rules struct {
@@ -84,7 +89,7 @@ func compileRule(r Rule, list, home string) (compiledRule, error) {
 		p = filepath.ToSlash(home) + p[1:]
 	}
 	cr.path = p
-	if r.Tool != "run_command" && r.Tool != "fetch_url" && !doublestar.ValidatePattern(p) {
+	if r.Tool != "run_command" && r.Tool != NetworkRule && r.Tool != "fetch_url" && !doublestar.ValidatePattern(p) {
 		return cr, fmt.Errorf("permission rule %q: %q is not a valid path pattern", r.String(), r.Pattern)
 	}
 	return cr, nil
