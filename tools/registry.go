@@ -166,7 +166,7 @@ func (r *Registry) Execute(ctx context.Context, call chat.ToolCall, ex Exec) (re
 	if err := ctx.Err(); err != nil {
 		return Errorf("%s: cancelled before it ran", call.Name)
 	}
-	res, err = t.Run(ctx, args)
+	res, err = t.Run(withGate(ctx, ex.Gate, call.Name), args)
 	if err != nil {
 		return Errorf("%s: %v", call.Name, err)
 	}
