@@ -34,11 +34,8 @@ func trustCommand(env Env, o options) error {
 		printTrustKeys(env.Stdout, pt.Keys)
 		return nil
 	}
-	cfg, err = trustAndReload(env.Stdout, cfg)
-	if err != nil {
-		return err
-	}
-	return cfg.CheckRuleTools(app.ToolNames())
+	_, err = trustAndReload(env.Stdout, cfg)
+	return err
 }
 
 // trustAndReload shows what is trusted, records it and loads the config
@@ -47,11 +44,12 @@ func trustAndReload(w io.Writer, cfg *config.Config) (*config.Config, error) {
 	pt := cfg.ProjectTrust()
 	fmt.Fprintf(w, "polly: trusting these settings of %s:\n", filepath.Join(pt.Dir, ".agent", "config.json"))
 	printTrustKeys(w, pt.Keys)
-	if err := cfg.TrustProject(); err != nil {
+	next, err := app.TrustProject(cfg)
+	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(w, "polly: recorded in %s; a change to any of them asks again\n", pt.Store)
-	return cfg.Reload()
+	return next, nil
 }
 
 func printTrustKeys(w io.Writer, keys []config.TrustKey) {
