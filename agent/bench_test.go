@@ -55,7 +55,7 @@ func BenchmarkHarnessPerToolCall(b *testing.B) {
 				return tools.Result{Output: "ok"}, nil
 			}, nil)
 			model := &scripted{}
-			deps := &Deps{Store: st, LLM: model, Tools: tools.NewRegistry(noop), Personas: set,
+			deps := &Deps{Store: st, LLM: model, Tools: tools.NewRegistry(noop), Personas: set, Gate: tools.AllowAll{},
 				Model: Model{Name: "gpt-4.1", ContextWindow: 1 << 20}, StateDir: filepath.Join(dir, ".agent"), MaxTurns: 1 << 30}
 			p, _ := set.Find("default")
 			p.Tools = append(p.Tools, "noop")

@@ -248,7 +248,7 @@ func TestLongTaskKeepsTheThread(t *testing.T) {
 		t.Fatalf("offloaded output #%d: %d chars, %v", off[0].ExecID, len(full), err)
 	}
 	reg := tools.NewRegistry(tools.OutputTools(h.store)...)
-	res := reg.Execute(context.Background(), chat.ToolCall{Name: "grep_tool_output", Arguments: fmt.Sprintf(`{"id":%d,"pattern":"BUILD-OK"}`, off[0].ExecID)}, tools.Exec{})
+	res := reg.Execute(context.Background(), chat.ToolCall{Name: "grep_tool_output", Arguments: fmt.Sprintf(`{"id":%d,"pattern":"BUILD-OK"}`, off[0].ExecID)}, tools.Exec{Gate: tools.AllowAll{}})
 	if res.IsError || !strings.Contains(res.Output, "BUILD-OK-10") {
 		t.Fatalf("grep_tool_output: %s", res.Output)
 	}

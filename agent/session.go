@@ -255,3 +255,13 @@ func (a *Agent) closeDangling(ctx context.Context) {
 		break
 	}
 }
+
+// BoundToolNames are the tools every agent binds itself (on top of the
+// registry in Deps), so that config rules may name them.
+func BoundToolNames() []string {
+	names := []string{tools.TaskPlanTool(nil).Name(), (&Agent{}).delegateTool().Name()}
+	for _, t := range tools.OutputTools(nil) {
+		names = append(names, t.Name())
+	}
+	return names
+}

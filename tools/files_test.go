@@ -32,7 +32,7 @@ func writeTree(t testing.TB, root string, files map[string]string) {
 // the Access step run exactly as in the agent loop.
 func call(t testing.TB, r *Registry, tool string, args any) Result {
 	t.Helper()
-	return callCtx(context.Background(), t, r, tool, args, Exec{})
+	return callCtx(context.Background(), t, r, tool, args, Exec{Gate: AllowAll{}})
 }
 
 func callCtx(ctx context.Context, t testing.TB, r *Registry, tool string, args any, ex Exec) Result {

@@ -43,7 +43,7 @@ func TestReadAndGrepToolOutput(t *testing.T) {
 	st, big, oneLine := outputStore(t)
 	r := NewRegistry(OutputTools(st)...)
 	run := func(name, args string) Result {
-		return r.Execute(context.Background(), chat.ToolCall{Name: name, Arguments: args}, Exec{})
+		return r.Execute(context.Background(), chat.ToolCall{Name: name, Arguments: args}, Exec{Gate: AllowAll{}})
 	}
 	cases := []struct {
 		name, tool, args string

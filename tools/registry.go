@@ -125,7 +125,7 @@ func dropClosedObjects(v any) {
 
 // Exec is how one call is run.
 type Exec struct {
-	Gate    Gate     // permission gate; nil allows everything
+	Gate    Gate     // permission gate; nil denies every call (fail closed)
 	Allowed []string // tool names the caller may use; nil means every registered tool
 }
 
@@ -156,21 +156,23 @@ func (r *Registry) Execute(ctx context.Context, call chat.ToolCall, ex Exec) (re
 	if err != nil {
 		return Errorf("%s: %v", call.Name, err)
 	}
+	// No gate is a wiring mistake, never a reason to run unchecked.
+	if ex.Gate == nil {
+		return Result{Output: (&Denied{Reason: call.Name + " was not run: no permission policy is configured"}).Error(), IsError: true}
+	}
 	if g, ok := ex.Gate.(Granter); ok {
 		granted, err := g.Grant(ctx, call.Name, acc)
 		if err != nil {
 			return Result{Output: err.Error(), IsError: true}
 		}
 		ctx = granted
-	} else if ex.Gate != nil {
-		if err := ex.Gate.Allow(ctx, call.Name, acc); err != nil {
-			return Result{Output: err.Error(), IsError: true}
-		}
+	} else if err := ex.Gate.Allow(ctx, call.Name, acc); err != nil {
+		return Result{Output: err.Error(), IsError: true}
 	}
 	if err := ctx.Err(); err != nil {
 		return Errorf("%s: cancelled before it ran", call.Name)
 	}
-	res, err = t.Run(ctx, args)
+	res, err = t.Run(withGate(ctx, ex.Gate, call.Name), args)
 	if err != nil {
 		return Errorf("%s: %v", call.Name, err)
 	}

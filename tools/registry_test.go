@@ -30,6 +30,7 @@ func (denyAll) Allow(context.Context, string, Access) error { return &Denied{Rea
 func TestRegistryExecute(t *testing.T) {
 	r := NewRegistry(echoTool())
 	ctx := context.Background()
+	allow := AllowAll{}
 	cases := []struct {
 		name, tool, args string
 		allowed          []string
@@ -37,16 +38,16 @@ func TestRegistryExecute(t *testing.T) {
 		wantErr          bool
 		want             string
 	}{
-		{"ok", "echo", `{"text":"hi","times":2}`, nil, nil, false, "hihi"},
-		{"empty args", "echo", ``, nil, nil, true, `missing properties: ["text"]`},
-		{"malformed json", "echo", `{"text":"hi"`, nil, nil, true, "not valid JSON"},
-		{"not an object", "echo", `["hi"]`, nil, nil, true, "must be a JSON object, got array"},
-		{"wrong type", "echo", `{"text":5}`, nil, nil, true, "text"},
-		{"extra field", "echo", `{"text":"a","bogus":1}`, nil, nil, true, "bogus"},
-		{"unknown tool", "nope", `{}`, nil, nil, true, `unknown tool "nope". Available tools: echo`},
-		{"not allowed", "echo", `{"text":"a"}`, []string{"other"}, nil, true, "Available tools: other"},
+		{"ok", "echo", `{"text":"hi","times":2}`, nil, allow, false, "hihi"},
+		{"empty args", "echo", ``, nil, allow, true, `missing properties: ["text"]`},
+		{"malformed json", "echo", `{"text":"hi"`, nil, allow, true, "not valid JSON"},
+		{"not an object", "echo", `["hi"]`, nil, allow, true, "must be a JSON object, got array"},
+		{"wrong type", "echo", `{"text":5}`, nil, allow, true, "text"},
+		{"extra field", "echo", `{"text":"a","bogus":1}`, nil, allow, true, "bogus"},
+		{"unknown tool", "nope", `{}`, nil, allow, true, `unknown tool "nope". Available tools: echo`},
+		{"not allowed", "echo", `{"text":"a"}`, []string{"other"}, allow, true, "Available tools: other"},
 		{"denied", "echo", `{"text":"a"}`, nil, denyAll{}, true, "permission denied: no"},
-		{"panic", "echo", `{"text":"boom"}`, nil, nil, true, "crashed: boom"},
+		{"panic", "echo", `{"text":"boom"}`, nil, allow, true, "crashed: boom"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -58,6 +59,27 @@ func TestRegistryExecute(t *testing.T) {
 				t.Fatalf("output %q does not contain %q", res.Output, c.want)
 			}
 		})
+	}
+}
+
+// A call without a permission gate is refused and the tool never runs:
+// missing policy fails closed.
+func TestExecuteWithoutGateDenies(t *testing.T) {
+	ran := 0
+	tool := New("count", "counts its runs", func(ctx context.Context, a echoArgs) (Result, error) {
+		ran++
+		return Result{Output: "ran"}, nil
+	}, nil)
+	res := NewRegistry(tool).Execute(context.Background(), chat.ToolCall{ID: "1", Name: "count", Arguments: `{"text":"x"}`}, Exec{})
+	if !res.IsError || !strings.Contains(res.Output, "permission denied") || !strings.Contains(res.Output, "no permission policy") {
+		t.Fatalf("nil gate: %+v, want a permission denial", res)
+	}
+	if ran != 0 {
+		t.Fatalf("the tool ran %d time(s) without a gate", ran)
+	}
+	res = NewRegistry(tool).Execute(context.Background(), chat.ToolCall{ID: "2", Name: "count", Arguments: `{"text":"x"}`}, Exec{Gate: AllowAll{}})
+	if res.IsError || ran != 1 {
+		t.Fatalf("with a gate: %+v, ran %d", res, ran)
 	}
 }
 

@@ -108,7 +108,7 @@ func TestRunCommandCancelKillsGroup(t *testing.T) {
 		// A background grandchild too: it holds the output pipe open.
 		done <- callCtx(ctx, t, r, "run_command", map[string]any{
 			"command": fmt.Sprintf("echo $$ > %s; sleep 30 & sleep 30; wait", pidFile),
-		}, Exec{})
+		}, Exec{Gate: AllowAll{}})
 	}()
 	pgid := pgidFrom(t, pidFile)
 	time.Sleep(200 * time.Millisecond)

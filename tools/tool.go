@@ -239,3 +239,28 @@ func CallerOf(ctx context.Context) string {
 	id, _ := ctx.Value(callerKey{}).(string)
 	return id
 }
+
+type gateKey struct{}
+
+// gated is the gate a running call was allowed by, for effects the call
+// discovers only while it runs (a redirect to another host).
+type gated struct {
+	gate Gate
+	tool string
+}
+
+// withGate marks ctx with the gate and tool name of the call being run.
+func withGate(ctx context.Context, g Gate, tool string) context.Context {
+	return context.WithValue(ctx, gateKey{}, gated{g, tool})
+}
+
+// recheck asks the gate of the running call about a further access. With
+// no gate in ctx (a tool run outside Registry.Execute) it denies: an
+// access nobody judged is never made.
+func recheck(ctx context.Context, a Access) error {
+	g, ok := ctx.Value(gateKey{}).(gated)
+	if !ok || g.gate == nil {
+		return &Denied{Reason: "no permission policy to approve " + a.URL}
+	}
+	return g.gate.Allow(ctx, g.tool, a)
+}

@@ -113,7 +113,7 @@ func newWebFetcher(opts WebOptions) *webFetcher {
 		if len(via) > webMaxRedirects {
 			return redirectErr(req, via)
 		}
-		return nil
+		return recheckRedirect(req, via)
 	}
 	return w
 }
@@ -165,7 +165,31 @@ func (w *webFetcher) checkRedirect(req *http.Request, via []*http.Request) error
 		e.Reason, e.Loop = fmt.Sprintf("refused a redirect to a %s: URL (only http and https are fetched)", s), false
 		return e
 	}
+	// The gate first: the robots.txt check would already contact the new host.
+	if err := recheckRedirect(req, via); err != nil {
+		return err
+	}
 	return w.checkRobots(req.Context(), req.URL)
+}
+
+// recheckRedirect asks the permission gate about a redirect to a host the
+// chain has not visited: approving example.com is no approval of wherever
+// example.com redirects to.
+func recheckRedirect(req *http.Request, via []*http.Request) error {
+	for _, r := range via {
+		if strings.EqualFold(r.URL.Host, req.URL.Host) {
+			return nil
+		}
+	}
+	from := via[len(via)-1].URL.String()
+	err := recheck(req.Context(), Access{Kind: AccessNetwork, URL: req.URL.String(),
+		Preview: "redirect from " + from + " to " + req.URL.String()})
+	if err == nil {
+		return nil
+	}
+	e := redirectErr(req, via).(*RedirectError)
+	e.Reason, e.Loop = "refused a redirect to another host ("+err.Error()+")", false
+	return e
 }
 
 // parseWebURL accepts absolute http and https URLs only and says what is

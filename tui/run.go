@@ -28,6 +28,19 @@ func Run(ctx context.Context, s cli.TUIStart) error {
 	defer b.close()
 
 	opts := s.App
+	if opts.Config != nil && len(opts.Config.Untrusted()) > 0 {
+		trusted, quit, err := askTrust(ctx, opts.Config.ProjectTrust())
+		if err != nil || quit {
+			return err
+		}
+		if trusted {
+			cfg, err := app.TrustProject(opts.Config)
+			if err != nil {
+				return err
+			}
+			opts.Config, s.Persona, s.ModelErr = cfg, cfg.Persona, cfg.CheckModel()
+		}
+	}
 	opts.Asker = &asker{b: b}
 	a, err := app.Open(ctx, opts)
 	if err != nil {

@@ -66,6 +66,9 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("project dir: %w", err)
 	}
+	if err := cfg.CheckRuleTools(ToolNames()); err != nil {
+		return nil, err
+	}
 	a := &App{Config: cfg, Model: cfg.ActiveModel(), ProjectDir: root, StateDir: filepath.Join(root, ".agent")}
 	a.Warnings = append(a.Warnings, cfg.Warnings()...)
 
@@ -170,6 +173,24 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		reg.Add(tools.WorkspaceTools(a.Workspace)...)
 	}
 	return a, nil
+}
+
+// ToolNames lists every tool Polly can offer a model, whatever is available
+// in this run (leads need the store, workspace tools the workspace), so a
+// config rule naming any other tool is a mistake.
+func ToolNames() []string {
+	var all []tools.Tool
+	all = append(all, tools.FileTools(string(filepath.Separator))...)
+	all = append(all, tools.ShellTool(string(filepath.Separator), tools.ShellOptions{}))
+	all = append(all, tools.WebTools(tools.WebOptions{})...)
+	all = append(all, tools.LeadTools(nil, string(filepath.Separator))...)
+	all = append(all, tools.WorkspaceTools(nil)...)
+	names := agent.BoundToolNames()
+	for _, t := range all {
+		names = append(names, t.Name())
+	}
+	slices.Sort(names)
+	return names
 }
 
 // secretsOf lists the API keys in use (to redact from anything stored or

@@ -85,6 +85,7 @@ type options struct {
 	showVersion  bool
 	help         bool
 	configJSON   bool
+	trust        bool
 	flags        config.Flags
 	args         []string // positional arguments
 }
@@ -129,6 +130,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.help, "help", false, "show this help")
 	fs.BoolVar(&o.help, "h", false, "show this help")
 	fs.BoolVar(&o.configJSON, "json", false, "polly config: print JSON")
+	fs.BoolVar(&o.trust, "trust", false, "trust this project's .agent/config.json (providers, mode, allow rules…) as it is now, then run")
 	return fs
 }
 
@@ -166,6 +168,7 @@ Usage:
   polly sessions                list stored sessions (resume with --session ID or --continue)
   polly init                    create the workspace memory (~/.agent/workspace)
   polly config [--json]         print the effective configuration and where each value came from
+  polly trust [DIR]             show the settings of DIR/.agent/config.json that need trust, and trust them
   polly leads list [LIST]       show saved leads (or the lists with counts)
   polly leads export LIST [PATH]  write a lead list as CSV (stdout when no path)
   polly version                 print the version
@@ -280,6 +283,10 @@ func run(ctx context.Context, env Env) error {
 		o.prompt, o.promptSet = strings.Join(o.args[1:], " "), true
 		o.args = nil
 	case "leads": // leadsCommand checks its own arguments
+	case "trust":
+		if len(o.args) > 2 {
+			return usagef("polly trust takes at most one directory (got %q)", strings.Join(o.args[1:], " "))
+		}
 	case "sessions", "init", "config":
 		if len(o.args) > 1 {
 			return usagef("polly %s takes no arguments (got %q)", cmd, strings.Join(o.args[1:], " "))
@@ -292,8 +299,19 @@ func run(ctx context.Context, env Env) error {
 		return usagef("unknown command %q", cmd)
 	}
 
+	if cmd == "trust" {
+		return trustCommand(env, o)
+	}
 	cfg, err := config.Load(config.LoadOptions{ProjectDir: env.Dir, Home: env.Home, Getenv: env.Getenv, Flags: o.flags, Version: version(env)})
 	if err != nil {
+		return err
+	}
+	if o.trust && len(cfg.Untrusted()) > 0 {
+		if cfg, err = trustAndReload(env.Stderr, cfg); err != nil {
+			return err
+		}
+	}
+	if err := cfg.CheckRuleTools(app.ToolNames()); err != nil {
 		return err
 	}
 	switch cmd {

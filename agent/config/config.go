@@ -46,6 +46,10 @@ type Config struct {
 	userFile string            // display path of the user file, even when it does not exist
 	home     string            // for ~ in displayed paths
 	warnings []string
+
+	opts        LoadOptions  // what Load was given, for Reload
+	trust       ProjectTrust // the project settings that need trust
+	projectData []byte       // the project file, for positions of held settings
 }
 
 // Provider is an OpenAI-compatible endpoint.

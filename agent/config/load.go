@@ -66,6 +66,10 @@ func load(opts LoadOptions, read func(string) ([]byte, error)) (*Config, error) 
 	}
 	c := Defaults(opts.Version)
 	c.home = opts.Home
+	c.opts = opts
+	if dir := userConfigDir(opts.Home, getenv); dir != "" {
+		c.trust.Store = filepath.Join(dir, TrustFile)
+	}
 
 	userPath, explicit, err := userConfigPath(opts.Home, getenv)
 	if err != nil {
@@ -73,13 +77,13 @@ func load(opts LoadOptions, read func(string) ([]byte, error)) (*Config, error) 
 	}
 	if userPath != "" {
 		c.userFile = displayPath(userPath, opts.Home)
-		if err := c.mergeFile(read, userPath, c.userFile, KindUserFile, explicit); err != nil {
+		if err := c.mergeFile(read, userPath, c.userFile, KindUserFile, explicit, nil); err != nil {
 			return nil, err
 		}
 	}
 	if opts.ProjectDir != "" {
 		path := filepath.Join(opts.ProjectDir, filepath.FromSlash(projectFile))
-		if err := c.mergeFile(read, path, projectFile, KindProjectFile, false); err != nil {
+		if err := c.mergeFile(read, path, projectFile, KindProjectFile, false, c.holdUntrusted(read)); err != nil {
 			return nil, err
 		}
 	}
@@ -100,7 +104,7 @@ func load(opts LoadOptions, read func(string) ([]byte, error)) (*Config, error) 
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	c.warnings = c.collectWarnings()
+	c.warnings = append(c.warnings, c.collectWarnings()...)
 	return c, nil
 }
 
@@ -140,7 +144,22 @@ func readFile(path string) ([]byte, error) {
 	return data, nil
 }
 
-func (c *Config) mergeFile(read func(string) ([]byte, error), path, display string, kind Kind, mustExist bool) error {
+// holdUntrusted returns the filter for the project file: the settings that
+// need trust stay out unless the user trusts exactly these values.
+func (c *Config) holdUntrusted(read func(string) ([]byte, error)) func([]byte, *node) *node {
+	return func(data []byte, root *node) *node {
+		c.projectData = data
+		free, held := c.splitProject(root)
+		if c.judgeTrust(read, held) {
+			return root
+		}
+		c.warnings = append(c.warnings, c.untrustedWarning())
+		return free
+	}
+}
+
+// mergeFile merges one file; filter, when set, chooses what of it applies.
+func (c *Config) mergeFile(read func(string) ([]byte, error), path, display string, kind Kind, mustExist bool, filter func([]byte, *node) *node) error {
 	data, err := read(path)
 	if errors.Is(err, fs.ErrNotExist) && !mustExist {
 		return nil
@@ -167,6 +186,9 @@ func (c *Config) mergeFile(read func(string) ([]byte, error), path, display stri
 	}
 	if root == nil {
 		return nil // an empty file sets nothing
+	}
+	if filter != nil {
+		root = filter(data, root)
 	}
 	d := decoder{c: c, l: layer{kind: kind, detail: display, data: data}}
 	return d.mergeFile(root)

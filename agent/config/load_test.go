@@ -49,6 +49,19 @@ func (f fixture) load(env map[string]string, flags config.Flags) (*config.Config
 	})
 }
 
+// trust records the user's trust in the project file as it is now.
+func (f fixture) trust(t *testing.T) fixture {
+	t.Helper()
+	c, err := f.load(nil, config.Flags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.TrustProject(); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 func ptr[T any](v T) *T { return &v }
 
 const (
@@ -155,7 +168,7 @@ func TestPrecedence(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := newFixture(t, tt.user, tt.project).load(tt.env, tt.flags)
+			c, err := newFixture(t, tt.user, tt.project).trust(t).load(tt.env, tt.flags)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -243,7 +256,7 @@ func TestEmptyAndMissingFiles(t *testing.T) {
 }
 
 func TestRelativeWorkspace(t *testing.T) {
-	f := newFixture(t, "", `{"workspace": "notes"}`)
+	f := newFixture(t, "", `{"workspace": "notes"}`).trust(t) // where memory and personas live needs trust
 	c, err := f.load(nil, config.Flags{})
 	if err != nil {
 		t.Fatal(err)

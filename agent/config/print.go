@@ -14,9 +14,10 @@ import (
 // Value is one effective setting as `polly config` shows it. Secrets are
 // already masked.
 type Value struct {
-	Key    string `json:"key"`
-	Value  string `json:"value"`
-	Source Source `json:"source"`
+	Key     string `json:"key"`
+	Value   string `json:"value"`
+	Source  Source `json:"source"`
+	Ignored bool   `json:"ignored,omitempty"` // a project setting not applied: the project is not trusted
 }
 
 // Values lists the effective settings, grouped as Print shows them: the
@@ -45,7 +46,11 @@ func (c *Config) Print(w io.Writer) error {
 			b.WriteByte('\n')
 		}
 		for _, v := range g {
-			fmt.Fprintf(&b, "%s  %s  %s\n", pad(v.Key, kw), pad(v.Value, vw), v.Source)
+			src := v.Source.String()
+			if v.Ignored {
+				src += " (ignored: project not trusted)"
+			}
+			fmt.Fprintf(&b, "%s  %s  %s\n", pad(v.Key, kw), pad(v.Value, vw), src)
 		}
 	}
 	for _, warning := range c.warnings {
@@ -75,7 +80,9 @@ func (c *Config) groups() [][]Value {
 	spec := c.Providers[prov].Models[name]
 
 	var model []Value
-	add := func(g *[]Value, key, val string, src Source) { *g = append(*g, Value{key, val, src}) }
+	add := func(g *[]Value, key, val string, src Source) {
+		*g = append(*g, Value{Key: key, Value: val, Source: src})
+	}
 	add(&model, "model", name, c.Source("model"))
 	provSrc := c.Source("provider")
 	if prov != c.Provider {
@@ -159,16 +166,23 @@ func (c *Config) groups() [][]Value {
 	if len(perms) > 0 {
 		groups = append(groups, perms)
 	}
+	var ignored []Value
+	for _, k := range c.Untrusted() {
+		ignored = append(ignored, Value{Key: k.Path, Value: k.Value, Source: k.Source, Ignored: true})
+	}
+	if len(ignored) > 0 {
+		groups = append(groups, ignored)
+	}
 	groups = append(groups, c.structValues("web", c.Web), c.structValues("tui", c.TUI))
-	sb := []Value{{"sandbox.mode", c.Sandbox.Mode, c.Source("sandbox.mode")},
-		{"sandbox.network", strconv.FormatBool(c.Sandbox.Network), c.Source("sandbox.network")}}
+	sb := []Value{{Key: "sandbox.mode", Value: c.Sandbox.Mode, Source: c.Source("sandbox.mode")},
+		{Key: "sandbox.network", Value: strconv.FormatBool(c.Sandbox.Network), Source: c.Source("sandbox.network")}}
 	for _, l := range []struct {
 		key  string
 		list []string
 	}{{"sandbox.writable_roots", c.Sandbox.WritableRoots}, {"sandbox.pass_env", c.Sandbox.PassEnv}} {
 		for i, v := range l.list {
 			key := indexPath(l.key, i)
-			sb = append(sb, Value{key, v, c.Source(key)})
+			sb = append(sb, Value{Key: key, Value: v, Source: c.Source(key)})
 		}
 	}
 	groups = append(groups, sb)
@@ -187,7 +201,7 @@ func (c *Config) structValues(prefix string, s any) []Value {
 	var out []Value
 	for i := range v.NumField() {
 		key := prefix + "." + jsonName(v.Type().Field(i))
-		out = append(out, Value{key, formatValue(v.Field(i)), c.Source(key)})
+		out = append(out, Value{Key: key, Value: formatValue(v.Field(i)), Source: c.Source(key)})
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -70,3 +71,28 @@ func (r *Rule) UnmarshalText(b []byte) error {
 
 // MarshalText writes the canonical form.
 func (r Rule) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// CheckRuleTools fails on the first permission rule whose tool is not one of
+// known: a misspelt tool in a deny rule would otherwise protect nothing.
+// The error names the rule and where it was written.
+func (c *Config) CheckRuleTools(known []string) error {
+	for _, l := range []struct {
+		key   string
+		rules []Rule
+	}{{"permissions.allow", c.Permissions.Allow}, {"permissions.ask", c.Permissions.Ask}, {"permissions.deny", c.Permissions.Deny}} {
+		for i, r := range l.rules {
+			if slices.Contains(known, r.Tool) {
+				continue
+			}
+			msg := fmt.Sprintf("rule %q names the unknown tool %q", r.String(), r.Tool)
+			if s := closest(r.Tool, known); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			} else {
+				msg += " (tools: " + strings.Join(known, ", ") + ")"
+			}
+			key := indexPath(l.key, i)
+			return sourceError(c.Source(key), key, msg)
+		}
+	}
+	return nil
+}

@@ -86,11 +86,15 @@ func Open(path string) (*Store, error) {
 		s.w.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	if err := s.migrate(context.Background()); err != nil {
+	// Another process creating the same fresh file, or switching it to
+	// WAL, makes SQLite answer SQLITE_BUSY at once, without the busy
+	// handler: wait for it rather than lose this process's session.
+	ctx := context.Background()
+	if err := retryBusy(ctx, openBusyWait, func() error { return s.migrate(ctx) }); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, classify(err))
 	}
-	if err := s.stmts.prepare(s.w); err != nil {
+	if err := retryBusy(ctx, openBusyWait, func() error { s.stmts.close(); s.stmts = stmts{}; return s.stmts.prepare(s.w) }); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open store %s: prepare: %w", path, err)
 	}
@@ -98,6 +102,39 @@ func Open(path string) (*Store, error) {
 	go s.maintain()
 	s.kickMaintain() // outputs a previous run saved but did not index
 	return s, nil
+}
+
+// openBusyWait bounds how long Open waits for other processes that hold
+// the fresh file; a normal open takes milliseconds.
+const openBusyWait = 30 * time.Second
+
+// retryBusy runs fn until it does not fail with SQLITE_BUSY or SQLITE_LOCKED,
+// backing off, for at most limit.
+func retryBusy(ctx context.Context, limit time.Duration, fn func() error) error {
+	deadline := time.Now().Add(limit)
+	delay := 2 * time.Millisecond
+	for {
+		err := fn()
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 200*time.Millisecond)
+	}
+}
+
+// isBusy: the database is locked by another connection or process.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	code := se.Code() & 0xff // extended codes keep the primary code in the low byte
+	return code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED
 }
 
 // openPool opens a pool whose every connection gets the pragmas: they are in

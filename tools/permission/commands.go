@@ -89,6 +89,11 @@ func judgeCommand(c *classifier, name string, args []wordInfo) (bool, string) {
 	case "sudo", "doas", "su", "pkexec", "runuser":
 		judgeInner(c, skipSudoOptions(args))
 		return false, name + " runs a command as another user"
+	case "alias", "trap":
+		// The text runs later in this shell: judge it now, so its writes
+		// meet the hard protections (alias x='rm -rf .git').
+		judgeDeferred(c, name, args)
+		return false, name + " defines code that runs later"
 	}
 	if ws := writerTargets(name, args); len(ws) > 0 {
 		c.a.Writes = append(c.a.Writes, ws...)
@@ -188,8 +193,8 @@ func judgeFile(_ *classifier, _ string, args []wordInfo) (bool, string) {
 }
 
 func judgeDate(_ *classifier, _ string, args []wordInfo) (bool, string) {
-	p := optSpec{shortBool: "Ru", shortVal: "dfrs", longBool: []string{"rfc-email", "utc", "universal", "debug", "iso-8601", "rfc-3339", "resolution"},
-		longVal: []string{"date", "file", "reference", "set"}}.parse(args)
+	p := optSpec{shortBool: "Ru", shortVal: "dfrs", shortOpt: "I", longBool: []string{"rfc-email", "utc", "universal", "debug", "resolution"},
+		longVal: []string{"date", "file", "reference", "set", "rfc-3339"}, longOpt: []string{"iso-8601"}}.parse(args)
 	if p.has("s", "set") {
 		return false, "date -s sets the clock"
 	}
@@ -304,10 +309,10 @@ func judgeUniq(c *classifier, _ string, args []wordInfo) (bool, string) {
 }
 
 func judgeSed(c *classifier, _ string, args []wordInfo) (bool, string) {
-	p := optSpec{shortBool: "nrsuzEbi", shortVal: "efl", strict: true,
+	p := optSpec{shortBool: "nrsuzEb", shortVal: "efl", shortOpt: "i", strict: true,
 		longBool: []string{"quiet", "silent", "debug", "posix", "regexp-extended", "separate", "sandbox", "unbuffered",
-			"null-data", "zero-terminated", "follow-symlinks", "binary", "in-place", "help", "version"},
-		longVal: []string{"expression", "file", "line-length"}}.parse(args)
+			"null-data", "zero-terminated", "follow-symlinks", "binary", "help", "version"},
+		longVal: []string{"expression", "file", "line-length"}, longOpt: []string{"in-place"}}.parse(args)
 	files := p.operands
 	scripts := p.values("e", "expression")
 	if len(scripts) == 0 && !p.has("f", "file") && len(files) > 0 {
@@ -454,9 +459,10 @@ func judgeWrapper(c *classifier, name string, args []wordInfo) (bool, string) {
 // which are unknown: only a command that is read-only with any arguments
 // stays read-only.
 func judgeXargs(c *classifier, _ string, args []wordInfo) (bool, string) {
-	p := optSpec{shortBool: "0rtpxo", shortVal: "adEIiLlnPs", posix: true, strict: true,
+	p := optSpec{shortBool: "0rtpxo", shortVal: "adEILnPs", shortOpt: "eil", posix: true, strict: true,
 		longBool: []string{"null", "no-run-if-empty", "verbose", "interactive", "exit", "open-tty", "show-limits"},
-		longVal:  []string{"arg-file", "delimiter", "eof", "replace", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var"}}.parse(args)
+		longVal:  []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"},
+		longOpt:  []string{"eof", "replace", "max-lines"}}.parse(args)
 	if p.why != "" {
 		return false, "xargs: " + p.why
 	}
@@ -467,7 +473,7 @@ func judgeXargs(c *classifier, _ string, args []wordInfo) (bool, string) {
 	if len(inner) == 0 {
 		return true, "" // runs echo
 	}
-	if repl := p.values("I", "i", "replace"); len(repl) > 0 || p.has("i") {
+	if repl := p.values("I", "i", "replace"); len(repl) > 0 || p.has("i", "replace") {
 		marker := "{}"
 		if len(repl) > 0 && repl[0].lit && repl[0].text != "" {
 			marker = repl[0].text
@@ -484,10 +490,18 @@ func judgeXargs(c *classifier, _ string, args []wordInfo) (bool, string) {
 }
 
 // judgeShell: bash -c 'script' is judged as the script; a shell reading a
-// file or its input runs code that cannot be seen.
+// file or its input runs code that cannot be seen. A script is walked even
+// when an option makes the shell not read-only, so its writes still meet
+// the hard protections.
 func judgeShell(c *classifier, name string, args []wordInfo) (bool, string) {
 	i := 0
 	hasC := false
+	refuse := ""
+	no := func(why string) {
+		if refuse == "" {
+			refuse = why
+		}
+	}
 	for i < len(args) {
 		a := args[i]
 		if !a.lit || !strings.HasPrefix(a.text, "-") && !strings.HasPrefix(a.text, "+") || a.text == "-" || a.text == "--" {
@@ -496,18 +510,28 @@ func judgeShell(c *classifier, name string, args []wordInfo) (bool, string) {
 		t := a.text
 		switch {
 		case t == "--norc" || t == "--noprofile" || t == "--posix" || t == "--login" || t == "--noediting":
+		case t == "--rcfile" || t == "--init-file":
+			no(name + " " + t + " runs a file that cannot be seen")
+			i++
 		case strings.HasPrefix(t, "--"):
-			return false, name + " " + t + " is not judged"
+			no(name + " " + t + " is not judged")
 		default:
 			for _, ch := range t[1:] {
 				switch ch {
 				case 'c':
 					hasC = true
-				case 'e', 'u', 'x', 'v', 'l', 'f', 'h', 'B', 'C', 'H', 'P', 'T', 'a', 'b', 'k', 'm', 'n', 't':
+				// Not -k: it makes NAME=value words anywhere in a command
+				// environment assignments (cat LD_PRELOAD=./x.so).
+				case 'e', 'u', 'x', 'v', 'l', 'f', 'h', 'B', 'C', 'H', 'P', 'T', 'a', 'b', 'm', 'n', 't':
 				case 'o', 'O':
-					i++ // the option name follows
+					// The option name follows; only names that change
+					// neither word parsing nor globbing (keyword, dotglob…).
+					i++
+					if i >= len(args) || !args[i].lit || !safeShellOption(ch, args[i].text) {
+						no(name + " " + t + " " + wordSrc(args, i) + " changes how the script is parsed or expanded")
+					}
 				default:
-					return false, name + " " + t + " is not judged"
+					no(name + " " + t + " is not judged")
 				}
 			}
 		}
@@ -530,7 +554,35 @@ func judgeShell(c *classifier, name string, args []wordInfo) (bool, string) {
 		return false, "nests shells too deeply to judge"
 	}
 	c.sub(script.text).parseAndWalk(script.text)
+	if refuse != "" {
+		return false, refuse
+	}
 	return true, ""
+}
+
+// safeShellOption: set -o and shopt names a judged shell may be started
+// with. keyword, dotglob, globstar, nocaseglob, expand_aliases and the like
+// change what the words of the script mean, so they are not here.
+func safeShellOption(flag rune, opt string) bool {
+	if flag == 'o' {
+		switch opt {
+		case "errexit", "nounset", "pipefail", "xtrace", "verbose", "noclobber", "noglob", "posix", "noexec":
+			return true
+		}
+		return false
+	}
+	switch opt {
+	case "nullglob", "failglob", "extglob", "inherit_errexit", "lastpipe":
+		return true
+	}
+	return false
+}
+
+func wordSrc(args []wordInfo, i int) string {
+	if i < len(args) {
+		return args[i].src
+	}
+	return "(missing)"
 }
 
 // judgeEval: eval joins its arguments and runs them as a script.
@@ -548,6 +600,67 @@ func judgeEval(c *classifier, _ string, args []wordInfo) (bool, string) {
 	script := strings.Join(s, " ")
 	c.sub(script).parseAndWalk(script)
 	return true, ""
+}
+
+// judgeDeferred walks the scripts alias definitions and traps hold.
+func judgeDeferred(c *classifier, name string, args []wordInfo) {
+	for i, a := range args {
+		if !a.lit {
+			c.a.Writes = append(c.a.Writes, Write{Text: a.src, By: name})
+			continue
+		}
+		script := a.text
+		if name == "alias" {
+			_, v, ok := strings.Cut(a.text, "=")
+			if !ok {
+				continue
+			}
+			script = v
+		} else if i > 0 || strings.HasPrefix(a.text, "-") {
+			continue // trap's signal names
+		}
+		if c.depth < maxNesting {
+			c.sub(script).parseAndWalk(script)
+		}
+	}
+}
+
+// makesLinks: the command can create a symlink or hard link, so a later
+// write of the same line may go through one: ln; cp that copies links as
+// links; mv (a link moved to a new name); archive and patch tools; git
+// commands that write the work tree.
+func makesLinks(name string, args []wordInfo) bool {
+	switch name {
+	case "ln", "mv", "tar", "unzip", "cpio", "rsync", "patch", "bsdtar", "7z":
+		return true
+	case "cp":
+		for _, a := range args {
+			if !a.lit {
+				return true
+			}
+			t := a.text
+			if strings.HasPrefix(t, "--") {
+				switch strings.SplitN(t, "=", 2)[0] {
+				case "--archive", "--link", "--symbolic-link", "--no-dereference", "--recursive", "--preserve":
+					return true
+				}
+			} else if strings.HasPrefix(t, "-") && strings.ContainsAny(t[1:], "aslrRdP") {
+				return true
+			}
+		}
+	case "git":
+		for _, a := range args {
+			if !a.lit {
+				return true
+			}
+			switch a.text {
+			case "checkout", "switch", "restore", "reset", "clone", "pull", "merge", "rebase", "cherry-pick", "revert", "stash",
+				"am", "apply", "worktree", "submodule", "read-tree", "checkout-index":
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // skipSudoOptions returns the command sudo/doas would run, or nil when the
@@ -679,7 +792,72 @@ func writerTargets(name string, args []wordInfo) []Write {
 				add(wordInfo{src: a.src, text: v, lit: true}, "dd", false)
 			}
 		}
+	case "rsync":
+		if p := (optSpec{shortVal: "efT", longVal: []string{"rsh", "rsync-path", "filter", "exclude", "include", "exclude-from", "include-from",
+			"files-from", "temp-dir", "compare-dest", "copy-dest", "link-dest", "backup-dir", "suffix", "chmod", "chown", "usermap", "groupmap",
+			"log-file", "out-format", "password-file", "partial-dir", "timeout", "contimeout", "port", "sockopts", "bwlimit", "max-size", "min-size"}}).parse(args); len(p.operands) >= 2 {
+			add(p.operands[len(p.operands)-1], "rsync", true).ChildUnknown = true
+		}
+	case "tar", "bsdtar", "unzip", "cpio", "7z":
+		// Extraction writes names from the archive into a directory.
+		dir := wordInfo{src: ".", text: ".", lit: true}
+		for i, a := range args {
+			switch {
+			case (a.text == "-C" || a.text == "--directory" || a.text == "-d" && name == "unzip" || a.text == "-D" && name == "cpio") && i+1 < len(args):
+				dir = args[i+1]
+			case strings.HasPrefix(a.text, "--directory="):
+				dir = wordInfo{src: a.src, text: strings.TrimPrefix(a.text, "--directory="), lit: a.lit}
+			case strings.HasPrefix(a.text, "-o") && name == "7z" && len(a.text) > 2:
+				dir = wordInfo{src: a.src, text: a.text[2:], lit: a.lit}
+			}
+		}
+		add(dir, name, false).ChildUnknown = true
+	case "patch":
+		dir := wordInfo{src: ".", text: ".", lit: true}
+		p := optSpec{shortVal: "BdDFgiopPrVxYz", longVal: []string{"directory", "output", "input", "reject-file", "strip", "prefix",
+			"basename-prefix", "suffix", "backup-if-mismatch", "define", "fuzz", "get", "quoting-style", "version-control", "read-only"}}.parse(args)
+		if d := p.values("d", "directory"); len(d) > 0 {
+			dir = d[0]
+		}
+		if o := p.values("o", "output"); len(o) > 0 {
+			add(o[0], "patch -o", false)
+		}
+		if len(p.operands) > 0 {
+			add(p.operands[0], "patch", false)
+		}
+		add(dir, "patch", false).ChildUnknown = true
+	case "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "lzma", "unlzma", "zstd", "unzstd", "compress", "uncompress", "lz4":
+		// Each file is replaced by its (de)compressed twin next to it.
+		for _, o := range (optSpec{shortVal: "S", longVal: []string{"suffix"}}).parse(args).operands {
+			add(o, name, false)
+		}
+	case "sqlite3":
+		if ops := (optSpec{longVal: []string{"cmd", "init", "separator", "newline", "nullvalue", "vfs", "lookaside", "pagecache", "mmap", "maxsize"}}).parse(args).operands; len(ops) > 0 {
+			add(ops[0], "sqlite3", false)
+		}
+	case "split", "csplit":
+		p := optSpec{shortVal: "abClnNtf", longVal: []string{"bytes", "line-bytes", "lines", "number", "separator", "suffix-length",
+			"additional-suffix", "filter", "prefix", "digits", "suffix-format"}}.parse(args)
+		prefix := wordInfo{src: "x", text: "x", lit: true}
+		if f := p.values("f", "prefix"); len(f) > 0 {
+			prefix = f[0]
+		} else if name == "split" && len(p.operands) > 1 {
+			prefix = p.operands[1]
+		}
+		add(prefix, name, false)
 	case "curl", "wget":
+		for i, a := range args {
+			if a.lit && (name == "curl" && (a.text == "-K" || strings.HasPrefix(a.text, "--config")) ||
+				name == "wget" && (a.text == "-e" || strings.HasPrefix(a.text, "--execute") || a.text == "-i" || strings.HasPrefix(a.text, "--input-file"))) {
+				// A config file or wgetrc command can name any output file.
+				out = append(out, Write{Text: a.src + " " + wordSrc(args, i+1), By: name + " " + a.text})
+			}
+			if name == "wget" && a.lit && (a.text == "-x" || a.text == "-r" || a.text == "-m" || a.text == "--force-directories" ||
+				a.text == "--recursive" || a.text == "--mirror" || strings.HasPrefix(a.text, "-nH") || a.text == "--no-host-directories") {
+				// Names and directories come from the server.
+				add(wordInfo{src: ".", text: ".", lit: true}, "wget "+a.text, false).ChildUnknown = true
+			}
+		}
 		for i := 0; i < len(args); i++ {
 			a := args[i]
 			if !a.lit {

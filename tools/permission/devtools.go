@@ -6,9 +6,80 @@ import "strings"
 // allowlist: each of them has flags that run programs (-toolexec, -exec,
 // -c core.pager=…, --upload-pack) or write files (-o, --output).
 //
-// Note that go test, cargo test and npm test run the project's own code;
-// they are on the list because PRODUCT §7 puts them there, and because that
-// code is only as trusted as the edits that were approved.
+// go test, go run, go generate, cargo build/check/test/clippy (build
+// scripts, procedural macros) and npm test run the project's own code, which
+// a cloned repository or an earlier edit controls: they are not read-only.
+// go build, go vet and go list compile or inspect without running it.
+
+// gitCanonical is a git command line as rules see it: the subcommand and
+// its arguments without git's global options, so that a deny rule for
+// "git push *" also stops git -c x=y push, git --no-pager push and
+// git -C dir push. An alias set with -c alias.NAME=VALUE is replaced by
+// its value; a shell alias ("!cmd") is judged as a script of the line.
+// unknown is set when an alias of the subcommand cannot be read.
+func gitCanonical(c *classifier, args []wordInfo) (canonical string, unknown bool) {
+	aliases := map[string]string{}
+	i := 0
+	for ; i < len(args); i++ {
+		a := args[i]
+		t := a.text
+		if !a.lit || !strings.HasPrefix(t, "-") {
+			break
+		}
+		name, val, hasEq := strings.Cut(t, "=")
+		switch name {
+		case "-c", "--config-env":
+			if !hasEq {
+				if i+1 >= len(args) {
+					return "", true
+				}
+				i++
+				val, hasEq = args[i].text, args[i].lit
+			}
+			key, v, _ := strings.Cut(val, "=")
+			if alias, ok := strings.CutPrefix(strings.ToLower(key), "alias."); ok {
+				if !hasEq || name == "--config-env" {
+					aliases[alias] = "\x00"
+				} else {
+					aliases[alias] = v
+				}
+			}
+		case "-C", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--attr-source":
+			if !hasEq {
+				i++
+			}
+		}
+	}
+	if i >= len(args) {
+		return "", false
+	}
+	sub := args[i]
+	rest := joinText(args[i+1:])
+	if !sub.lit {
+		return "", true
+	}
+	v, ok := aliases[strings.ToLower(sub.text)]
+	switch {
+	case !ok:
+		return strings.TrimSpace("git " + sub.text + " " + rest), false
+	case v == "\x00":
+		return "", true
+	case strings.HasPrefix(v, "!"):
+		if c.depth < maxNesting {
+			c.sub(v[1:]).parseAndWalk(v[1:])
+		}
+		return "", false
+	}
+	return strings.TrimSpace("git " + v + " " + rest), false
+}
+
+func joinText(words []wordInfo) string {
+	s := make([]string, len(words))
+	for i, w := range words {
+		s[i] = w.text
+	}
+	return strings.Join(s, " ")
+}
 
 func judgeGit(c *classifier, _ string, args []wordInfo) (bool, string) {
 	i := 0
@@ -51,12 +122,15 @@ func judgeGit(c *classifier, _ string, args []wordInfo) (bool, string) {
 		}
 		if long, ok := strings.CutPrefix(t, "--"); ok {
 			name, val, _ := strings.Cut(long, "=")
-			if name == "output" || len(name) >= 3 && strings.HasPrefix("output", name) {
+			// git accepts any unambiguous prefix of a long option (--op for
+			// --open-files-in-pager), so a prefix of a dangerous one counts.
+			abbrev := func(opt string) bool { return len(name) >= 2 && strings.HasPrefix(opt, name) }
+			if abbrev("output") {
 				c.addWrite(wordInfo{src: a.src, text: val, lit: val != ""}, "git "+sub+" --output", false)
 				return false, "git " + sub + " --output writes a file"
 			}
-			if len(name) >= 3 && (strings.HasPrefix("open-files-in-pager", name) || strings.HasPrefix("upload-pack", name) ||
-				strings.HasPrefix("receive-pack", name) || strings.HasPrefix("exec", name)) {
+			if abbrev("open-files-in-pager") || abbrev("upload-pack") || abbrev("receive-pack") || abbrev("exec") ||
+				abbrev("ext-diff") || abbrev("textconv") || abbrev("filters") {
 				return false, "git " + sub + " " + t + " runs a program"
 			}
 		} else if sub == "grep" && strings.HasPrefix(t, "-") && strings.Contains(t, "O") {
@@ -87,8 +161,13 @@ func judgeGit(c *classifier, _ string, args []wordInfo) (bool, string) {
 			}
 			return true, ""
 		}
-		if ops[0] == "show" || ops[0] == "get-url" {
+		// git remote show asks the remote unless -n; a URL operand is
+		// contacted directly.
+		if ops[0] == "get-url" || ops[0] == "show" && hasText(rest, "-n") {
 			return true, ""
+		}
+		if ops[0] == "show" {
+			return false, "git remote show contacts the remote over the network (-n does not)"
 		}
 	case "config":
 		return gitConfig(c, rest)
@@ -239,7 +318,17 @@ func judgeGo(c *classifier, _ string, args []wordInfo) (bool, string) {
 		return goFlags(c, sub, rest, []string{"all", "c", "cmd", "short", "src", "u"}, nil)
 	case "help":
 		return true, ""
-	case "list", "build", "test", "vet":
+	case "test":
+		goFlags(c, sub, rest, goBoolFlags, goValueFlags) // for the write targets of -o, -coverprofile…
+		return false, "go test builds and runs the project's tests, which are its own code"
+	case "list":
+		for _, a := range rest {
+			if a.lit && (a.text == "-u" || a.text == "-versions" || a.text == "-retracted" || a.text == "--u") {
+				return false, "go list " + a.text + " asks the module proxy over the network"
+			}
+		}
+		return goFlags(c, sub, rest, goBoolFlags, goValueFlags)
+	case "build", "vet":
 		return goFlags(c, sub, rest, goBoolFlags, goValueFlags)
 	case "mod":
 		if len(rest) > 0 && rest[0].lit && (rest[0].text == "graph" || rest[0].text == "why" || rest[0].text == "verify") {
@@ -327,7 +416,9 @@ func judgeCargo(_ *classifier, _ string, args []wordInfo) (bool, string) {
 	}
 	sub, rest := args[0].text, args[1:]
 	switch sub {
-	case "check", "test", "build", "tree", "metadata", "clippy", "fmt":
+	case "tree", "metadata", "fmt":
+	case "check", "test", "build", "clippy", "run", "bench", "doc":
+		return false, "cargo " + sub + " runs the project's build scripts and procedural macros (its own code)"
 	default:
 		return false, "cargo " + sub + " is not read-only"
 	}
@@ -397,8 +488,8 @@ func judgeNpm(_ *classifier, _ string, args []wordInfo) (bool, string) {
 	sub, rest := args[0].text, args[1:]
 	var bools, prefixes []string
 	switch sub {
-	case "test", "t", "tst":
-		bools = []string{"--silent", "-s", "--if-present"}
+	case "test", "t", "tst", "run", "run-script", "start":
+		return false, "npm " + sub + " runs a script of the project's package.json (its own code)"
 	case "ls", "list":
 		bools = []string{"--all", "-a", "--json", "--long", "-l", "--parseable", "-p", "--prod", "--production", "--dev", "--link", "-g", "--global"}
 		prefixes = []string{"--depth=", "--omit=", "--include="}

@@ -13,7 +13,12 @@ type optSpec struct {
 	shortVal  string   // one-letter options with a value (attached or next word)
 	longBool  []string // long options without a value (a value may be attached with =)
 	longVal   []string // long options with a value (attached with = or the next word)
-	strict    bool
+	// Options whose value is optional (getopt's "::"): it can only be
+	// attached (-i{} or --replace={}); the next word is never their value.
+	// Taking it for one would hide the command that follows (xargs -i rm).
+	shortOpt string
+	longOpt  []string
+	strict   bool
 	// posix: options end at the first operand (find, env, xargs and the
 	// wrappers); GNU tools otherwise accept options after operands.
 	posix bool
@@ -75,6 +80,11 @@ func (s optSpec) resolveLong(name string) (full string, takesVal, ok bool) {
 			return n, true, true
 		}
 	}
+	for _, n := range s.longOpt {
+		if n == name {
+			return n, false, true
+		}
+	}
 	found := 0
 	for _, n := range s.longBool {
 		if strings.HasPrefix(n, name) {
@@ -84,6 +94,11 @@ func (s optSpec) resolveLong(name string) (full string, takesVal, ok bool) {
 	for _, n := range s.longVal {
 		if strings.HasPrefix(n, name) {
 			full, takesVal, found = n, true, found+1
+		}
+	}
+	for _, n := range s.longOpt {
+		if strings.HasPrefix(n, name) {
+			full, takesVal, found = n, false, found+1
 		}
 	}
 	if found == 1 && name != "" {
@@ -154,6 +169,14 @@ func (s optSpec) parse(args []wordInfo) parsedArgs {
 				default:
 					o.hasVal = false
 					p.fail("-%s needs a value", name)
+				}
+				p.opts = append(p.opts, o)
+				break
+			}
+			if strings.IndexByte(s.shortOpt, ch) >= 0 {
+				o := option{name: name, known: true}
+				if j+1 < len(t) {
+					o.val, o.hasVal = wordInfo{src: t[j+1:], text: t[j+1:], lit: true}, true
 				}
 				p.opts = append(p.opts, o)
 				break

@@ -87,6 +87,7 @@ type place struct {
 	rel      string // project-relative slash path of real when inside, else ""
 	inside   bool
 	gitDir   bool // inside a .git directory, or the .git file itself
+	agentCfg bool // Polly's project settings or an agent instruction file
 	database bool // Polly's store
 	why      string
 }
@@ -173,8 +174,43 @@ func (pl placer) fill(p, real string) place {
 		if hasGitComponent(pl, cand) {
 			pl0.gitDir = true
 		}
+		if pl.isAgentConfig(cand) {
+			pl0.agentCfg = true
+		}
 	}
 	return pl0
+}
+
+// instructionFiles are files at the project root that other agents (and a
+// future Polly) read as instructions or settings; lower case.
+var instructionFiles = map[string]bool{"agents.md": true, "claude.md": true, "claude.local.md": true, ".mcp.json": true}
+
+// isAgentConfig: Polly's .agent directory (its config.json decides
+// providers and permissions), .mcp.json, and agent instruction files at the
+// project root (AGENTS.md, CLAUDE.md, .agents/, .claude/). A write there
+// could reconfigure the next run, so it is protected like .git. Case is
+// ignored, as a case-insensitive file system would.
+func (pl placer) isAgentConfig(p string) bool {
+	if within(p, pl.state) {
+		return true
+	}
+	for _, r := range []string{pl.realRoot, pl.root} {
+		if !within(p, r) || p == r {
+			continue
+		}
+		rel, err := filepath.Rel(r, p)
+		if err != nil {
+			continue
+		}
+		comps := strings.Split(filepath.ToSlash(rel), "/")
+		switch first := strings.ToLower(comps[0]); {
+		case first == ".agent" || first == ".agents" || first == ".claude":
+			return true
+		case len(comps) == 1 && instructionFiles[first]:
+			return true
+		}
+	}
+	return false
 }
 
 // isDatabase: .agent/polly.db and its -wal, -shm and -journal files. Case

@@ -16,7 +16,9 @@
 //     or flag lifts them (only a person can): writing outside the project
 //     root (after resolving "..", "~" and symlinks), writing inside any
 //     .git directory (hooks, config and objects decide what git runs; git's
-//     own commands such as git commit are not affected), and a command
+//     own commands such as git commit are not affected), writing Polly's
+//     .agent directory, .mcp.json or an agent instruction file at the root
+//     (AGENTS.md, CLAUDE.md, .agents/, .claude/), and a command
 //     write target that cannot be placed before the command runs ($VAR,
 //     a path relative to a directory the line cd'ed into).
 //  4. An allow rule allows the call (for run_command: every simple command
@@ -36,6 +38,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -398,6 +401,8 @@ func (p *Policy) protectedPlace(pl place) string {
 		return "writes outside the project (" + pl.real + ")"
 	case pl.gitDir:
 		return "writes inside .git (" + p.display(pl) + "), whose hooks, config and objects decide what git runs"
+	case pl.agentCfg:
+		return "writes " + p.display(pl) + ", Polly's project settings or an agent instruction file, which decide what the next run may do"
 	}
 	return ""
 }
@@ -430,6 +435,12 @@ func (p *Policy) judgeWrites(an Analysis) []target {
 			add(false, true, "writes "+w.Text+" ("+w.By+") after changing directory, so where cannot be known")
 			continue
 		}
+		if an.MakesLinks != "" && !w.LinkMaker {
+			// ln -s /etc/passwd x; echo > x: judged now, x is a new file
+			// in the project; when the line runs, it is a link.
+			add(false, true, "writes "+w.Text+" ("+w.By+") in a line that also makes links (`"+an.MakesLinks+"`), so where it lands is only known when it runs")
+			continue
+		}
 		type cand struct {
 			path string
 			tree bool
@@ -439,7 +450,7 @@ func (p *Policy) judgeWrites(an Analysis) []target {
 			// Where the names live (for the boundary), then each name
 			// the pattern expands to now.
 			cands = []cand{{globDir(cands[0].path), false}}
-			matches, err := bashGlob(p.pl.abs(w.Path, p.pl.root))
+			matches, err := bashGlob(p.pl.abs(w.Path, p.pl.root), an.DotGlob)
 			if err != nil {
 				add(false, true, "writes "+w.Text+" ("+w.By+"), a pattern that cannot be expanded here")
 				continue
@@ -458,15 +469,17 @@ func (p *Policy) judgeWrites(an Analysis) []target {
 				add(true, true, "writes "+w.Text+" ("+w.By+"), which would change .agent/polly.db, Polly's own session store")
 			case pl.real != "" && pl.inside && c.tree && covers(pl.real, gitPath):
 				add(false, true, "changes "+w.Text+" ("+w.By+"), which holds .git")
+			case pl.real != "" && c.tree && covers(pl.real, p.pl.realRoot):
+				add(false, true, "changes "+w.Text+" ("+w.By+"), which holds the project's agent settings and instruction files")
 			default:
 				if why := p.protectedPlace(pl); why != "" {
 					add(false, true, why+" ("+w.By+")")
 					if pl.real != "" && !pl.inside && !pl.gitDir {
 						out[len(out)-1].outside = pl.real
 					}
-					continue
+				} else {
+					add(false, false, "writes "+p.display(pl)+" ("+w.By+")")
 				}
-				add(false, false, "writes "+p.display(pl)+" ("+w.By+")")
 				if len(w.Children) == 0 && !w.ChildUnknown {
 					continue
 				}
@@ -483,7 +496,7 @@ func (p *Policy) judgeWrites(an Analysis) []target {
 				}
 				if w.ChildUnknown {
 					_, gitErr := os.Lstat(filepath.Join(pl.real, ".git"))
-					if gitErr == nil || strings.EqualFold(pl.real, p.pl.state) || pl.gitDir {
+					if gitErr == nil || strings.EqualFold(pl.real, p.pl.state) || pl.gitDir || pl.real == p.pl.realRoot {
 						add(false, true, "writes a name only known at run time into "+p.display(pl)+" ("+w.By+"), which holds protected files")
 					}
 				}
@@ -493,10 +506,10 @@ func (p *Policy) judgeWrites(an Analysis) []target {
 	return out
 }
 
-// bashGlob expands a pattern like bash without dotglob: a component that
+// bashGlob expands a pattern like bash: without dotglob a component that
 // does not start with "." does not match names that do (rm -rf * leaves
-// .git and .agent alone).
-func bashGlob(pattern string) ([]string, error) {
+// .git and .agent alone); with dotglob it does.
+func bashGlob(pattern string, dotglob bool) ([]string, error) {
 	matches, err := filepath.Glob(pattern)
 	if err != nil {
 		return nil, fmt.Errorf("expand %s: %w", pattern, err)
@@ -507,7 +520,7 @@ func bashGlob(pattern string) ([]string, error) {
 		mc := strings.Split(m, string(filepath.Separator))
 		keep := len(mc) == len(pc)
 		for i := 0; keep && i < len(pc); i++ {
-			if hasGlob(pc[i]) && !strings.HasPrefix(pc[i], ".") && strings.HasPrefix(mc[i], ".") {
+			if !dotglob && hasGlob(pc[i]) && !strings.HasPrefix(pc[i], ".") && strings.HasPrefix(mc[i], ".") {
 				keep = false
 			}
 		}
@@ -547,7 +560,7 @@ func (p *Policy) decideExec(tool string, a tools.Access) Decision {
 			return true
 		}
 		for _, pt := range an.Parts {
-			texts := []string{pt.Text, pt.Command}
+			texts := []string{pt.Text, pt.Command, pt.Canonical}
 			if pt.Name != "" && pt.Command != "" {
 				if _, rest, ok := strings.Cut(pt.Command, " "); ok {
 					texts = append(texts, pt.Name+" "+rest)
@@ -562,6 +575,9 @@ func (p *Policy) decideExec(tool string, a tools.Access) Decision {
 		return false
 	}
 	if rd, ok := p.denyOrAsk(d, tool, anyText); ok {
+		return rd
+	}
+	if rd, ok := p.mayMatchRule(d, tool, an); ok {
 		return rd
 	}
 	if p.box.Refuse {
@@ -717,6 +733,30 @@ func (p *Policy) decideSandboxed(d Decision, tool string, a tools.Access, an Ana
 		d.Grant.Level = sandbox.ReadOnly
 	}
 	return askNet(d)
+}
+
+// mayMatchRule asks when a deny or ask rule could match a part of the line
+// once its unknown words are known: `x=push; git $x` under a deny rule for
+// "git push *", or a command whose very name is computed.
+func (p *Policy) mayMatchRule(d Decision, tool string, an Analysis) (Decision, bool) {
+	for _, pt := range an.Parts {
+		if !pt.Dynamic {
+			continue
+		}
+		for _, r := range append(append([]compiledRule(nil), p.rules.deny...), p.rules.ask...) {
+			if r.Tool != tool || r.Pattern == "" {
+				continue
+			}
+			first, _, _ := strings.Cut(strings.TrimSpace(r.Pattern), " ")
+			if pt.Name != "" && !strings.ContainsAny(first, "*?") && first != pt.Name && path.Base(first) != pt.Name {
+				continue
+			}
+			d.Verdict, d.Scope, d.Rule = Asks, store.ScopeRule, r.describe()
+			d.Reason = "`" + pt.Text + "` is only known when it runs and could be what the config rule " + r.describe() + " stops"
+			return d, true
+		}
+	}
+	return d, false
 }
 
 // hasGit: the project is a git repository, so git reads its settings from

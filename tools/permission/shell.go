@@ -27,6 +27,14 @@ type Analysis struct {
 	// ChangesDir is set when the line changes directory (cd, pushd, env -C),
 	// so relative write targets cannot be placed.
 	ChangesDir bool
+	// DotGlob: the line may turn on dotglob (shopt, GLOBIGNORE, BASHOPTS,
+	// a shell option) or change the shell in ways not followed, so a glob
+	// write target like * is expanded with dot files (.git, .agent) too.
+	DotGlob bool
+	// MakesLinks names a command of the line that can create symlinks or
+	// hard links (ln, cp -a, tar, git checkout…): the line's other write
+	// targets may then land somewhere else than they seem to.
+	MakesLinks string
 }
 
 // Part is one simple command or construct of a command line.
@@ -36,6 +44,13 @@ type Part struct {
 	Name     string // the command's base name; "" for a construct or a computed name
 	ReadOnly bool
 	Why      string // why it is not read-only
+	// Canonical is the command as deny and ask rules also see it: git
+	// without its global options (git -c x=y push is git push), an alias
+	// from git -c alias.NAME=… replaced by what it stands for.
+	Canonical string
+	// Dynamic: the name or some words are only known at run time, so a
+	// deny or ask rule for this command may match when it runs.
+	Dynamic bool
 }
 
 // Write is one file a command line writes.
@@ -55,6 +70,8 @@ type Write struct {
 	// Link: the command acts on a symlink itself (rm, mv), not on what it
 	// points to.
 	Link bool
+	// LinkMaker: written by the command that makes links itself.
+	LinkMaker bool
 }
 
 // Reason is a one-line summary of why the line is not read-only.
@@ -105,6 +122,7 @@ func Classify(cmd string) Analysis {
 			}
 		}
 	}
+	a.DotGlob = mayDotGlob(cmd, a.Parts)
 	a.ReadOnly = len(a.Writes) == 0
 	for _, p := range a.Parts {
 		if !p.ReadOnly {
@@ -112,6 +130,29 @@ func Classify(cmd string) Analysis {
 		}
 	}
 	return a
+}
+
+// mayDotGlob: the line could make * match dot files. Bash does that after
+// shopt -s dotglob, with GLOBIGNORE set, or with BASHOPTS in the
+// environment of a new bash; any construct that sets variables or shell
+// options counts, since quoting can hide the names from a text search.
+func mayDotGlob(cmd string, parts []Part) bool {
+	for _, w := range []string{"dotglob", "GLOBIGNORE", "BASHOPTS"} {
+		if strings.Contains(cmd, w) {
+			return true
+		}
+	}
+	for _, p := range parts {
+		if p.ReadOnly {
+			continue
+		}
+		switch p.Name {
+		case "", "shopt", "set", "export", "declare", "typeset", "local", "readonly", "read", "mapfile", "readarray",
+			"source", ".", "eval", "enable", "bash", "sh", "dash", "env", "printf", "builtin", "command", "exec":
+			return true
+		}
+	}
+	return false
 }
 
 // badControl rejects control characters other than tab and newline: bash
@@ -240,6 +281,12 @@ func (c *classifier) stmt(s *syntax.Stmt) {
 	}
 }
 
+// netPath: bash's special files for network connections.
+func netPath(p string) bool {
+	c := path.Clean("/" + strings.TrimPrefix(p, "/"))
+	return strings.HasPrefix(p, "/") && (c == "/dev/tcp" || c == "/dev/udp" || strings.HasPrefix(c, "/dev/tcp/") || strings.HasPrefix(c, "/dev/udp/"))
+}
+
 // harmlessTargets are redirection targets that do not write a file.
 func harmlessTarget(p string) bool {
 	switch p {
@@ -263,6 +310,19 @@ func (c *classifier) redirect(r *syntax.Redirect) {
 		return
 	}
 	w := c.word(r.Word)
+	if netPath(w.text) || !w.lit && (r.Op == syntax.RdrIn || r.Op == syntax.RdrInOut) {
+		// bash itself opens /dev/tcp/HOST/PORT and /dev/udp/… as sockets,
+		// for reading as much as for writing; a target only known at run
+		// time could be one.
+		why := "opens a network connection (" + w.src + ")"
+		if !w.lit {
+			why = "redirects from " + w.src + ", which is only known at run time and could be a network connection (/dev/tcp/…)"
+		}
+		c.construct(r, why)
+		if w.lit || r.Op == syntax.RdrIn {
+			return // a socket, not a file; an unknown output target is still a write below
+		}
+	}
 	switch r.Op {
 	case syntax.RdrIn, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc, syntax.DplIn:
 		return
@@ -623,11 +683,19 @@ func (c *classifier) command(text string, words []wordInfo) {
 	command := strings.Join(plain, " ")
 	name := words[0]
 	if !name.lit || name.glob {
-		c.a.Parts = append(c.a.Parts, Part{Text: text, Command: command, Why: "the command name is only known at run time (" + name.src + ")"})
+		c.a.Parts = append(c.a.Parts, Part{Text: text, Command: command, Dynamic: true, Why: "the command name is only known at run time (" + name.src + ")"})
 		return
 	}
 	base, why := commandBase(name.text)
 	part := Part{Text: text, Command: command, Name: base}
+	for _, w := range words[1:] {
+		part.Dynamic = part.Dynamic || !w.lit || w.glob || w.splits
+	}
+	if base == "git" {
+		var unknownAlias bool
+		part.Canonical, unknownAlias = gitCanonical(c, words[1:])
+		part.Dynamic = part.Dynamic || unknownAlias
+	}
 	if why != "" {
 		part.Why = why
 		c.a.Parts = append(c.a.Parts, part)
@@ -640,7 +708,16 @@ func (c *classifier) command(text string, words []wordInfo) {
 	}
 	idx := len(c.a.Parts)
 	c.a.Parts = append(c.a.Parts, part)
+	firstWrite := len(c.a.Writes)
 	ro, reason := judgeCommand(c, base, words[1:])
+	if makesLinks(base, words[1:]) {
+		for i := firstWrite; i < len(c.a.Writes); i++ {
+			c.a.Writes[i].LinkMaker = true
+		}
+		if c.a.MakesLinks == "" {
+			c.a.MakesLinks = text
+		}
+	}
 	c.a.Parts[idx].ReadOnly = ro
 	if !ro {
 		if reason == "" {

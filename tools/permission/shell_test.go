@@ -16,16 +16,17 @@ func TestClassify(t *testing.T) {
 		"sed 's|a/b|c\\|d|2;y/abc/xyz/' x", "wc -l $(git ls-files)", "git diff --stat HEAD~1 -- 'src/*.go'",
 		"git show HEAD:go.mod", "git branch -a --list 'feat*'", "git branch --contains HEAD", "git tag -l 'v*'", "git tag",
 		"git remote -v", "git config --get user.name", "git config get user.email", "git stash list", "git rev-parse --show-toplevel",
-		"go vet ./...", "go test -race -count=1 -run 'TestX$' ./pkg/...", "go build ./...", "go list -m -json all", "go env GOPATH",
-		"go version", "go doc fmt.Println", "gofmt -l .", "cargo test --all -- --nocapture", "npm test", "npm ls --depth=0",
-		"env", "env -i LANG=C ls", "LC_ALL=C sort x", "command -v go", "timeout 5 go test ./...", "xargs -0 grep -l foo",
+		"go vet ./...", "go vet -race ./pkg/...", "go build ./...", "go list -m -json all", "go env GOPATH",
+		"go version", "go doc fmt.Println", "gofmt -l .", "cargo tree --depth 1", "cargo fmt --check", "npm ls --depth=0",
+		"env", "env -i LANG=C ls", "LC_ALL=C sort x", "command -v go", "timeout 5 go vet ./...", "xargs -0 grep -l foo",
 		"bash -c 'ls | wc -l'", "sh -c \"git status --short\"", "eval 'ls -la'", "[ -d .git ] && echo repo", "test -n \"$x\"",
 		"[[ $branch == main ]] && echo yes", "if [ -f go.mod ]; then cat go.mod; else echo no; fi",
 		"for f in *.go; do head -1 \"$f\"; done", "while read -r line; do echo \"$line\"; done < list.txt",
 		"case $x in a) echo a;; *) echo b;; esac", "(cd src && ls)", "{ ls; pwd; } | cat", "echo ${x:-default} ${#y} ${z%%.go}",
 		"cat <<'EOF'\n$(rm -rf /)\nEOF", "cat <<< \"hello\"", "diff <(sort a) <(sort b)", "tree -L 2 -I node_modules",
 		"date +%s", "file src/a.go", "/usr/bin/git status", "du -sh . | sort -h", "printf '%s\\n' a b", "jq .name package.json",
-		"stat -c %s go.mod", "readlink -f x", "echo a\\ b", "time go test ./...",
+		"stat -c %s go.mod", "readlink -f x", "echo a\\ b", "time go build ./...",
+		"date -Iseconds", "xargs -i{} grep -l {} x", "git remote show -n origin", "bash -o pipefail -c 'ls | wc -l'",
 	}
 	notReadOnly := []string{
 		"rm x", "ls > out", "ls >> out", "ls &> out", "ls >| out", "ls 1<>out", "ls >&out", "ls > $f", "touch x", "mkdir d",
@@ -51,6 +52,14 @@ func TestClassify(t *testing.T) {
 		"$CMD", "${CMD} x", "$(echo ls)", "`echo ls`", "\"$c\" x", "./ls", "bin/cat x", "/tmp/ls", "l*s", "/bin/l? x",
 		"coproc ls", "ls |& tee x", "$'\\x72m' x", "file -C -m x", "date -s now", "tree -o out", "tree -R",
 		"time -o out ls", "ls ; rm -rf x", "ls `rm x`", "echo \"$(rm x)\"", "cat <(rm x)", "cat <<EOF\n$(rm x)\nEOF",
+		// Second wave: holes found by attacking the classifier (issue 11).
+		"go test ./...", "go test -race -count=1 -run 'TestX$' ./pkg/...", "timeout 5 go test ./...", "time go test ./...",
+		"cargo test --all -- --nocapture", "cargo build", "cargo check", "cargo clippy", "npm test", "npm run test", "go list -m -u all",
+		"xargs -i rm {}", "xargs -l rm", "xargs --replace rm {}", "xargs --max-lines rm", "xargs -e rm", "xargs -l1 rm",
+		"bash -k -c 'cat LD_PRELOAD=./x.so'", "bash -o keyword -c 'cat x'", "bash -O dotglob -c 'ls'", "sh -ck 'ls'",
+		"git grep --op=sh x", "git grep --open=sh x", "git diff --ou=x", "git log --ext-diff -p", "git diff --ext", "git show --textconv x",
+		"cat < /dev/tcp/1.2.3.4/80", "exec 3<>/dev/tcp/h/80", "echo x > /dev/udp/1.2.3.4/53", "f=/dev/tcp/h/80; cat < $f",
+		"cat < /dev//tcp/h/80", "git remote show origin", "git remote show https://evil.example/x", "git ls-remote origin",
 		"f() { rm x; }; f", "ls\x00", "ls\rrm", "echo 'unterminated", "ls &&", "if then fi", "{a,b}", "echo {a,b}; rm {a,b}",
 	}
 	for _, c := range readOnly {
