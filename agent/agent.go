@@ -132,6 +132,7 @@ type Agent struct {
 	pendingHandoff string             // a handoff card to give with the next user message
 	pendingResume  string             // the checkpoint of an interrupted task, given with the next user message
 	lastContext    int                // tokens of the last context sent
+	lastBlock      string             // the task block of the last request
 	failures       map[string]failure // failed calls by tool, until that tool succeeds
 	team           *team              // the session's running agents
 	depth          int                // 0 for the agent the user talks to
@@ -211,10 +212,13 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 	if a.task.IsNewTask(prompt) {
 		if a.task.Active() {
 			a.checkpoint(ctx, "end")
+			a.closeTask(ctx)
 		}
 		a.task.Begin(prompt, a.deps.now())
+		a.task.RequestID = a.storeLongText(ctx, prompt, "user_request")
 	} else {
 		a.task.FollowUp(prompt)
+		a.task.SetLastFollowUpID(a.storeLongText(ctx, prompt, "user_follow_up"))
 	}
 	// Mark the task as running before anything else is stored: a crash from
 	// here on leaves Finished false, and the next start resumes it.
@@ -264,6 +268,51 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 		if ctx.Err() != nil {
 			out.Reason = "cancelled"
 			return out, context.Canceled
+		}
+	}
+}
+
+// storeLongText keeps a user text too long for the task block whole in
+// tool_executions, so read_tool_output(id) reads it; 0 when it is short or
+// there is no store.
+func (a *Agent) storeLongText(ctx context.Context, text, kind string) int64 {
+	if a.deps.Store == nil || len(text) <= a.settings().RequestChars {
+		return 0
+	}
+	id, err := a.deps.Store.SaveToolExecution(context.WithoutCancel(ctx), store.ToolExecution{
+		SessionID: a.session, Persona: a.persona.ID, Tool: kind, Arguments: "{}", Output: text, Status: store.ExecOK,
+	})
+	if err != nil {
+		a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, err))
+		return 0
+	}
+	return id
+}
+
+// closeTask ends the previous task at a task boundary: its summaries leave
+// the live conversation (they stay in the summaries table), so the new
+// task never sees them as current or merges them.
+func (a *Agent) closeTask(ctx context.Context) {
+	var ids []int64
+	kept := a.history[:0]
+	for _, m := range a.history {
+		if m.Kind == chat.KindSummary {
+			if m.ID != 0 {
+				ids = append(ids, m.ID)
+			}
+			continue
+		}
+		kept = append(kept, m)
+	}
+	a.history = kept
+	if a.deps.Store == nil {
+		return
+	}
+	// The summary rows keep the text; only their place in the live
+	// conversation goes.
+	for _, id := range ids {
+		if err := a.deps.Store.DeleteMessage(context.WithoutCancel(ctx), id); err != nil {
+			a.warnOnce("store", fmt.Sprintf("could not store the task boundary: %v", err))
 		}
 	}
 }

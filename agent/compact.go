@@ -29,6 +29,7 @@ func (a *Agent) checkpoint(ctx context.Context, reason string) string {
 		a.warnOnce("checkpoint", fmt.Sprintf("could not write the task checkpoint: %v — the run goes on", err))
 		return task.Path(a.deps.StateDir, a.id)
 	}
+	a.task.Checkpoint = path
 	a.send(CheckpointWritten{Header: a.header(), Path: path, Reason: reason, ToolCalls: a.task.ToolCalls})
 	return path
 }
@@ -70,7 +71,11 @@ func (a *Agent) summarize(ctx context.Context, sys string, reason string) bool {
 	for _, m := range h[:split] {
 		switch m.Kind {
 		case chat.KindSummary:
-			prev = m.Content
+			// Only a summary of this task is merged; one left from an
+			// earlier task is not carried into this task's summary.
+			if a.task.Compactions > 0 {
+				prev = m.Content
+			}
 		case chat.KindActiveTask, chat.KindAnchor:
 		default:
 			replaced = append(replaced, m)
@@ -82,7 +87,7 @@ func (a *Agent) summarize(ctx context.Context, sys string, reason string) bool {
 	before := a.contextTokens(sys, h)
 	a.send(SummaryStarted{Header: a.header(), Reason: reason, TokensBefore: before, Messages: split})
 
-	cpPath := a.checkpoint(ctx, "summary")
+	a.checkpoint(ctx, "summary")
 	checkpointText := task.Render(&a.task, task.Checkpoint{AgentID: a.id, Persona: a.persona.ID, Session: a.session, Reason: "summary", SavedAt: a.deps.now()})
 	archivePath, err := summarize.Archive(filepath.Join(a.deps.StateDir, "archive"), a.id, a.session, h[:split], a.deps.now())
 	if err != nil {
@@ -98,7 +103,7 @@ func (a *Agent) summarize(ctx context.Context, sys string, reason string) bool {
 	number := a.task.Compactions + 1
 	build := func(text string) ([]chat.Message, []string, int) {
 		checked, added := summarize.Check(text, &a.task)
-		next := []chat.Message{summarize.Message(checked, number, split, archivePath), window.ActiveTask(&a.task, cpPath)}
+		next := []chat.Message{summarize.Message(checked, number, split, archivePath, a.task.ToolCalls)}
 		for _, m := range h[split:] {
 			m.ID = 0
 			next = append(next, m)

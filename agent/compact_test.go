@@ -69,14 +69,14 @@ func TestSummarizerFailureFallsBackToHeuristic(t *testing.T) {
 		t.Fatalf("archive: %v", err)
 	}
 	// After the summary the model still gets a valid history that starts
-	// with the summary and the active task.
+	// with the summary and ends with the live task block.
 	for _, r := range h.srv.Requests() {
 		if isSummarizer(r) {
 			continue
 		}
 		if strings.HasPrefix(r.Messages[1].Content, "[CONTEXT SUMMARY #1") {
-			if !strings.HasPrefix(r.Messages[2].Content, "[ACTIVE TASK — DO NOT FORGET]") {
-				t.Fatalf("no active-task message after the summary: %.80q", r.Messages[2].Content)
+			if !llmtest.IsTaskBlock(r.LastMessage()) || len(r.TaskBlocks()) != 1 {
+				t.Fatalf("the request after the summary does not end with the one task block: %.80q", r.LastMessage().Content)
 			}
 			return
 		}
@@ -172,8 +172,7 @@ func TestOffloadedOutputSurvivesResume(t *testing.T) {
 	if len(off) != 1 || off[0].Chars < 100000 {
 		t.Fatalf("offloaded = %+v", off)
 	}
-	preview := h.srv.Last().Messages
-	last := preview[len(preview)-1]
+	last := h.srv.Last().LastTurn()
 	if !strings.HasPrefix(last.Content, fmt.Sprintf("[output #%d: ", off[0].ExecID)) || len(last.Content) > 2500 {
 		t.Fatalf("the model saw %d chars: %.120q", len(last.Content), last.Content)
 	}
@@ -186,7 +185,7 @@ func TestOffloadedOutputSurvivesResume(t *testing.T) {
 	if _, err := resumed.Send(context.Background(), "default", "find 19999 in that output"); err != nil {
 		t.Fatal(err)
 	}
-	got := h.srv.Last().LastMessage()
+	got := h.srv.Last().LastTurn()
 	if !strings.Contains(got.Content, ": 19999\n") {
 		t.Fatalf("after resume: %q", got.Content)
 	}

@@ -83,10 +83,7 @@ func (lt *longTask) step(r llmtest.Request) llmtest.Step {
 	} else {
 		// The naive history grows by everything that happened since the
 		// last request: the reply we gave, and the whole tool output.
-		last := r.Messages[len(r.Messages)-1]
-		if last.Role == "user" && strings.HasPrefix(last.Content, "[TASK ANCHOR") {
-			last = r.Messages[len(r.Messages)-2]
-		}
+		last := r.LastTurn()
 		lt.naive += lt.replyChars + 100 + lt.lastOutput(last)
 	}
 	lt.naiveTotal += lt.naive

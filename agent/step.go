@@ -69,7 +69,9 @@ func (a *Agent) systemPrompt() string {
 	return s
 }
 
-// prepare runs the context policy and stores what it adds (a task anchor).
+// prepare runs the context policy. The task block it appends is never
+// stored; when its anchor number advanced (every AnchorEvery tool calls)
+// the anchor event says so.
 func (a *Agent) prepare(ctx context.Context, sys string, recovery bool) window.Output {
 	out := window.Build(window.Input{
 		System:       sys,
@@ -84,15 +86,16 @@ func (a *Agent) prepare(ctx context.Context, sys string, recovery bool) window.O
 		Recovery:     recovery,
 	})
 	a.lastContext = out.Tokens
-	if out.Anchor != nil {
-		stored := a.append(ctx, *out.Anchor)
-		out.Messages[len(out.Messages)-1] = stored
-		a.task.LastAnchorAt = a.task.ToolCalls
-		a.task.Anchors++
-		a.send(AnchorInjected{Header: a.header(), Number: a.task.Anchors, ToolCalls: a.task.ToolCalls, Text: stored.Content})
+	if out.Block != nil {
+		a.lastBlock = out.Block.Content
+		if n := a.task.ToolCalls / a.settings().AnchorEvery; n > a.task.Anchors {
+			a.task.Anchors = n
+			a.task.LastAnchorAt = n * a.settings().AnchorEvery
+			a.send(AnchorInjected{Header: a.header(), Number: n, ToolCalls: a.task.ToolCalls, Text: out.Block.Content})
+		}
 	}
 	if out.Fallback {
-		a.send(FallbackUsed{Header: a.header(), Tokens: out.Tokens, Hard: out.Hard, Detail: "hard limit passed: kept the summary, the anchor and the last messages"})
+		a.send(FallbackUsed{Header: a.header(), Tokens: out.Tokens, Hard: out.Hard, Detail: "hard limit passed: kept the summary, the task block and the last messages"})
 	}
 	return out
 }

@@ -2,7 +2,9 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -125,7 +127,7 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 	} else if res.ExitCode != nil {
 		note = fmt.Sprintf("exit %d", *res.ExitCode)
 	}
-	a.task.Record(task.Action{Tool: call.Name, Brief: call.Brief(), OK: !res.IsError, Note: note, At: a.deps.now()}, res.Files)
+	a.task.Record(task.Action{Tool: call.Name, Brief: call.Brief(), OK: !res.IsError, Note: note, At: a.deps.now()}, res.Files, filesRead(call, res))
 	for _, f := range res.Created {
 		if !slices.Contains(a.created, f) {
 			a.created = append(a.created, f)
@@ -142,6 +144,20 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 		a.checkpoint(ctx, "periodic")
 	}
 	a.sendStatus()
+}
+
+// filesRead is the file a successful read_file call read.
+func filesRead(call chat.ToolCall, res tools.Result) []string {
+	if call.Name != "read_file" || res.IsError {
+		return nil
+	}
+	var args struct {
+		Path string `json:"path"`
+	}
+	if json.Unmarshal([]byte(call.Arguments), &args) != nil || args.Path == "" {
+		return nil
+	}
+	return []string{filepath.Clean(args.Path)}
 }
 
 func firstLine(s string, max int) string {

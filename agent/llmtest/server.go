@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"unicode/utf8"
+
+	"polly/memory/window"
 )
 
 // Server is a scripted OpenAI-compatible endpoint. It is safe for concurrent
@@ -245,6 +247,34 @@ type Message struct {
 	Content    string
 	ToolCalls  []ToolCall
 	ToolCallID string
+}
+
+// LastTurn returns the final message before Polly's live task block (the
+// block the harness appends to every request once a task made a tool
+// call): the newest tool result or user message.
+func (r Request) LastTurn() Message {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if !IsTaskBlock(r.Messages[i]) {
+			return r.Messages[i]
+		}
+	}
+	return Message{}
+}
+
+// TaskBlocks returns the task blocks a request carries.
+func (r Request) TaskBlocks() []Message {
+	var out []Message
+	for _, m := range r.Messages {
+		if IsTaskBlock(m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// IsTaskBlock reports whether m is Polly's live task block.
+func IsTaskBlock(m Message) bool {
+	return m.Role == "user" && strings.HasPrefix(m.Content, window.BlockHeader)
 }
 
 // LastMessage returns the final message of the conversation, or a zero

@@ -329,12 +329,12 @@ func firstLine(s string, max int) string {
 
 // Message wraps a summary as the conversation message that replaces the
 // older ones.
-func Message(summary string, number, replaced int, archivePath string) chat.Message {
-	head := fmt.Sprintf("[CONTEXT SUMMARY #%d — replaces %d earlier messages", number, replaced)
+func Message(summary string, number, replaced int, archivePath string, toolCalls int) chat.Message {
+	head := fmt.Sprintf("[CONTEXT SUMMARY #%d — replaces %d earlier messages of this task", number, replaced)
 	if archivePath != "" {
 		head += "; the originals are archived in " + archivePath
 	}
-	head += "]\n\n"
+	head += fmt.Sprintf(". Written at tool call %d: the task block at the end of the context has the live plan and state]\n\n", toolCalls)
 	return chat.Message{Role: chat.User, Kind: chat.KindSummary, Content: head + strings.TrimSpace(summary)}
 }
 

@@ -100,7 +100,7 @@ func TestPlanBecomesUnderstandingWhenNoTextPlan(t *testing.T) {
 func TestRecordKeepsTheLast20(t *testing.T) {
 	var s State
 	for i := 0; i < 50; i++ {
-		s.Record(Action{Tool: "grep", Brief: "pattern=x", OK: true}, []string{"a.go", "b.go"})
+		s.Record(Action{Tool: "grep", Brief: "pattern=x", OK: true}, []string{"a.go", "b.go"}, nil)
 	}
 	if s.ToolCalls != 50 || len(s.Recent) != MaxRecent || len(s.Files) != 2 {
 		t.Fatalf("calls=%d recent=%d files=%v", s.ToolCalls, len(s.Recent), s.Files)
@@ -111,7 +111,7 @@ func TestCheckpointIsWrittenAtomicallyWithEverySection(t *testing.T) {
 	dir := t.TempDir()
 	s := State{OriginalRequest: "Build the thing\nwith details", Understanding: "1. a\n2. b", ToolCalls: 31}
 	s.SetPlan([]Step{{Title: "a", Status: Done}, {Title: "b", Status: Todo}})
-	s.Record(Action{Tool: "edit_file", Brief: "path=x.go", OK: false, Note: "old_string not found", At: time.Now()}, []string{"x.go"})
+	s.Record(Action{Tool: "edit_file", Brief: "path=x.go", OK: false, Note: "old_string not found", At: time.Now()}, []string{"x.go"}, nil)
 	path, err := Write(dir, &s, Checkpoint{AgentID: "coder#2", Persona: "coder", Session: "s1", Reason: "periodic", SavedAt: time.Now()})
 	if err != nil {
 		t.Fatal(err)

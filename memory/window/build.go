@@ -30,7 +30,7 @@ type Output struct {
 	Estimate  int            // the same before calibration (to calibrate against usage)
 	Threshold int            // summarization threshold for this model
 	Hard      int            // hard-fallback limit for this model
-	Anchor    *chat.Message  // a new task anchor appended at the end: the caller stores it
+	Block     *chat.Message  // the live task block appended at the end (nil before the first tool call)
 	Summarize bool           // over the threshold: summarize, then Build again
 	Fallback  bool           // the hard fallback cut the context
 	Shrunk    int            // stale outputs shrunk to their preview line
@@ -51,14 +51,13 @@ func Build(in Input) Output {
 	// One copy of the history, with the system prompt in front: every
 	// rewrite below works on this copy, never on the caller's messages.
 	buf := make([]chat.Message, 1, len(in.History)+2)
-	buf = appendLatestAnchor(buf, in.History)
+	buf = appendLive(buf, in.History)
 	h := buf[1:]
-	if in.Task != nil && anchorDue(in.Task, h, s) {
-		a := Anchor(in.Task)
-		a.Tokens = tokens.Message(c, a)
-		h = dropAnchors(h)
-		h = append(h, a)
-		out.Anchor = &a
+	var block chat.Message
+	if in.Task != nil && blockDue(in.Task) {
+		block = TaskBlock(in.Task, s)
+		block.Tokens = tokens.Message(c, block)
+		out.Block = &block
 	}
 
 	h, out.Faded = fadeFailures(h)
@@ -74,7 +73,8 @@ func Build(in Input) Output {
 	if sys.Tokens <= 0 {
 		sys.Tokens = tokens.Message(c, sys)
 	}
-	fixed := sys.Tokens + in.ToolTokens
+	// The block is always sent whole and last: it counts as fixed cost.
+	fixed := sys.Tokens + in.ToolTokens + block.Tokens
 	scale := func(n int) int {
 		if in.Scale <= 0 {
 			return n
@@ -96,43 +96,29 @@ func Build(in Input) Output {
 	// is a copy onto itself; after a repair or fallback it copies h in.
 	buf[0] = sys
 	out.Messages = append(buf[:1], h...)
+	if out.Block != nil {
+		out.Messages = append(out.Messages, block)
+	}
 	return out
 }
 
-// anchorDue: the count moved AnchorEvery past the last anchor and the model
-// is about to continue after tool results (a new user message needs none).
-func anchorDue(st *task.State, h []chat.Message, s Settings) bool {
-	if !st.Active() || st.ToolCalls == 0 || st.ToolCalls-st.LastAnchorAt < s.AnchorEvery {
-		return false
-	}
-	return len(h) > 0 && h[len(h)-1].Role == chat.Tool
+// blockDue: the task block is sent once the task has made a tool call.
+func blockDue(st *task.State) bool {
+	return st.Active() && st.ToolCalls > 0
 }
 
-// appendLatestAnchor appends h to dst, keeping only the latest anchor.
-func appendLatestAnchor(dst, h []chat.Message) []chat.Message {
-	last := -1
+// appendLive appends h to dst without the task-state copies older
+// versions stored in the history (anchors, [ACTIVE TASK] blocks): the live
+// block replaces them all.
+func appendLive(dst, h []chat.Message) []chat.Message {
 	for i := range h {
-		if h[i].Kind == chat.KindAnchor {
-			last = i
-		}
-	}
-	for i := range h {
-		if h[i].Kind == chat.KindAnchor && i != last {
+		switch h[i].Kind {
+		case chat.KindAnchor, chat.KindActiveTask, chat.KindTaskBlock:
 			continue
 		}
 		dst = append(dst, h[i])
 	}
 	return dst
-}
-
-func dropAnchors(h []chat.Message) []chat.Message {
-	out := h[:0]
-	for _, m := range h {
-		if m.Kind != chat.KindAnchor {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 func callsByID(h []chat.Message) map[string]chat.ToolCall {
@@ -249,13 +235,14 @@ func recoveryCut(h []chat.Message, keep, cut int, c tokens.Counter) ([]chat.Mess
 	return h, n
 }
 
-// hardFallback keeps the summary messages, the latest anchor and only the
-// last keep messages (then 10), and finally clips the largest contents, so
-// the context fits under limit whatever happened (PRODUCT §3.7).
+// hardFallback keeps the summary messages and only the last keep messages
+// (then 10), and finally clips the largest contents, so the context fits
+// under limit whatever happened (PRODUCT §3.7). The task block is added
+// after it by Build, so it is never cut.
 func hardFallback(h []chat.Message, keep int, count func([]chat.Message) int, limit int, c tokens.Counter) []chat.Message {
 	var pinned []chat.Message
 	for _, m := range h {
-		if m.Kind == chat.KindSummary || m.Kind == chat.KindActiveTask {
+		if m.Kind == chat.KindSummary {
 			pinned = append(pinned, m)
 		}
 	}
@@ -263,23 +250,11 @@ func hardFallback(h []chat.Message, keep int, count func([]chat.Message) int, li
 		start := SplitPoint(h, k)
 		var out []chat.Message
 		out = append(out, pinned...)
-		anchorKept := false
 		for _, m := range h[start:] {
-			if m.Kind == chat.KindSummary || m.Kind == chat.KindActiveTask {
+			if m.Kind == chat.KindSummary {
 				continue
 			}
-			if m.Kind == chat.KindAnchor {
-				anchorKept = true
-			}
 			out = append(out, m)
-		}
-		if !anchorKept {
-			for i := len(h) - 1; i >= 0; i-- {
-				if h[i].Kind == chat.KindAnchor {
-					out = append(out, h[i])
-					break
-				}
-			}
 		}
 		out, _ = Repair(out)
 		return out

@@ -23,6 +23,12 @@ type Settings struct {
 	RecentActions    int     // tool actions in a checkpoint (20)
 	RecoveryKeep     int     // tool outputs kept whole after a context-length error (3)
 	RecoveryCut      int     // … the others cut to this many characters (1,000)
+	// The task block.
+	RequestChars       int // a request or follow-up longer than this is shown as head + tail + id (8,000)
+	RequestHead        int // … characters of its start (3,000)
+	RequestTail        int // … and of its end (3,000)
+	UnderstandingChars int // the expanded understanding is clipped here (4,000)
+	BlockFiles         int // files read / written listed in the block (40)
 }
 
 // Defaults returns PRODUCT §3's numbers.
@@ -43,6 +49,12 @@ func Defaults() Settings {
 		RecentActions:    20,
 		RecoveryKeep:     3,
 		RecoveryCut:      1000,
+
+		RequestChars:       8000,
+		RequestHead:        3000,
+		RequestTail:        3000,
+		UnderstandingChars: 4000,
+		BlockFiles:         40,
 	}
 }
 
@@ -68,6 +80,11 @@ func (s Settings) WithDefaults() Settings {
 	fill(&s.RecentActions, d.RecentActions)
 	fill(&s.RecoveryKeep, d.RecoveryKeep)
 	fill(&s.RecoveryCut, d.RecoveryCut)
+	fill(&s.RequestChars, d.RequestChars)
+	fill(&s.RequestHead, d.RequestHead)
+	fill(&s.RequestTail, d.RequestTail)
+	fill(&s.UnderstandingChars, d.UnderstandingChars)
+	fill(&s.BlockFiles, d.BlockFiles)
 	if s.SummarizeRatio <= 0 || s.SummarizeRatio > 1 {
 		s.SummarizeRatio = d.SummarizeRatio
 	}
