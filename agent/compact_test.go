@@ -48,7 +48,7 @@ func TestSummarizerFailureFallsBackToHeuristic(t *testing.T) {
 	h := newHarness(t)
 	h.deps.Context = window.Settings{SummarizeAt: 6000, KeepRecent: 4, StaleAfter: 100}
 	writeBig(t, h.dir, 5000)
-	h.srv.Push(llmtest.Repeat(200, readLoop(8, func() llmtest.Step { return llmtest.Fail{Status: 500, Message: "summarizer down"} }))...)
+	h.srv.Serve(readLoop(8, func() llmtest.Step { return llmtest.Fail{Status: 500, Message: "summarizer down"} }))
 	out, err := h.send(context.Background(), "read big.txt eight times")
 	if err != nil || out.Final != "finished" {
 		t.Fatalf("out=%+v err=%v", out, err)
@@ -93,7 +93,7 @@ func TestSummaryThatDoesNotShrinkIsRejected(t *testing.T) {
 	h.deps.Context = window.Settings{SummarizeAt: 50, KeepRecent: 2, StaleAfter: 100}
 	huge := strings.Repeat("## CURRENT TASK\nvery long summary text. ", 400)
 	os.WriteFile(filepath.Join(h.dir, "big.txt"), []byte("tiny\n"), 0o644)
-	h.srv.Push(llmtest.Repeat(40, readLoop(3, func() llmtest.Step { return llmtest.Text(huge) }))...)
+	h.srv.Serve(readLoop(3, func() llmtest.Step { return llmtest.Text(huge) }))
 	out, err := h.send(context.Background(), "go")
 	if err != nil || out.Final != "finished" {
 		t.Fatalf("out=%+v err=%v", out, err)
@@ -201,9 +201,9 @@ func TestBrokenStateDirWarnsAndGoesOn(t *testing.T) {
 	// Files where directories should be.
 	os.WriteFile(filepath.Join(h.deps.StateDir, "archive"), []byte("not a dir"), 0o644)
 	os.WriteFile(filepath.Join(h.deps.StateDir, "default"), []byte("not a dir"), 0o644)
-	h.srv.Push(llmtest.Repeat(60, readLoop(6, func() llmtest.Step {
+	h.srv.Serve(readLoop(6, func() llmtest.Step {
 		return llmtest.Text("## CURRENT TASK\nread\n## COMPLETED SO FAR\nread parts\n## IN PROGRESS / NEXT\nmore\n## KEY FACTS\nnone\n## BLOCKED / ISSUES\nnone")
-	}))...)
+	}))
 	out, err := h.send(context.Background(), "read big.txt six times")
 	if err != nil || out.Final != "finished" {
 		t.Fatalf("out=%+v err=%v", out, err)

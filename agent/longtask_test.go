@@ -139,7 +139,7 @@ func runLongTask(t *testing.T, calls, cmdKB, findings int) longStats {
 	h.deps.Model = Model{Name: "gpt-4.1", ContextWindow: 1_047_576}
 	h.deps.Tools.Add(tools.ShellTool(h.dir, tools.ShellOptions{}))
 	lt.setup(t, h.dir)
-	h.srv.Push(llmtest.Repeat(calls*2+50, lt.step)...)
+	h.srv.Serve(lt.step)
 	out, err := h.send(context.Background(), longRequest)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"polly/agent/llmtest"
 	"polly/memory/chat"
 	"polly/memory/task"
+	"polly/memory/window"
 	"polly/tools"
 )
 
@@ -147,7 +148,7 @@ func TestTaskBlockOnTheWire(t *testing.T) {
 	h := newHarness(t)
 	os.WriteFile(filepath.Join(h.dir, "a.txt"), []byte("alpha\n"), 0o644)
 	w := &planWorker{calls: 23, steps: 4, final: "all parts checked", readArgs: func(int) string { return `{"path":"a.txt"}` }}
-	h.srv.Push(llmtest.Repeat(24, w.step)...)
+	h.srv.Serve(w.step)
 	out, err := h.send(context.Background(), "Check the four parts of a.txt.")
 	if err != nil || out.ToolCalls != 23 {
 		t.Fatalf("out=%+v err=%v", out, err)
@@ -178,5 +179,79 @@ func TestTaskBlockOnTheWire(t *testing.T) {
 		if m.Kind != chat.KindNormal || strings.Contains(m.Content, "[TASK —") {
 			t.Fatalf("stored harness message %q: %.80q", m.Kind, m.Content)
 		}
+	}
+}
+
+// Issue 12 #2: a new task after a finished one starts clean — none of the
+// old task's block or summary is sent as current, its summary is not
+// merged — and a follow-up naming the new task's file reopens it.
+func TestNewTaskStartsClean(t *testing.T) {
+	h := newHarness(t)
+	h.deps.Context = window.Settings{SummarizeAt: 6000, KeepRecent: 4, StaleAfter: 100}
+	writeBig(t, h.dir, 5000)
+	os.WriteFile(filepath.Join(h.dir, "poem.txt"), []byte("leaves\n"), 0o644)
+	summary := func(marker string) func() llmtest.Step {
+		return func() llmtest.Step {
+			return llmtest.Text("## CURRENT TASK\n" + marker + "\n## COMPLETED SO FAR\n- read parts\n## IN PROGRESS / NEXT\n- more\n## KEY FACTS\n- big.txt is big\n## BLOCKED / ISSUES\nnone")
+		}
+	}
+	loop := readLoop(8, summary("OLD-TASK-SUMMARY"))
+	h.srv.Serve(func(r llmtest.Request) llmtest.Step { return loop(r) })
+	if _, err := h.send(context.Background(), "Read big.txt eight times and report its size."); err != nil {
+		t.Fatal(err)
+	}
+	if len(eventsOf[SummaryFinished](h)) == 0 {
+		t.Fatal("the first task made no summary")
+	}
+	first := h.srv.Calls()
+
+	loop = readLoop(8, summary("NEW-TASK-SUMMARY"))
+	if _, err := h.send(context.Background(), "Write a haiku about autumn into poem.txt."); err != nil {
+		t.Fatal(err)
+	}
+	reqs := h.srv.Requests()[first:]
+	sums := 0
+	for i, r := range reqs {
+		for _, m := range r.Messages {
+			if strings.Contains(m.Content, "OLD-TASK-SUMMARY") {
+				t.Fatalf("request %d of the new task carries the old summary", i)
+			}
+		}
+		if isSummarizer(r) {
+			sums++
+			if sums == 1 && !strings.Contains(r.LastMessage().Content, "(none: this is the first summary of this task)") {
+				t.Fatal("the new task's first summary merged a previous one")
+			}
+			continue
+		}
+		for _, b := range r.TaskBlocks() {
+			if !strings.Contains(b.Content, "Original request:\nWrite a haiku about autumn into poem.txt.") ||
+				!strings.Contains(b.Content, "Previous task: Read big.txt eight times and report its size. (done)") ||
+				strings.Contains(b.Content, "Read big.txt eight times and report its size.\n") {
+				t.Fatalf("request %d: block\n%s", i, b.Content)
+			}
+		}
+	}
+	if sums == 0 {
+		for _, e := range eventsOf[SummaryFinished](h) {
+			t.Logf("%+v", e.Why)
+		}
+		for _, e := range eventsOf[Usage](h) {
+			t.Logf("%d", e.ContextTokens)
+		}
+		t.Fatal("the new task made no summary")
+	}
+
+	// A follow-up about the finished task's file reopens it.
+	before := h.srv.Calls()
+	h.srv.Serve(nil)
+	h.srv.Push(llmtest.Call("read_file", `{"path":"poem.txt"}`), llmtest.Text("checked"))
+	if _, err := h.send(context.Background(), "also check poem.txt again"); err != nil {
+		t.Fatal(err)
+	}
+	blocks := h.srv.Requests()[before+1].TaskBlocks()
+	if len(blocks) != 1 || !strings.Contains(blocks[0].Content, "Original request:\nWrite a haiku about autumn into poem.txt.") ||
+		!strings.Contains(blocks[0].Content, "Follow-up 1 from the user:\nalso check poem.txt again") {
+		t.Fatalf("the follow-up did not reopen the task: %+v", blocks)
 	}
 }

@@ -499,6 +499,8 @@ func TestQuitAsksWhileBusy(t *testing.T) {
 	h := newHarness(t, harnessOpts{}, llmtest.Reply{Text: "slow", ChunkSize: 1, Gate: make(chan struct{})})
 	h.prompt("go")
 	h.until("busy", func() bool { return h.m.current().op == opRun })
+	// The premise: the model call is really in flight (its reply is held).
+	h.until("the request arrived", func() bool { return h.srv.Calls() == 1 })
 	h.key("ctrl+c")
 	if !strings.Contains(h.screen(), "quit? running work will be cancelled") || h.quit {
 		t.Fatalf("no question:\n%s", h.screen())
