@@ -65,14 +65,21 @@ type Journal interface {
 	LogError(errText, fix string) (string, error)
 }
 
+// FactStore keeps the durable facts summaries extract (the workspace's
+// MEMORY.md "Learned" sections). It returns the facts it added (new ones).
+type FactStore interface {
+	LearnFacts(session string, facts []string) ([]string, error)
+}
+
 // Deps are the long-lived parts every agent of a process shares.
 type Deps struct {
 	Store      *store.Store
 	LLM        llm.Streamer
 	Tools      *tools.Registry // the shared tools; agents add their own bound tools
 	Prompts    PromptSource
-	Journal    Journal  // nil: no daily log or learnings
-	Secrets    []string // API keys: redacted from tool outputs before they are stored or sent
+	Journal    Journal   // nil: no daily log or learnings
+	Facts      FactStore // nil: durable facts from summaries are not kept
+	Secrets    []string  // API keys: redacted from tool outputs before they are stored or sent
 	Personas   *personas.Set
 	Model      Model
 	Context    window.Settings

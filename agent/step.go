@@ -80,7 +80,7 @@ func (a *Agent) prepare(ctx context.Context, sys string, recovery bool) window.O
 		History:      a.history,
 		Task:         &a.task,
 		Settings:     a.settings(),
-		Window:       a.deps.Model.ContextWindow,
+		Window:       a.budget(),
 		Counter:      a.counter,
 		Scale:        a.calib.Ratio(),
 		Recovery:     recovery,
@@ -205,4 +205,14 @@ func (a *Agent) specs() []llm.ToolSpec {
 // sendStatus emits the status-bar numbers.
 func (a *Agent) sendStatus() {
 	a.send(StatusUpdate{Header: a.header(), Status: a.Status()})
+}
+
+// budget is the context the agent may fill, in tokens: the model's window
+// (what the config says; 0 when unknown).
+func (a *Agent) budget() int {
+	w := a.deps.Model.ContextWindow
+	if w <= 0 {
+		w = 128000
+	}
+	return w
 }

@@ -144,6 +144,9 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if a.Workspace != nil {
 		a.Deps.Prompts = prompts{ws: a.Workspace, project: root, now: opts.Now}
 		a.Deps.Journal = a.Workspace
+		if cfg.Memory.LearnFacts {
+			a.Deps.Facts = a.Workspace
+		}
 		reg.Add(tools.WorkspaceTools(a.Workspace)...)
 	}
 	return a, nil

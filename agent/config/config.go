@@ -37,6 +37,7 @@ type Config struct {
 	Permissions Permissions         `json:"permissions"`
 	Web         WebSettings         `json:"web"`
 	TUI         TUISettings         `json:"tui"`
+	Memory      MemorySettings      `json:"memory"`
 
 	sources  map[string]Source // field path → where its value came from; absent = default
 	baseURL  string            // OPENAI_BASE_URL / --base-url: replaces the active provider's base URL
@@ -150,6 +151,11 @@ func (w WebSettings) Timeout() time.Duration {
 	return time.Duration(w.TimeoutSeconds) * time.Second
 }
 
+// MemorySettings tune the workspace memory.
+type MemorySettings struct {
+	LearnFacts bool `json:"learn_facts"` // summaries' durable facts go to MEMORY.md ("Learned")
+}
+
 // TUISettings are display preferences.
 type TUISettings struct {
 	Theme string `json:"theme" check:"oneof=auto|dark|light"`
@@ -227,6 +233,7 @@ func Defaults(version string) *Config {
 			MaxBytes:       5 << 20,
 		},
 		TUI:     TUISettings{Theme: "auto"},
+		Memory:  MemorySettings{LearnFacts: true},
 		sources: map[string]Source{},
 		envKeys: map[string]string{},
 	}

@@ -29,6 +29,9 @@ type Settings struct {
 	RequestTail        int // … and of its end (3,000)
 	UnderstandingChars int // the expanded understanding is clipped here (4,000)
 	BlockFiles         int // files read / written listed in the block (40)
+	// Summaries.
+	SummaryMaxTokens int     // a summary's cap in tokens, also the summarizer's max output (8,000)
+	SummaryShare     float64 // … and at most this share of the budget (1/8)
 }
 
 // Defaults returns PRODUCT §3's numbers.
@@ -55,6 +58,8 @@ func Defaults() Settings {
 		RequestTail:        3000,
 		UnderstandingChars: 4000,
 		BlockFiles:         40,
+		SummaryMaxTokens:   8000,
+		SummaryShare:       0.125,
 	}
 }
 
@@ -85,6 +90,10 @@ func (s Settings) WithDefaults() Settings {
 	fill(&s.RequestTail, d.RequestTail)
 	fill(&s.UnderstandingChars, d.UnderstandingChars)
 	fill(&s.BlockFiles, d.BlockFiles)
+	fill(&s.SummaryMaxTokens, d.SummaryMaxTokens)
+	if s.SummaryShare <= 0 || s.SummaryShare > 1 {
+		s.SummaryShare = d.SummaryShare
+	}
 	if s.SummarizeRatio <= 0 || s.SummarizeRatio > 1 {
 		s.SummarizeRatio = d.SummarizeRatio
 	}
