@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"polly/agent/llm"
@@ -26,10 +27,16 @@ import (
 // ErrMaxTurns ends a run that used its turn budget without a final answer.
 var ErrMaxTurns = errors.New("stopped after the maximum number of turns without a final answer")
 
+// ErrLoop ends a run whose model kept making the same call with the same
+// result (the loop detector; there is no turn cap by default).
+var ErrLoop = errors.New("stopped: the model is repeating itself")
+
 // Model describes the model an agent talks to.
 type Model struct {
 	Name          string
 	ContextWindow int     // tokens; 0 when unknown
+	MaxOutput     int     // tokens reserved for (and sent as) the reply's max; 0: not sent, 4,096 reserved
+	SafetyMargin  int     // tokens kept free for estimate errors; 0: 2% of the window
 	InputPrice    float64 // USD per 1M prompt tokens; 0 when unknown
 	OutputPrice   float64 // USD per 1M completion tokens
 	CachedPrice   float64 // USD per 1M cached prompt tokens; 0 = InputPrice
@@ -77,22 +84,26 @@ type Deps struct {
 	LLM        llm.Streamer
 	Tools      *tools.Registry // the shared tools; agents add their own bound tools
 	Prompts    PromptSource
-	Journal    Journal   // nil: no daily log or learnings
-	Facts      FactStore // nil: durable facts from summaries are not kept
-	Secrets    []string  // API keys: redacted from tool outputs before they are stored or sent
+	Journal    Journal    // nil: no daily log or learnings
+	Facts      FactStore  // nil: durable facts from summaries are not kept
+	Limits     LimitStore // nil: context limits learned from errors last one session
+	Secrets    []string   // API keys: redacted from tool outputs before they are stored or sent
 	Personas   *personas.Set
 	Model      Model
 	Context    window.Settings
 	Gate       tools.Gate
 	ProjectDir string // tools resolve relative paths here
 	StateDir   string // .agent: checkpoints and archives
-	MaxTurns   int
+	MaxTurns   int    // 0: no cap
 	// MaxParallel bounds sub-agents running at once (0: 4). MaxDepth is how
 	// many levels of sub-agents may exist below the agent the user talks to
 	// (0: 1, so sub-agents cannot delegate; negative: no delegation at all).
 	MaxParallel int
 	MaxDepth    int
 	Now         func() time.Time
+
+	limitsMu sync.Mutex
+	learned  map[string]int // model → context limit stated by its provider (0: none)
 }
 
 func (d *Deps) now() time.Time {
@@ -144,6 +155,7 @@ type Agent struct {
 	team           *team              // the session's running agents
 	depth          int                // 0 for the agent the user talks to
 	created        []string           // files this agent created (artifacts)
+	loop           loopState          // identical calls in a row, this run
 }
 
 // header stamps an event.
@@ -242,11 +254,9 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 	a.append(ctx, chat.UserText(prompt))
 
 	maxTurns := a.deps.MaxTurns
-	if maxTurns <= 0 {
-		maxTurns = 100
-	}
+	a.loop = loopState{}
 	for turn := 1; ; turn++ {
-		if turn > maxTurns {
+		if maxTurns > 0 && turn > maxTurns {
 			out.Reason = "max_turns"
 			return out, ErrMaxTurns
 		}
@@ -275,6 +285,10 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 		if ctx.Err() != nil {
 			out.Reason = "cancelled"
 			return out, context.Canceled
+		}
+		if a.loop.stopped != "" {
+			out.Reason = "loop"
+			return out, fmt.Errorf("%w: %s", ErrLoop, a.loop.stopped)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"polly/memory/store"
 	"polly/memory/summarize"
 	"polly/memory/task"
+	"polly/memory/tokens"
 	"polly/memory/window"
 )
 
@@ -66,9 +67,8 @@ func (a *Agent) saveState(ctx context.Context) {
 // accept it only if the context shrinks; then store it and the recent
 // messages, and write its durable facts to MEMORY.md.
 func (a *Agent) summarize(ctx context.Context, sys string, reason string) bool {
-	s := a.settings()
 	h := a.history
-	split := window.SplitPoint(h, s.KeepRecent)
+	split := a.keepSplit(h)
 	var prev string
 	var replaced []chat.Message
 	for _, m := range h[:split] {
@@ -161,6 +161,31 @@ func (a *Agent) summarize(ctx context.Context, sys string, reason string) bool {
 		Heuristic: heuristic, Accepted: true, Added: added, ArchivePath: archivePath, Summary: next[0].Content, Why: why})
 	a.learnFacts(facts)
 	return true
+}
+
+// keepSplit is where the raw recent messages start: the last KeepRecent,
+// fewer when they alone would fill more than a third of the threshold (a
+// small window), so a summary leaves room to work before the next one.
+func (a *Agent) keepSplit(h []chat.Message) int {
+	s := a.settings()
+	limit := s.Threshold(a.budget()) / 3
+	for keep := s.KeepRecent; ; keep-- {
+		split := window.SplitPoint(h, keep)
+		if keep <= 4 {
+			return split
+		}
+		n := 0
+		for _, m := range h[split:] {
+			if m.Tokens > 0 {
+				n += m.Tokens
+			} else {
+				n += tokens.Message(a.counter, m)
+			}
+		}
+		if n <= limit {
+			return split
+		}
+	}
 }
 
 // heuristicSummary is the summary built without a model, parsed.

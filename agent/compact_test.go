@@ -28,7 +28,9 @@ func readLoop(n int, onSummary func() llmtest.Step) llmtest.Func {
 			return llmtest.Text("finished")
 		}
 		done++
-		return llmtest.Reply{Text: fmt.Sprintf("Reading part %d.", done), ToolCalls: []llmtest.ToolCall{{Name: "read_file", Args: `{"path":"big.txt"}`}}}
+		// Each read starts one line later: the same call with the same
+		// result over and over is what the loop detector stops.
+		return llmtest.Reply{Text: fmt.Sprintf("Reading part %d.", done), ToolCalls: []llmtest.ToolCall{{Name: "read_file", Args: fmt.Sprintf(`{"path":"big.txt","offset":%d}`, done)}}}
 	}
 }
 

@@ -129,7 +129,7 @@ func (s *Session) Send(ctx context.Context, persona, text string) (Outcome, erro
 		switch out.Reason {
 		case "cancelled":
 			status = store.StatusInterrupted
-		case "error", "max_turns":
+		case "error", "max_turns", "loop":
 			status = store.StatusFailed
 		}
 		_ = s.deps.Store.SetSessionStatus(context.WithoutCancel(ctx), id, status)

@@ -32,7 +32,7 @@ func (a *Agent) Status() Status {
 	st := Status{
 		Persona:         a.persona.ID,
 		Model:           a.model(),
-		Threshold:       s.Threshold(a.deps.Model.ContextWindow),
+		Threshold:       s.Threshold(a.budget()),
 		ToolCalls:       a.task.ToolCalls,
 		Anchor:          a.lastBlock,
 		AnchorNumber:    a.task.ToolCalls / s.AnchorEvery,

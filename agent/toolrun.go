@@ -111,6 +111,7 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 	if res.IsError && status == store.ExecError {
 		content += a.knownFix(output)
 	}
+	content += a.loop.observe(call, output, s)
 	msg := chat.ToolResult(call, content)
 	msg.Output = &chat.Output{ExecID: execID, Chars: chars, Lines: lines, Offloaded: offloaded, Failed: res.IsError}
 	if execID != 0 {

@@ -62,6 +62,9 @@ func Build(in Input) Output {
 
 	h, out.Faded = fadeFailures(h)
 	h, out.Shrunk = shrinkStale(h, s.StaleAfter)
+	var args int
+	h, args = shrinkArgs(h, s.StaleAfter, s.OffloadChars, s.HugeArgs)
+	out.Shrunk += args
 	if in.Recovery {
 		h, out.Cut = recoveryCut(h, s.RecoveryKeep, s.RecoveryCut, c)
 	}
@@ -212,11 +215,52 @@ func shrinkStale(h []chat.Message, keep int) ([]chat.Message, int) {
 	return h, n
 }
 
+// shrinkArgs shrinks tool-call arguments the way outputs shrink: those
+// longer than limit in a call more than keep messages from the end, and
+// those longer than huge anywhere (a 10 MB write_file would otherwise ride
+// along with every request). The stored history keeps them whole.
+func shrinkArgs(h []chat.Message, keep, limit, huge int) ([]chat.Message, int) {
+	n := 0
+	for i := range h {
+		if len(h[i].ToolCalls) == 0 {
+			continue
+		}
+		stale := i < len(h)-keep
+		var tcs []chat.ToolCall
+		for k, tc := range h[i].ToolCalls {
+			if len(tc.Arguments) <= huge && (!stale || len(tc.Arguments) <= limit) {
+				continue
+			}
+			if tcs == nil {
+				tcs = make([]chat.ToolCall, len(h[i].ToolCalls))
+				copy(tcs, h[i].ToolCalls)
+			}
+			tcs[k].Arguments = compactArgs(tc.Arguments, 200)
+			n++
+		}
+		if tcs != nil {
+			h[i].ToolCalls = tcs
+			h[i].Tokens = 0
+		}
+	}
+	return h, n
+}
+
 // recoveryCut keeps the newest keep tool outputs whole and cuts the others
-// to cut characters (PRODUCT §3.8).
+// to cut characters, and the arguments of all but the newest calls too
+// (PRODUCT §3.8).
 func recoveryCut(h []chat.Message, keep, cut int, c tokens.Counter) ([]chat.Message, int) {
-	n, seen := 0, 0
+	n, seen, calls := 0, 0, 0
 	for i := len(h) - 1; i >= 0; i-- {
+		if len(h[i].ToolCalls) > 0 {
+			calls++
+			if calls > keep {
+				var cutOne bool
+				if h[i], cutOne = cutArgs(h[i], cut); cutOne {
+					n++
+				}
+			}
+		}
 		if h[i].Role != chat.Tool {
 			continue
 		}
@@ -264,20 +308,55 @@ func hardFallback(h []chat.Message, keep int, count func([]chat.Message) int, li
 		out = build(10)
 	}
 	for limit > 0 && count(out) > limit {
-		// Clip the biggest message by half until it fits.
+		// Clip the biggest message (content or call arguments) by half
+		// until it fits.
 		big := 0
 		for i := range out {
-			if len(out[i].Content) > len(out[big].Content) {
+			if size(out[i]) > size(out[big]) {
 				big = i
 			}
 		}
-		if len(out[big].Content) < 200 {
+		if size(out[big]) < 200 {
 			break
 		}
-		out[big].Content = clipRunes(out[big].Content, len(out[big].Content)/2) + "\n[cut by the hard context limit]"
+		if len(out[big].Content) >= size(out[big])/2 {
+			out[big].Content = clipRunes(out[big].Content, len(out[big].Content)/2) + "\n[cut by the hard context limit]"
+		} else {
+			out[big], _ = cutArgs(out[big], 0)
+		}
 		out[big].Tokens = tokens.Message(c, out[big])
 	}
 	return out
+}
+
+// size is a message's characters, content and call arguments.
+func size(m chat.Message) int {
+	n := len(m.Content)
+	for _, tc := range m.ToolCalls {
+		n += len(tc.Arguments)
+	}
+	return n
+}
+
+// cutArgs compacts the arguments of m's calls longer than over (0: the
+// longest one, by half at least); it reports whether anything changed.
+func cutArgs(m chat.Message, over int) (chat.Message, bool) {
+	changed := false
+	tcs := make([]chat.ToolCall, len(m.ToolCalls))
+	copy(tcs, m.ToolCalls)
+	for k, tc := range tcs {
+		if len(tc.Arguments) > max(over, 300) {
+			if c := compactArgs(tc.Arguments, min(200, max(over, 100))); len(c) < len(tc.Arguments) {
+				tcs[k].Arguments = c
+				changed = true
+			}
+		}
+	}
+	if changed {
+		m.ToolCalls = tcs
+		m.Tokens = 0
+	}
+	return m, changed
 }
 
 // SplitPoint returns the index where the last keep messages start, moved
@@ -331,7 +410,7 @@ func compactArgs(args string, max int) string {
 	}
 	for k, v := range m {
 		if s, ok := v.(string); ok && len(s) > max {
-			m[k] = clipRunes(s, max) + fmt.Sprintf("…(%d chars)", len(s))
+			m[k] = clipRunes(s, max) + fmt.Sprintf("…[%s chars in all; cut from the context — the call ran with the whole value]", commas(len(s)))
 		}
 	}
 	b, err := json.Marshal(m)

@@ -367,3 +367,34 @@ func TestPreviewShowsHeadAndLongerTail(t *testing.T) {
 		t.Fatal("the tail is not longer than the head")
 	}
 }
+
+// Tool-call arguments shrink like outputs: long ones once stale, huge ones
+// at once; the hard fallback cuts arguments too, so a 10 MB argument never
+// rides along.
+func TestLongArgumentsShrink(t *testing.T) {
+	h := history(20, 10)
+	h[1].ToolCalls[0].Arguments = `{"path":"a.txt","content":"` + strings.Repeat("s", 5000) + `"}`  // stale, over 2,000
+	h[39].ToolCalls[0].Arguments = `{"path":"b.txt","content":"` + strings.Repeat("r", 5000) + `"}` // recent: kept
+	out := Build(Input{History: h, Settings: Settings{StaleAfter: 15}})
+	if got := out.Messages[2].ToolCalls[0].Arguments; len(got) > 400 || !strings.Contains(got, "5,000 chars in all") || !strings.Contains(got, `"path":"a.txt"`) {
+		t.Fatalf("stale argument: %.300s", got)
+	}
+	if got := out.Messages[40].ToolCalls[0].Arguments; len(got) < 5000 {
+		t.Fatal("a recent argument shrank")
+	}
+	if h[1].ToolCalls[0].Arguments == out.Messages[2].ToolCalls[0].Arguments {
+		t.Fatal("the caller's history was rewritten")
+	}
+
+	huge := history(2, 10)
+	huge[3].ToolCalls[0].Arguments = `{"path":"big.bin","content":"` + strings.Repeat("z", 10<<20) + `"}`
+	out = Build(Input{History: huge, Counter: tokens.Approx{}})
+	if out.Tokens > 2000 || out.Fallback {
+		t.Fatalf("a 10 MB argument: %d tokens, fallback %v", out.Tokens, out.Fallback)
+	}
+	// With the huge rule off, the hard fallback still brings it under.
+	out = Build(Input{History: huge, Counter: tokens.Approx{}, Settings: Settings{HugeArgs: 1 << 30}})
+	if !out.Fallback || out.Tokens > out.Hard {
+		t.Fatalf("hard fallback: %d tokens > %d", out.Tokens, out.Hard)
+	}
+}

@@ -32,6 +32,9 @@ type Settings struct {
 	// Summaries.
 	SummaryMaxTokens int     // a summary's cap in tokens, also the summarizer's max output (8,000)
 	SummaryShare     float64 // … and at most this share of the budget (1/8)
+	HugeArgs         int     // tool-call arguments longer than this shrink even when recent (50,000)
+	LoopNote         int     // the same call with the same result this many times in a row: a harness note (3)
+	LoopStop         int     // … this many times: the run stops (8)
 }
 
 // Defaults returns PRODUCT §3's numbers.
@@ -60,6 +63,9 @@ func Defaults() Settings {
 		BlockFiles:         40,
 		SummaryMaxTokens:   8000,
 		SummaryShare:       0.125,
+		HugeArgs:           50000,
+		LoopNote:           3,
+		LoopStop:           8,
 	}
 }
 
@@ -91,6 +97,9 @@ func (s Settings) WithDefaults() Settings {
 	fill(&s.UnderstandingChars, d.UnderstandingChars)
 	fill(&s.BlockFiles, d.BlockFiles)
 	fill(&s.SummaryMaxTokens, d.SummaryMaxTokens)
+	fill(&s.HugeArgs, d.HugeArgs)
+	fill(&s.LoopNote, d.LoopNote)
+	fill(&s.LoopStop, d.LoopStop)
 	if s.SummaryShare <= 0 || s.SummaryShare > 1 {
 		s.SummaryShare = d.SummaryShare
 	}
