@@ -28,11 +28,15 @@ type planWorker struct {
 	readArgs     func(n int) string // arguments of the n-th read_file call
 	text         func(n int) string // reply text of the n-th call ("" : terse)
 	onSummary    func(r llmtest.Request) llmtest.Step
+	pauses       []int // after this many calls, ask the user a question (ends the run)
 
 	mu       sync.Mutex
 	done     int
 	plan     []tools.PlanStep
 	expected map[int]string // request index → the live plan it must carry ("" before the first call)
+	doneAt   map[int]int    // request index → calls (and items) the model had made when it arrived
+	askedAt  map[int]int    // request index → questions asked (follow-ups answered) before it
+	asked    int
 	index    int            // requests seen (summarizer ones included)
 	final    string
 }
@@ -57,13 +61,19 @@ func (w *planWorker) step(r llmtest.Request) llmtest.Step {
 		return w.onSummary(r)
 	}
 	if w.expected == nil {
-		w.expected = map[int]string{}
+		w.expected, w.doneAt, w.askedAt = map[int]string{}, map[int]int{}, map[int]int{}
 	}
+	w.doneAt[i], w.askedAt[i] = w.done, w.asked
 	if w.done > 0 {
 		w.expected[i] = w.planText()
 	}
 	if w.done >= w.calls {
 		return llmtest.Text(w.final)
+	}
+	if len(w.pauses) > 0 && w.done == w.pauses[0] {
+		w.pauses = w.pauses[1:]
+		w.asked++
+		return llmtest.Text(fmt.Sprintf("I have done %d calls. Should I go on the same way?", w.done))
 	}
 	w.done++
 	n := w.done
@@ -90,6 +100,12 @@ func (w *planWorker) step(r llmtest.Request) llmtest.Step {
 	}
 	return llmtest.Reply{Text: text, ToolCalls: []llmtest.ToolCall{{Name: "read_file", Args: w.readArgs(n)}}}
 }
+
+// itemsBefore is how many calls the model had made when request i came.
+func (w *planWorker) itemsBefore(i int) int { return w.doneAt[i] }
+
+// expectedFollowUps is how many follow-ups the user had given by request i.
+func (w *planWorker) expectedFollowUps(i int) int { return w.askedAt[i] }
 
 // blockPlan is the plan a task block shows.
 func blockPlan(block string) string {
