@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"polly/agent/llm"
@@ -26,10 +27,16 @@ import (
 // ErrMaxTurns ends a run that used its turn budget without a final answer.
 var ErrMaxTurns = errors.New("stopped after the maximum number of turns without a final answer")
 
+// ErrLoop ends a run whose model kept making the same call with the same
+// result (the loop detector; there is no turn cap by default).
+var ErrLoop = errors.New("stopped: the model is repeating itself")
+
 // Model describes the model an agent talks to.
 type Model struct {
 	Name          string
 	ContextWindow int     // tokens; 0 when unknown
+	MaxOutput     int     // tokens reserved for (and sent as) the reply's max; 0: not sent, 4,096 reserved
+	SafetyMargin  int     // tokens kept free for estimate errors; 0: 2% of the window
 	InputPrice    float64 // USD per 1M prompt tokens; 0 when unknown
 	OutputPrice   float64 // USD per 1M completion tokens
 	CachedPrice   float64 // USD per 1M cached prompt tokens; 0 = InputPrice
@@ -65,27 +72,38 @@ type Journal interface {
 	LogError(errText, fix string) (string, error)
 }
 
+// FactStore keeps the durable facts summaries extract (the workspace's
+// MEMORY.md "Learned" sections). It returns the facts it added (new ones).
+type FactStore interface {
+	LearnFacts(session string, facts []string) ([]string, error)
+}
+
 // Deps are the long-lived parts every agent of a process shares.
 type Deps struct {
 	Store      *store.Store
 	LLM        llm.Streamer
 	Tools      *tools.Registry // the shared tools; agents add their own bound tools
 	Prompts    PromptSource
-	Journal    Journal  // nil: no daily log or learnings
-	Secrets    []string // API keys: redacted from tool outputs before they are stored or sent
+	Journal    Journal    // nil: no daily log or learnings
+	Facts      FactStore  // nil: durable facts from summaries are not kept
+	Limits     LimitStore // nil: context limits learned from errors last one session
+	Secrets    []string   // API keys: redacted from tool outputs before they are stored or sent
 	Personas   *personas.Set
 	Model      Model
 	Context    window.Settings
 	Gate       tools.Gate
 	ProjectDir string // tools resolve relative paths here
 	StateDir   string // .agent: checkpoints and archives
-	MaxTurns   int
+	MaxTurns   int    // 0: no cap
 	// MaxParallel bounds sub-agents running at once (0: 4). MaxDepth is how
 	// many levels of sub-agents may exist below the agent the user talks to
 	// (0: 1, so sub-agents cannot delegate; negative: no delegation at all).
 	MaxParallel int
 	MaxDepth    int
 	Now         func() time.Time
+
+	limitsMu sync.Mutex
+	learned  map[string]int // model → context limit stated by its provider (0: none)
 }
 
 func (d *Deps) now() time.Time {
@@ -132,10 +150,12 @@ type Agent struct {
 	pendingHandoff string             // a handoff card to give with the next user message
 	pendingResume  string             // the checkpoint of an interrupted task, given with the next user message
 	lastContext    int                // tokens of the last context sent
+	lastBlock      string             // the task block of the last request
 	failures       map[string]failure // failed calls by tool, until that tool succeeds
 	team           *team              // the session's running agents
 	depth          int                // 0 for the agent the user talks to
 	created        []string           // files this agent created (artifacts)
+	loop           loopState          // identical calls in a row, this run
 }
 
 // header stamps an event.
@@ -211,10 +231,13 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 	if a.task.IsNewTask(prompt) {
 		if a.task.Active() {
 			a.checkpoint(ctx, "end")
+			a.closeTask(ctx)
 		}
 		a.task.Begin(prompt, a.deps.now())
+		a.task.RequestID = a.storeLongText(ctx, prompt, "user_request")
 	} else {
 		a.task.FollowUp(prompt)
+		a.task.SetLastFollowUpID(a.storeLongText(ctx, prompt, "user_follow_up"))
 	}
 	// Mark the task as running before anything else is stored: a crash from
 	// here on leaves Finished false, and the next start resumes it.
@@ -231,11 +254,9 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 	a.append(ctx, chat.UserText(prompt))
 
 	maxTurns := a.deps.MaxTurns
-	if maxTurns <= 0 {
-		maxTurns = 100
-	}
+	a.loop = loopState{}
 	for turn := 1; ; turn++ {
-		if turn > maxTurns {
+		if maxTurns > 0 && turn > maxTurns {
 			out.Reason = "max_turns"
 			return out, ErrMaxTurns
 		}
@@ -264,6 +285,55 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 		if ctx.Err() != nil {
 			out.Reason = "cancelled"
 			return out, context.Canceled
+		}
+		if a.loop.stopped != "" {
+			out.Reason = "loop"
+			return out, fmt.Errorf("%w: %s", ErrLoop, a.loop.stopped)
+		}
+	}
+}
+
+// storeLongText keeps a user text too long for the task block whole in
+// tool_executions, so read_tool_output(id) reads it; 0 when it is short or
+// there is no store.
+func (a *Agent) storeLongText(ctx context.Context, text, kind string) int64 {
+	if a.deps.Store == nil || len(text) <= a.settings().RequestChars {
+		return 0
+	}
+	id, err := a.deps.Store.SaveToolExecution(context.WithoutCancel(ctx), store.ToolExecution{
+		SessionID: a.session, Persona: a.persona.ID, Tool: kind, Arguments: "{}", Output: text, Status: store.ExecOK,
+	})
+	if err != nil {
+		a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, err))
+		return 0
+	}
+	return id
+}
+
+// closeTask ends the previous task at a task boundary: its summaries leave
+// the live conversation (they stay in the summaries table), so the new
+// task never sees them as current or merges them.
+func (a *Agent) closeTask(ctx context.Context) {
+	var ids []int64
+	kept := a.history[:0]
+	for _, m := range a.history {
+		if m.Kind == chat.KindSummary {
+			if m.ID != 0 {
+				ids = append(ids, m.ID)
+			}
+			continue
+		}
+		kept = append(kept, m)
+	}
+	a.history = kept
+	if a.deps.Store == nil {
+		return
+	}
+	// The summary rows keep the text; only their place in the live
+	// conversation goes.
+	for _, id := range ids {
+		if err := a.deps.Store.DeleteMessage(context.WithoutCancel(ctx), id); err != nil {
+			a.warnOnce("store", fmt.Sprintf("could not store the task boundary: %v", err))
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"polly/agent/llm"
@@ -12,6 +13,7 @@ import (
 	"polly/memory/store"
 	"polly/memory/summarize"
 	"polly/memory/task"
+	"polly/memory/tokens"
 	"polly/memory/window"
 )
 
@@ -29,6 +31,7 @@ func (a *Agent) checkpoint(ctx context.Context, reason string) string {
 		a.warnOnce("checkpoint", fmt.Sprintf("could not write the task checkpoint: %v — the run goes on", err))
 		return task.Path(a.deps.StateDir, a.id)
 	}
+	a.task.Checkpoint = path
 	a.send(CheckpointWritten{Header: a.header(), Path: path, Reason: reason, ToolCalls: a.task.ToolCalls})
 	return path
 }
@@ -58,20 +61,25 @@ func (a *Agent) saveState(ctx context.Context) {
 // summarize replaces all but the last KeepRecent messages with a
 // task-aware summary (PRODUCT §3.6). It returns whether the context was
 // replaced. The steps: checkpoint; archive; ask the model for a structured
-// summary merging the previous one (heuristic summary if that fails);
-// check it against the checkpoint; accept it only if the context shrinks;
-// then store summary + active-task message + the recent messages.
+// summary of every replaced message (in parts when they do not fit one
+// call), merging the previous summary of this task (heuristic summary if
+// that fails); normalise and cap it; check it against the task state;
+// accept it only if the context shrinks; then store it and the recent
+// messages, and write its durable facts to MEMORY.md.
 func (a *Agent) summarize(ctx context.Context, sys string, reason string) bool {
-	s := a.settings()
 	h := a.history
-	split := window.SplitPoint(h, s.KeepRecent)
+	split := a.keepSplit(h)
 	var prev string
 	var replaced []chat.Message
 	for _, m := range h[:split] {
 		switch m.Kind {
 		case chat.KindSummary:
-			prev = m.Content
-		case chat.KindActiveTask, chat.KindAnchor:
+			// Only a summary of this task is merged; one left from an
+			// earlier task is not carried into this task's summary.
+			if a.task.Compactions > 0 {
+				prev = m.Content
+			}
+		case chat.KindActiveTask, chat.KindAnchor, chat.KindTaskBlock:
 		default:
 			replaced = append(replaced, m)
 		}
@@ -82,7 +90,7 @@ func (a *Agent) summarize(ctx context.Context, sys string, reason string) bool {
 	before := a.contextTokens(sys, h)
 	a.send(SummaryStarted{Header: a.header(), Reason: reason, TokensBefore: before, Messages: split})
 
-	cpPath := a.checkpoint(ctx, "summary")
+	a.checkpoint(ctx, "summary")
 	checkpointText := task.Render(&a.task, task.Checkpoint{AgentID: a.id, Persona: a.persona.ID, Session: a.session, Reason: "summary", SavedAt: a.deps.now()})
 	archivePath, err := summarize.Archive(filepath.Join(a.deps.StateDir, "archive"), a.id, a.session, h[:split], a.deps.now())
 	if err != nil {
@@ -91,25 +99,30 @@ func (a *Agent) summarize(ctx context.Context, sys string, reason string) bool {
 	}
 	in := summarize.Input{AgentID: a.id, Task: &a.task, Checkpoint: checkpointText, Previous: prev, Messages: replaced, MaxChars: a.transcriptBudget()}
 
-	text, heuristic, why := a.modelSummary(ctx, in)
+	parsed, facts, heuristic, why := a.modelSummary(ctx, in)
 	if ctx.Err() != nil {
 		return false
 	}
 	number := a.task.Compactions + 1
-	build := func(text string) ([]chat.Message, []string, int) {
-		checked, added := summarize.Check(text, &a.task)
-		next := []chat.Message{summarize.Message(checked, number, split, archivePath), window.ActiveTask(&a.task, cpPath)}
+	build := func(p summarize.Parsed) ([]chat.Message, []string, int) {
+		if capped, cut := p.Cap(a.summaryCap() * 4); cut {
+			p = capped
+			a.send(Notice{Header: a.header(), Level: "info", Text: fmt.Sprintf("summary #%d was longer than its cap (%d tokens) and was cut to fit", number, a.summaryCap())})
+		}
+		checked, added := p.Check(&a.task)
+		next := []chat.Message{summarize.Message(checked, number, split, archivePath, a.task.ToolCalls)}
 		for _, m := range h[split:] {
 			m.ID = 0
 			next = append(next, m)
 		}
 		return next, added, a.contextTokens(sys, next)
 	}
-	next, added, after := build(text)
+	next, added, after := build(parsed)
 	if after >= before && !heuristic {
 		why = fmt.Sprintf("the model's summary would not shrink the context (%d → %d tokens)", before, after)
-		text, heuristic = summarize.Heuristic(in), true
-		next, added, after = build(text)
+		a.send(Notice{Header: a.header(), Level: "warn", Text: why + "; using the heuristic summary"})
+		parsed, heuristic, facts = heuristicSummary(in), true, nil
+		next, added, after = build(parsed)
 	}
 	if after >= before {
 		a.retrySummaryAt = before + max(before/4, 2000)
@@ -146,40 +159,125 @@ func (a *Agent) summarize(ctx context.Context, sys string, reason string) bool {
 	a.saveState(ctx)
 	a.send(SummaryFinished{Header: a.header(), TokensBefore: before, TokensAfter: after, Replaced: split, Kept: len(h) - split,
 		Heuristic: heuristic, Accepted: true, Added: added, ArchivePath: archivePath, Summary: next[0].Content, Why: why})
+	a.learnFacts(facts)
 	return true
 }
 
-// modelSummary asks the model for the summary; on any failure it returns
-// the heuristic one and why.
-func (a *Agent) modelSummary(ctx context.Context, in summarize.Input) (text string, heuristic bool, why string) {
-	req := llm.Request{Model: a.model(), Messages: summarize.Prompt(in)}
-	t := 0.2
-	req.Temperature = &t
-	start := time.Now()
-	resp, err := a.deps.LLM.Stream(ctx, req, llm.Observer{})
-	a.account(ctx, req.Model, time.Since(start), resp, err)
-	if err != nil {
-		return summarize.Heuristic(in), true, "the summarizer call failed: " + err.Error()
+// keepSplit is where the raw recent messages start: the last KeepRecent,
+// fewer when they alone would fill more than a third of the threshold (a
+// small window), so a summary leaves room to work before the next one.
+func (a *Agent) keepSplit(h []chat.Message) int {
+	s := a.settings()
+	limit := s.Threshold(a.budget()) / 3
+	for keep := s.KeepRecent; ; keep-- {
+		split := window.SplitPoint(h, keep)
+		if keep <= 4 {
+			return split
+		}
+		n := 0
+		for _, m := range h[split:] {
+			if m.Tokens > 0 {
+				n += m.Tokens
+			} else {
+				n += tokens.Message(a.counter, m)
+			}
+		}
+		if n <= limit {
+			return split
+		}
 	}
-	if !summarize.Usable(resp.Message.Content) {
-		return summarize.Heuristic(in), true, "the summarizer's reply was not a structured summary"
-	}
-	return resp.Message.Content, false, ""
 }
 
-// transcriptBudget keeps the summarizer request well inside the window.
-func (a *Agent) transcriptBudget() int {
-	budget := 80000
-	if w := a.deps.Model.ContextWindow; w > 0 && w*2 < budget {
-		budget = w * 2 // ~half the window at 4 chars per token
+// heuristicSummary is the summary built without a model, parsed.
+func heuristicSummary(in summarize.Input) summarize.Parsed {
+	p, _ := summarize.Parse(summarize.Heuristic(in))
+	return p
+}
+
+// modelSummary asks the model for the summary of every replaced message:
+// in one call, or part by part when they do not fit one, each part merging
+// the summary of the parts before it. Retries and any fallback to the
+// heuristic summary are shown as notices. It returns the summary's parts
+// and the durable facts the model found.
+func (a *Agent) modelSummary(ctx context.Context, in summarize.Input) (p summarize.Parsed, facts []string, heuristic bool, why string) {
+	parts := summarize.Split(in.Messages, in.MaxChars)
+	fallback := func(reason string) (summarize.Parsed, []string, bool, string) {
+		if ctx.Err() == nil {
+			a.send(Notice{Header: a.header(), Level: "warn", Text: reason + "; using the heuristic summary"})
+		}
+		return heuristicSummary(in), nil, true, reason
 	}
-	return budget
+	merged := in.Previous
+	for i, part := range parts {
+		pin := in
+		pin.Messages, pin.Previous, pin.Part, pin.Parts = part, merged, i+1, len(parts)
+		req := llm.Request{Model: a.model(), Messages: summarize.Prompt(pin), MaxTokens: a.summaryCap()}
+		t := 0.2
+		req.Temperature = &t
+		which := "the summarizer"
+		if len(parts) > 1 {
+			which = fmt.Sprintf("the summarizer (part %d of %d)", i+1, len(parts))
+		}
+		start := time.Now()
+		resp, err := a.deps.LLM.Stream(ctx, req, llm.Observer{OnRetry: func(r llm.Retry) {
+			reason := "provider error"
+			if r.Err != nil {
+				reason = r.Err.Error()
+			}
+			a.send(Notice{Header: a.header(), Level: "warn", Text: fmt.Sprintf("%s: attempt %d failed (%s); retrying in %s", which, r.Attempt, reason, r.Wait.Round(time.Millisecond))})
+		}})
+		a.account(ctx, req.Model, time.Since(start), resp, err)
+		if err != nil {
+			return fallback(which + " call failed: " + err.Error())
+		}
+		got, perr := summarize.Parse(resp.Message.Content)
+		if perr != nil {
+			return fallback(which + "'s reply was rejected: " + perr.Error())
+		}
+		p = got
+		facts = append(facts, got.Facts...)
+		merged = got.Text()
+	}
+	if len(parts) > 1 {
+		a.send(Notice{Header: a.header(), Level: "info", Text: fmt.Sprintf("summarized %d messages in %d parts", len(in.Messages), len(parts))})
+	}
+	return p, facts, false, ""
+}
+
+// learnFacts writes a summary's durable facts to MEMORY.md. A failure is a
+// warning; the run goes on.
+func (a *Agent) learnFacts(facts []string) {
+	if a.deps.Facts == nil || len(facts) == 0 {
+		return
+	}
+	added, err := a.deps.Facts.LearnFacts(a.session, facts)
+	if err != nil {
+		a.send(Notice{Header: a.header(), Level: "warn", Text: fmt.Sprintf("could not write durable facts to MEMORY.md: %v — the run goes on", err)})
+		return
+	}
+	if len(added) > 0 {
+		a.send(Notice{Header: a.header(), Level: "info", Text: fmt.Sprintf("learned %d durable fact(s) into MEMORY.md: %s", len(added), strings.Join(added, "; "))})
+	}
+}
+
+// summaryCap bounds a summary in tokens: the summarizer call's max output,
+// and the size a summary may keep in the context (SummaryShare of the
+// budget, at most SummaryMaxTokens).
+func (a *Agent) summaryCap() int {
+	s := a.settings()
+	return max(500, min(s.SummaryMaxTokens, int(s.SummaryShare*float64(a.budget()))))
+}
+
+// transcriptBudget is the characters of transcript one summarizer call
+// gets: about 3/8 of the budget (at ~4 characters per token), at most
+// 80,000, so checkpoint, previous summary and output fit beside it.
+func (a *Agent) transcriptBudget() int {
+	return max(4000, min(80000, a.budget()*3/2))
 }
 
 // contextTokens estimates a context without side effects.
 func (a *Agent) contextTokens(sys string, h []chat.Message) int {
 	t := a.task
-	t.LastAnchorAt = t.ToolCalls // never count a new anchor here
 	return window.Build(window.Input{System: sys, ToolTokens: a.toolTokens(), History: h, Task: &t, Settings: a.settings(),
-		Window: a.deps.Model.ContextWindow, Counter: a.counter, Scale: a.calib.Ratio()}).Tokens
+		Window: a.budget(), Counter: a.counter, Scale: a.calib.Ratio()}).Tokens
 }

@@ -162,7 +162,7 @@ func TestAPIKeyNeverStoredOrShown(t *testing.T) {
 			t.Fatal("the key was sent to the model")
 		}
 	}
-	got := h.srv.Last().LastMessage().Content
+	got := h.srv.Last().LastTurn().Content
 	if !strings.Contains(got, "0\n") || !strings.Contains(got, "[REDACTED API KEY]") {
 		t.Fatalf("tool result = %q", got)
 	}

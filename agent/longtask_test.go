@@ -83,10 +83,7 @@ func (lt *longTask) step(r llmtest.Request) llmtest.Step {
 	} else {
 		// The naive history grows by everything that happened since the
 		// last request: the reply we gave, and the whole tool output.
-		last := r.Messages[len(r.Messages)-1]
-		if last.Role == "user" && strings.HasPrefix(last.Content, "[TASK ANCHOR") {
-			last = r.Messages[len(r.Messages)-2]
-		}
+		last := r.LastTurn()
 		lt.naive += lt.replyChars + 100 + lt.lastOutput(last)
 	}
 	lt.naiveTotal += lt.naive
@@ -142,7 +139,7 @@ func runLongTask(t *testing.T, calls, cmdKB, findings int) longStats {
 	h.deps.Model = Model{Name: "gpt-4.1", ContextWindow: 1_047_576}
 	h.deps.Tools.Add(tools.ShellTool(h.dir, tools.ShellOptions{}))
 	lt.setup(t, h.dir)
-	h.srv.Push(llmtest.Repeat(calls*2+50, lt.step)...)
+	h.srv.Serve(lt.step)
 	out, err := h.send(context.Background(), longRequest)
 	if err != nil {
 		t.Fatal(err)

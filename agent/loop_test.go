@@ -73,7 +73,7 @@ func TestEndToEndWriteReadRun(t *testing.T) {
 	}
 	// The model saw each result on the next request.
 	reqs := h.srv.Requests()
-	if last := reqs[3].LastMessage(); last.Role != "tool" || !strings.Contains(last.Content, "12") {
+	if last := reqs[3].LastTurn(); last.Role != "tool" || !strings.Contains(last.Content, "12") {
 		t.Fatalf("last request ended with %+v", last)
 	}
 }
@@ -172,11 +172,11 @@ func TestMalformedToolCallJSONGetsAnErrorResult(t *testing.T) {
 		t.Fatalf("out=%+v err=%v", out, err)
 	}
 	reqs := h.srv.Requests()
-	first := reqs[1].LastMessage()
+	first := reqs[1].LastTurn()
 	if first.Role != "tool" || !strings.Contains(first.Content, "not valid JSON") {
 		t.Fatalf("malformed JSON result = %+v", first)
 	}
-	second := reqs[2].LastMessage()
+	second := reqs[2].LastTurn()
 	if !strings.Contains(second.Content, `unknown tool "nonexistent_tool"`) || !strings.Contains(second.Content, "read_file") {
 		t.Fatalf("unknown tool result = %+v", second)
 	}

@@ -129,7 +129,7 @@ func (s *Session) Send(ctx context.Context, persona, text string) (Outcome, erro
 		switch out.Reason {
 		case "cancelled":
 			status = store.StatusInterrupted
-		case "error", "max_turns":
+		case "error", "max_turns", "loop":
 			status = store.StatusFailed
 		}
 		_ = s.deps.Store.SetSessionStatus(context.WithoutCancel(ctx), id, status)
@@ -219,9 +219,10 @@ func (a *Agent) load(ctx context.Context) error {
 		}
 	}
 	if a.task.Active() && !a.task.Finished {
+		// A note only: the task block at the end of every request carries
+		// the task state, so no copy of it is written into the history.
 		a.pendingResume = "[RESUMED — Polly stopped before this task finished (it was interrupted or the process died). " +
-			"This is the task checkpoint; check the state of files before repeating a step, and continue from where it stopped.]\n\n" +
-			task.Render(&a.task, task.Checkpoint{AgentID: a.id, Persona: a.persona.ID, Session: a.session, Reason: "resume", SavedAt: a.deps.now()})
+			"The task block at the end of the context has the task state; check the state of files before repeating a step, and continue from where it stopped.]"
 	}
 	return nil
 }

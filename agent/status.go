@@ -12,14 +12,15 @@ type Status struct {
 	ContextTokens   int // estimated tokens of the context now
 	Threshold       int // summarization threshold
 	ToolCalls       int // this task
-	AnchorIn        int // tool calls until the next anchor
+	AnchorNumber    int // the task block's anchor number (advances every AnchorEvery calls)
+	AnchorIn        int // tool calls until the anchor number advances
 	CheckpointIn    int // tool calls until the next periodic checkpoint
 	Compactions     int
 	Usage           chat.Usage
 	Cost            float64
 	HasPrices       bool
 	Plan            []task.Step
-	Anchor          string // the latest anchor text
+	Anchor          string // the task block sent with the last request
 	CheckpointPath  string
 	OriginalRequest string
 }
@@ -31,9 +32,11 @@ func (a *Agent) Status() Status {
 	st := Status{
 		Persona:         a.persona.ID,
 		Model:           a.model(),
-		Threshold:       s.Threshold(a.deps.Model.ContextWindow),
+		Threshold:       s.Threshold(a.budget()),
 		ToolCalls:       a.task.ToolCalls,
-		AnchorIn:        s.AnchorEvery - (a.task.ToolCalls - a.task.LastAnchorAt),
+		Anchor:          a.lastBlock,
+		AnchorNumber:    a.task.ToolCalls / s.AnchorEvery,
+		AnchorIn:        s.AnchorEvery - a.task.ToolCalls%s.AnchorEvery,
 		CheckpointIn:    s.CheckpointEvery - (a.task.ToolCalls - a.task.LastCheckpointAt),
 		Compactions:     a.task.Compactions,
 		Usage:           a.usage,
@@ -44,12 +47,6 @@ func (a *Agent) Status() Status {
 	}
 	if a.deps.StateDir != "" {
 		st.CheckpointPath = task.Path(a.deps.StateDir, a.id)
-	}
-	for i := len(a.history) - 1; i >= 0; i-- {
-		if a.history[i].Kind == chat.KindAnchor {
-			st.Anchor = a.history[i].Content
-			break
-		}
 	}
 	st.ContextTokens = a.lastContext
 	return st

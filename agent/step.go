@@ -18,6 +18,9 @@ import (
 // provider's context-length error.
 func (a *Agent) step(ctx context.Context) (llm.Response, error) {
 	sys := a.systemPrompt()
+	if err := a.checkFits(sys); err != nil {
+		return llm.Response{}, err
+	}
 	out := a.prepare(ctx, sys, false)
 	// After a rejected summary, wait for the context to grow a quarter
 	// before trying again, so a task whose old part cannot shrink does not
@@ -38,8 +41,13 @@ func (a *Agent) step(ctx context.Context) (llm.Response, error) {
 	if llm.KindOf(err) != llm.KindContextLength {
 		return resp, err
 	}
-	// PRODUCT §3.8: compact aggressively and retry once, then summarize.
+	// PRODUCT §3.8: learn the limit the provider stated, compact
+	// aggressively and retry once, then summarize.
 	a.send(Notice{Header: a.header(), Level: "warn", Text: "the provider refused the context as too long; cutting old tool outputs and retrying"})
+	a.learnFromError(err)
+	if ferr := a.checkFits(sys); ferr != nil {
+		return resp, ferr
+	}
 	out = a.prepare(ctx, sys, true)
 	a.send(FallbackUsed{Header: a.header(), Tokens: out.Tokens, Hard: out.Hard, Detail: fmt.Sprintf("context-length recovery: cut %d old tool outputs to %d chars", out.Cut, a.settings().RecoveryCut)})
 	resp, err = a.call(ctx, out)
@@ -69,7 +77,9 @@ func (a *Agent) systemPrompt() string {
 	return s
 }
 
-// prepare runs the context policy and stores what it adds (a task anchor).
+// prepare runs the context policy. The task block it appends is never
+// stored; when its anchor number advanced (every AnchorEvery tool calls)
+// the anchor event says so.
 func (a *Agent) prepare(ctx context.Context, sys string, recovery bool) window.Output {
 	out := window.Build(window.Input{
 		System:       sys,
@@ -78,21 +88,22 @@ func (a *Agent) prepare(ctx context.Context, sys string, recovery bool) window.O
 		History:      a.history,
 		Task:         &a.task,
 		Settings:     a.settings(),
-		Window:       a.deps.Model.ContextWindow,
+		Window:       a.budget(),
 		Counter:      a.counter,
 		Scale:        a.calib.Ratio(),
 		Recovery:     recovery,
 	})
 	a.lastContext = out.Tokens
-	if out.Anchor != nil {
-		stored := a.append(ctx, *out.Anchor)
-		out.Messages[len(out.Messages)-1] = stored
-		a.task.LastAnchorAt = a.task.ToolCalls
-		a.task.Anchors++
-		a.send(AnchorInjected{Header: a.header(), Number: a.task.Anchors, ToolCalls: a.task.ToolCalls, Text: stored.Content})
+	if out.Block != nil {
+		a.lastBlock = out.Block.Content
+		if n := a.task.ToolCalls / a.settings().AnchorEvery; n > a.task.Anchors {
+			a.task.Anchors = n
+			a.task.LastAnchorAt = n * a.settings().AnchorEvery
+			a.send(AnchorInjected{Header: a.header(), Number: n, ToolCalls: a.task.ToolCalls, Text: out.Block.Content})
+		}
 	}
 	if out.Fallback {
-		a.send(FallbackUsed{Header: a.header(), Tokens: out.Tokens, Hard: out.Hard, Detail: "hard limit passed: kept the summary, the anchor and the last messages"})
+		a.send(FallbackUsed{Header: a.header(), Tokens: out.Tokens, Hard: out.Hard, Detail: "hard limit passed: kept the summary, the task block and the last messages"})
 	}
 	return out
 }
@@ -117,7 +128,7 @@ func (a *Agent) toolTokens() int {
 
 // call streams one request and accounts for it.
 func (a *Agent) call(ctx context.Context, out window.Output) (llm.Response, error) {
-	req := llm.Request{Model: a.model(), Messages: out.Messages, Tools: a.specs()}
+	req := llm.Request{Model: a.model(), Messages: out.Messages, Tools: a.specs(), MaxTokens: a.deps.Model.MaxOutput}
 	if t := a.persona.Temperature; t > 0 {
 		req.Temperature = &t
 	}
@@ -202,4 +213,25 @@ func (a *Agent) specs() []llm.ToolSpec {
 // sendStatus emits the status-bar numbers.
 func (a *Agent) sendStatus() {
 	a.send(StatusUpdate{Header: a.header(), Status: a.Status()})
+}
+
+// learnFromError learns the context limit a provider's error states, for
+// this session and for later ones.
+func (a *Agent) learnFromError(err error) {
+	n, ok := ParseContextLimit(err.Error())
+	if !ok {
+		return
+	}
+	smaller, serr := a.deps.learnLimit(a.model(), n)
+	if !smaller {
+		return
+	}
+	where := "for this session"
+	if a.deps.Limits != nil && serr == nil {
+		where = "and stored in " + a.deps.Limits.Where()
+	}
+	a.send(Notice{Header: a.header(), Level: "warn", Text: fmt.Sprintf("learned: %s accepts at most %d tokens (from the provider's error) — the context budget is now %d tokens, %s", a.model(), n, a.budget(), where)})
+	if serr != nil {
+		a.warnOnce("limits", serr.Error())
+	}
 }

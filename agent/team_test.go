@@ -67,7 +67,7 @@ func TestDelegateToScraper(t *testing.T) {
 		t.Fatal("Polly was not offered delegate_task")
 	}
 	// The structured result reached Polly's next request.
-	last := reqs[3].LastMessage()
+	last := reqs[3].LastTurn()
 	var res DelegateResult
 	if err := json.Unmarshal([]byte(last.Content), &res); err != nil {
 		t.Fatalf("result is not JSON: %q", last.Content)
@@ -101,7 +101,7 @@ func TestParallelDelegationsOverlap(t *testing.T) {
 	step := func(r llmtest.Request) llmtest.Step {
 		who := personaOf(r)
 		if who == "polly" {
-			if r.LastMessage().Role == "tool" {
+			if r.LastTurn().Role == "tool" {
 				return llmtest.Text("both done")
 			}
 			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{
@@ -228,14 +228,14 @@ func TestUnknownAgentAndFailingChild(t *testing.T) {
 		t.Fatalf("out=%+v err=%v", out, err)
 	}
 	reqs := h.srv.Requests()
-	unknown := reqs[1].LastMessage().Content
+	unknown := reqs[1].LastTurn().Content
 	for _, want := range []string{`unknown agent "wizard"`, "web_scraper (scraper)", "coder (coder)", "b2b_leadgen (leadgen)"} {
 		if !strings.Contains(unknown, want) {
 			t.Fatalf("unknown-agent result lacks %q: %s", want, unknown)
 		}
 	}
 	var res DelegateResult
-	json.Unmarshal([]byte(reqs[len(reqs)-1].LastMessage().Content), &res)
+	json.Unmarshal([]byte(reqs[len(reqs)-1].LastTurn().Content), &res)
 	if res.Status != "max_turns" || res.Error == "" {
 		t.Fatalf("failed child result = %+v", res)
 	}
@@ -250,7 +250,7 @@ func TestSubAgentAccountingAddsUp(t *testing.T) {
 	step := func(r llmtest.Request) llmtest.Step {
 		switch personaOf(r) {
 		case "polly":
-			if r.LastMessage().Role == "tool" {
+			if r.LastTurn().Role == "tool" {
 				return llmtest.Reply{Text: "done", Usage: u(3000, 50)}
 			}
 			return llmtest.Reply{Usage: u(1000, 40), ToolCalls: []llmtest.ToolCall{

@@ -2,7 +2,9 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -109,6 +111,7 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 	if res.IsError && status == store.ExecError {
 		content += a.knownFix(output)
 	}
+	content += a.loop.observe(call, output, s)
 	msg := chat.ToolResult(call, content)
 	msg.Output = &chat.Output{ExecID: execID, Chars: chars, Lines: lines, Offloaded: offloaded, Failed: res.IsError}
 	if execID != 0 {
@@ -125,7 +128,7 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 	} else if res.ExitCode != nil {
 		note = fmt.Sprintf("exit %d", *res.ExitCode)
 	}
-	a.task.Record(task.Action{Tool: call.Name, Brief: call.Brief(), OK: !res.IsError, Note: note, At: a.deps.now()}, res.Files)
+	a.task.Record(task.Action{Tool: call.Name, Brief: call.Brief(), OK: !res.IsError, Note: note, At: a.deps.now()}, res.Files, filesRead(call, res))
 	for _, f := range res.Created {
 		if !slices.Contains(a.created, f) {
 			a.created = append(a.created, f)
@@ -142,6 +145,20 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 		a.checkpoint(ctx, "periodic")
 	}
 	a.sendStatus()
+}
+
+// filesRead is the file a successful read_file call read.
+func filesRead(call chat.ToolCall, res tools.Result) []string {
+	if call.Name != "read_file" || res.IsError {
+		return nil
+	}
+	var args struct {
+		Path string `json:"path"`
+	}
+	if json.Unmarshal([]byte(call.Arguments), &args) != nil || args.Path == "" {
+		return nil
+	}
+	return []string{filepath.Clean(args.Path)}
 }
 
 func firstLine(s string, max int) string {

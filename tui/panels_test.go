@@ -94,7 +94,7 @@ func TestMultilineInput(t *testing.T) {
 	}
 	h.key("enter")
 	h.until("idle", func() bool { return h.srv.Calls() == 1 && h.idle() })
-	if got := h.srv.Last().LastMessage().Content; got != "one\ntwo\nthree" {
+	if got := h.srv.Last().LastTurn().Content; got != "one\ntwo\nthree" {
 		t.Errorf("sent %q", got)
 	}
 }

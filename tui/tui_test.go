@@ -41,7 +41,7 @@ func TestSendStreamsReplyEndToEnd(t *testing.T) {
 			t.Errorf("screen lacks %q:\n%s", want, scr)
 		}
 	}
-	if got := h.srv.Last().LastMessage().Content; got != "hi Polly" {
+	if got := h.srv.Last().LastTurn().Content; got != "hi Polly" {
 		t.Errorf("server got %q", got)
 	}
 	if h.m.sessID == "" || !p.hasStatus {
@@ -132,7 +132,7 @@ func TestQueuedInputIsSentAfterTheTurn(t *testing.T) {
 	}
 	close(gate)
 	h.until("both turns", func() bool { return h.idle() && h.srv.Calls() == 2 && strings.Contains(h.screen(), "second answer") })
-	if got := h.srv.Last().LastMessage().Content; got != "second" {
+	if got := h.srv.Last().LastTurn().Content; got != "second" {
 		t.Errorf("second request ends with %q", got)
 	}
 	if strings.Contains(h.screen(), "queued:") {
@@ -499,6 +499,8 @@ func TestQuitAsksWhileBusy(t *testing.T) {
 	h := newHarness(t, harnessOpts{}, llmtest.Reply{Text: "slow", ChunkSize: 1, Gate: make(chan struct{})})
 	h.prompt("go")
 	h.until("busy", func() bool { return h.m.current().op == opRun })
+	// The premise: the model call is really in flight (its reply is held).
+	h.until("the request arrived", func() bool { return h.srv.Calls() == 1 })
 	h.key("ctrl+c")
 	if !strings.Contains(h.screen(), "quit? running work will be cancelled") || h.quit {
 		t.Fatalf("no question:\n%s", h.screen())

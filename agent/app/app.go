@@ -35,6 +35,7 @@ type Options struct {
 	Asker      permission.Asker // nil: headless (what would ask is denied)
 	LLM        llm.Streamer     // nil: an openai-go client for the configured model
 	Now        func() time.Time // nil: time.Now
+	CacheDir   string           // learned context limits live here; "": the user cache dir's polly/
 }
 
 // App is a wired Polly.
@@ -167,9 +168,15 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		MaxDepth:    depthOf(cfg.Team.MaxDepth),
 		Now:         opts.Now,
 	}
+	if l := openLimits(opts.CacheDir); l != nil {
+		a.Deps.Limits = l
+	}
 	if a.Workspace != nil {
 		a.Deps.Prompts = prompts{ws: a.Workspace, project: root, now: opts.Now}
 		a.Deps.Journal = a.Workspace
+		if cfg.Memory.LearnFacts {
+			a.Deps.Facts = a.Workspace
+		}
 		reg.Add(tools.WorkspaceTools(a.Workspace)...)
 	}
 	return a, nil
@@ -282,7 +289,7 @@ func (a *App) LatestSessionID(ctx context.Context) (string, error) {
 }
 
 func modelOf(m config.ModelInfo) agent.Model {
-	out := agent.Model{Name: m.Name, ContextWindow: m.ContextWindow}
+	out := agent.Model{Name: m.Name, ContextWindow: m.ContextWindow, MaxOutput: m.MaxOutput, SafetyMargin: m.SafetyMargin}
 	if m.Price != nil {
 		out.InputPrice, out.OutputPrice, out.CachedPrice = m.Price.Input, m.Price.Output, m.Price.CachedInput
 	}
@@ -306,6 +313,8 @@ func settingsOf(c config.ContextSettings) window.Settings {
 		RecentActions:    c.RecentActions,
 		RecoveryKeep:     c.ContextErrorKeepOutputs,
 		RecoveryCut:      c.ContextErrorCutChars,
+		SummaryMaxTokens: c.SummaryMaxTokens,
+		SummaryShare:     c.SummaryShare,
 	}
 }
 

@@ -110,14 +110,14 @@ func TestWorkspaceToolsThroughTheLoop(t *testing.T) {
 		t.Fatalf("out=%+v err=%v", out, err)
 	}
 	reqs := srv.Requests()
-	if got := reqs[2].LastMessage().Content; !strings.Contains(got, "already saved") {
+	if got := reqs[2].LastTurn().Content; !strings.Contains(got, "already saved") {
 		t.Fatalf("second save: %q", got)
 	}
-	if got := reqs[7].LastMessage().Content; !strings.Contains(got, "error") || !strings.Contains(strings.ToLower(got), "outside") {
+	if got := reqs[7].LastTurn().Content; !strings.Contains(got, "error") || !strings.Contains(strings.ToLower(got), "outside") {
 		t.Fatalf("workspace_read of ../../etc/passwd: %q", got)
 	}
 	// The same kind of failure again: the fix learned above comes with it.
-	if got := reqs[8].LastMessage().Content; !strings.Contains(got, "[known fix from .learnings/ERRORS.md") || !strings.Contains(got, "a later edit_file call succeeded") {
+	if got := reqs[8].LastTurn().Content; !strings.Contains(got, "[known fix from .learnings/ERRORS.md") || !strings.Contains(got, "a later edit_file call succeeded") {
 		t.Fatalf("repeated failure got no known fix: %q", got)
 	}
 	mem, _ := os.ReadFile(filepath.Join(a.Workspace.Dir(), "MEMORY.md"))

@@ -118,7 +118,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.continueLast, "c", false, "same as --continue")
 	fs.StringVar(&o.session, "session", "", "resume session `ID` (polly sessions lists them)")
 	fs.StringVar(&o.format, "output-format", FormatText, "headless output `FORMAT`: text, json or stream-json")
-	fs.Func("max-turns", "stop after `N` model turns", func(s string) error {
+	fs.Func("max-turns", "stop after `N` model turns (default 0: no cap)", func(s string) error {
 		n, err := strconv.Atoi(s)
 		if err != nil {
 			return fmt.Errorf("expected a whole number, got %q", s)

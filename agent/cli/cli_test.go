@@ -197,7 +197,7 @@ func TestHeadlessAskModeDeniesWrites(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(env.Dir, "x.txt")); !os.IsNotExist(err) {
 		t.Fatal("ask mode wrote a file in a headless run")
 	}
-	res := srv.Last().LastMessage()
+	res := srv.Last().LastTurn()
 	if !strings.Contains(res.Content, "permission denied") || !strings.Contains(res.Content, "--mode auto-edit") {
 		t.Fatalf("tool result = %q", res.Content)
 	}

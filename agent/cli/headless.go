@@ -21,7 +21,7 @@ type Result struct {
 	Type       string     `json:"type"` // "result"
 	Session    string     `json:"session"`
 	Persona    string     `json:"persona"`
-	Reason     string     `json:"reason"` // completed, max_turns, cancelled, error
+	Reason     string     `json:"reason"` // completed, max_turns, loop, cancelled, error
 	IsError    bool       `json:"is_error"`
 	Result     string     `json:"result"` // the final answer
 	Error      string     `json:"error,omitempty"`
@@ -107,7 +107,7 @@ func headless(ctx context.Context, env Env, cfg *config.Config, o options) error
 	// The error event already told a text-mode user what happened; say it
 	// once more only for the other formats, on stderr.
 	msg := runErr
-	if o.format == FormatText && !errors.Is(runErr, context.Canceled) && !errors.Is(runErr, agent.ErrMaxTurns) {
+	if o.format == FormatText && !errors.Is(runErr, context.Canceled) && !errors.Is(runErr, agent.ErrMaxTurns) && !errors.Is(runErr, agent.ErrLoop) {
 		msg = errors.New("")
 	}
 	if errors.Is(runErr, context.Canceled) {

@@ -54,7 +54,7 @@ func TestScraperFetchExtractSaveExport(t *testing.T) {
 	reqs := srv.Requests()
 	results := make([]string, 0, 4)
 	for _, q := range reqs[1:] {
-		results = append(results, q.LastMessage().Content)
+		results = append(results, q.LastTurn().Content)
 	}
 	if !strings.Contains(results[0], "# Member directory") || !strings.Contains(results[0], site.URL+"/c/acme") {
 		t.Fatalf("fetch_url result lacks the heading or absolute links:\n%s", results[0])

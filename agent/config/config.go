@@ -30,7 +30,7 @@ type Config struct {
 	Persona     string              `json:"persona" check:"name"`
 	Workspace   string              `json:"workspace" check:"nonempty"` // absolute after Load
 	Mode        Mode                `json:"mode" check:"oneof=ask|auto-edit|yolo"`
-	MaxTurns    int                 `json:"max_turns" check:"min=1"`
+	MaxTurns    int                 `json:"max_turns" check:"min=0"` // 0: no cap (the loop detector stops a stuck run)
 	Context     ContextSettings     `json:"context"`
 	LLM         LLMSettings         `json:"llm"`
 	Team        TeamSettings        `json:"team"`
@@ -38,6 +38,7 @@ type Config struct {
 	Web         WebSettings         `json:"web"`
 	TUI         TUISettings         `json:"tui"`
 	Sandbox     SandboxSettings     `json:"sandbox"`
+	Memory      MemorySettings      `json:"memory"`
 
 	sources  map[string]Source // field path → where its value came from; absent = default
 	baseURL  string            // OPENAI_BASE_URL / --base-url: replaces the active provider's base URL
@@ -65,6 +66,8 @@ type Provider struct {
 // tokens; nil means unknown (Polly then shows no cost).
 type ModelSpec struct {
 	ContextWindow    int              `json:"context_window" check:"min=1"`
+	MaxOutputTokens  int              `json:"max_output_tokens" check:"min=0"`    // sent as max_completion_tokens/max_tokens and reserved; 0: not sent
+	SafetyMargin     int              `json:"safety_margin_tokens" check:"min=0"` // kept free for estimate errors; 0: 2% of the window
 	InputPrice       *float64         `json:"input_price" check:"min=0"`
 	OutputPrice      *float64         `json:"output_price" check:"min=0"`
 	CachedInputPrice *float64         `json:"cached_input_price" check:"min=0"`
@@ -88,6 +91,8 @@ type ContextSettings struct {
 	RecentActions           int     `json:"recent_actions" check:"min=0"`
 	ContextErrorKeepOutputs int     `json:"context_error_keep_outputs" check:"min=0"`
 	ContextErrorCutChars    int     `json:"context_error_cut_chars" check:"min=1"`
+	SummaryMaxTokens        int     `json:"summary_max_tokens" check:"min=1"`
+	SummaryShare            float64 `json:"summary_share" check:"gt=0 max=1"`
 }
 
 // ContextOverrides are per-model replacements for ContextSettings; nil
@@ -109,6 +114,8 @@ type ContextOverrides struct {
 	RecentActions           *int     `json:"recent_actions" check:"min=0"`
 	ContextErrorKeepOutputs *int     `json:"context_error_keep_outputs" check:"min=0"`
 	ContextErrorCutChars    *int     `json:"context_error_cut_chars" check:"min=1"`
+	SummaryMaxTokens        *int     `json:"summary_max_tokens" check:"min=1"`
+	SummaryShare            *float64 `json:"summary_share" check:"gt=0 max=1"`
 }
 
 // LLMSettings tune provider calls.
@@ -163,6 +170,11 @@ type SandboxSettings struct {
 	PassEnv       []string `json:"pass_env" check:"envname"`       // credential-like variables commands get anyway
 }
 
+// MemorySettings tune the workspace memory.
+type MemorySettings struct {
+	LearnFacts bool `json:"learn_facts"` // summaries' durable facts go to MEMORY.md ("Learned")
+}
+
 // TUISettings are display preferences.
 type TUISettings struct {
 	Theme string `json:"theme" check:"oneof=auto|dark|light"`
@@ -213,7 +225,7 @@ func Defaults(version string) *Config {
 		Persona:   "default",
 		Workspace: "~/.agent/workspace",
 		Mode:      ModeAsk,
-		MaxTurns:  100,
+		MaxTurns:  0,
 		Context: ContextSettings{
 			AnchorEvery:             5,
 			CheckpointEvery:         30,
@@ -230,6 +242,8 @@ func Defaults(version string) *Config {
 			RecentActions:           20,
 			ContextErrorKeepOutputs: 3,
 			ContextErrorCutChars:    1000,
+			SummaryMaxTokens:        8000,
+			SummaryShare:            0.125,
 		},
 		LLM:  LLMSettings{MaxRetries: 4, IdleTimeoutSeconds: 90, CallTimeoutSeconds: 600},
 		Team: TeamSettings{MaxParallel: 4, MaxDepth: 1},
@@ -241,6 +255,7 @@ func Defaults(version string) *Config {
 		},
 		TUI:     TUISettings{Theme: "auto"},
 		Sandbox: SandboxSettings{Mode: "auto"},
+		Memory:  MemorySettings{LearnFacts: true},
 		sources: map[string]Source{},
 		envKeys: map[string]string{},
 	}
@@ -256,6 +271,8 @@ type ModelInfo struct {
 	APIKeyEnv     string // the variable the key is read from, for messages
 	Headers       map[string]string
 	ContextWindow int
+	MaxOutput     int    // max output tokens (0: not sent)
+	SafetyMargin  int    // tokens kept free (0: the default share)
 	Known         bool   // the provider lists the model (else ContextWindow is the default)
 	Price         *Price // nil when unknown
 	Context       ContextSettings
@@ -336,6 +353,8 @@ func (c *Config) resolve(provider, name string) ModelInfo {
 		APIKeyEnv:     p.APIKeyEnv,
 		Headers:       maps.Clone(p.Headers),
 		ContextWindow: spec.ContextWindow,
+		MaxOutput:     spec.MaxOutputTokens,
+		SafetyMargin:  spec.SafetyMargin,
 		Known:         known,
 		Context:       spec.Context.apply(c.Context),
 	}

@@ -165,8 +165,8 @@ func TestFileErrors(t *testing.T) {
 			line:    1, col: 16, field: "mode"},
 		{name: "project file",
 			project: true,
-			content: "{\n  \"max_turns\": 0\n}",
-			want:    projectFile + `:2:3: max_turns: must be at least 1, got 0`,
+			content: "{\n  \"max_turns\": -3\n}",
+			want:    projectFile + `:2:3: max_turns: must be at least 0, got -3`,
 			line:    2, col: 3, field: "max_turns"},
 	}
 	for _, tt := range tests {
@@ -268,7 +268,7 @@ func TestFlagErrors(t *testing.T) {
 		want  string
 	}{
 		{config.Flags{Mode: ptr("fast")}, `flag --mode: expected one of ask, auto-edit, yolo, got "fast"`},
-		{config.Flags{MaxTurns: ptr(0)}, `flag --max-turns: must be at least 1, got 0`},
+		{config.Flags{MaxTurns: ptr(-1)}, `flag --max-turns: must be at least 0, got -1`},
 		{config.Flags{Mode: ptr("ask"), Yolo: true}, `flag --yolo: conflicts with --mode ask`},
 		{config.Flags{BaseURL: ptr("ftp://example.com")}, `flag --base-url: expected an http or https URL, got "ftp://example.com"`},
 		{config.Flags{Persona: ptr("a/b")}, `flag --persona: "a/b" is not a valid name (letters, digits, '.', '_', '-')`},

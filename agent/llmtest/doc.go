@@ -27,12 +27,13 @@
 //	}))
 //
 // A Func step is consumed like any other; Repeat(n, f) scripts n requests
-// with one function.
+// with one function, and Serve(f) answers every request after the script
+// with f, for runs whose length the code under test decides.
 //
 // By default the server validates each conversation the way OpenAI does
 // (every tool call answered by tool messages right after it, no orphaned tool
 // messages, no fields outside the wire format) and answers violations with a
 // 400 invalid_request_error; Strict(false) turns that off. When the script
 // runs out, the server answers 500 naming the exhausted script and fails the
-// test.
+// test; a scripted step left unused when the test ends fails it too.
 package llmtest

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"unicode/utf8"
+
+	"polly/memory/window"
 )
 
 // Server is a scripted OpenAI-compatible endpoint. It is safe for concurrent
@@ -28,6 +30,7 @@ type Server struct {
 	nextCall  int // tool-call ids handed out so far
 	nextReply int // completion ids handed out so far
 	exhausted bool
+	fallback  Func // answers every request once the script is used up (Serve)
 }
 
 // NewServer starts a server that answers with steps, in order. It is closed
@@ -37,7 +40,27 @@ func NewServer(t testing.TB, steps ...Step) *Server {
 	s := newServer(t, steps)
 	s.hs = httptest.NewServer(s.routes())
 	t.Cleanup(s.shutdown)
+	t.Cleanup(s.checkUnused)
 	return s
+}
+
+// checkUnused fails the test that scripted steps the code never asked for:
+// a leftover step means fewer requests were made than the test claims.
+func (s *Server) checkUnused() {
+	s.t.Helper()
+	if n := s.Pending(); n > 0 {
+		s.t.Errorf("llmtest: %d scripted step(s) left unused: the code under test made %d request(s), fewer than the test scripted", n, s.Calls())
+	}
+}
+
+// Serve answers every request that arrives once the scripted steps are
+// used up with f, for runs whose length the code decides (a long task, a
+// loop until a condition). The test then asserts on what was received;
+// scripted steps still come first and must all be used.
+func (s *Server) Serve(f Func) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fallback = f
 }
 
 // newServer is the state shared by NewServer and Start.
@@ -192,12 +215,17 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 // next pops the next step, resolving Func steps against req.
 func (s *Server) next(req Request) (Step, bool) {
 	s.mu.Lock()
-	if len(s.steps) == 0 {
+	var step Step
+	switch {
+	case len(s.steps) > 0:
+		step = s.steps[0]
+		s.steps = s.steps[1:]
+	case s.fallback != nil:
+		step = s.fallback
+	default:
 		s.mu.Unlock()
 		return nil, false
 	}
-	step := s.steps[0]
-	s.steps = s.steps[1:]
 	s.mu.Unlock()
 	// Func runs unlocked so it may call Push or Requests.
 	for {
@@ -245,6 +273,34 @@ type Message struct {
 	Content    string
 	ToolCalls  []ToolCall
 	ToolCallID string
+}
+
+// LastTurn returns the final message before Polly's live task block (the
+// block the harness appends to every request once a task made a tool
+// call): the newest tool result or user message.
+func (r Request) LastTurn() Message {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if !IsTaskBlock(r.Messages[i]) {
+			return r.Messages[i]
+		}
+	}
+	return Message{}
+}
+
+// TaskBlocks returns the task blocks a request carries.
+func (r Request) TaskBlocks() []Message {
+	var out []Message
+	for _, m := range r.Messages {
+		if IsTaskBlock(m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// IsTaskBlock reports whether m is Polly's live task block.
+func IsTaskBlock(m Message) bool {
+	return m.Role == "user" && strings.HasPrefix(m.Content, window.BlockHeader)
 }
 
 // LastMessage returns the final message of the conversation, or a zero

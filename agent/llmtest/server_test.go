@@ -90,7 +90,7 @@ func TestStrictValidation(t *testing.T) {
 	})
 
 	t.Run("harness field on the wire", func(t *testing.T) {
-		srv := llmtest.NewServer(t, llmtest.Text("unused"))
+		srv := llmtest.NewServer(t) // a rejected request consumes no step
 		res, body := post(t, srv, `{"model":"m","messages":[{"role":"user","content":"x","kind":"anchor"}]}`)
 		if res.StatusCode != 400 || !strings.Contains(string(body), `field \"kind\"`) {
 			t.Errorf("status %d body %s, want 400 naming the field", res.StatusCode, body)
@@ -271,5 +271,51 @@ func TestFuncAndConcurrency(t *testing.T) {
 	}
 	if srv.Calls() != n || srv.Pending() != 0 {
 		t.Errorf("calls=%d pending=%d", srv.Calls(), srv.Pending())
+	}
+}
+
+// recordingTB is a testing.TB that records failures and runs its cleanups
+// on demand, to test what the server reports at the end of a test.
+type recordingTB struct {
+	testing.TB
+	errors   []string
+	cleanups []func()
+}
+
+func (r *recordingTB) Helper()                   {}
+func (r *recordingTB) Cleanup(f func())          { r.cleanups = append(r.cleanups, f) }
+func (r *recordingTB) Errorf(f string, a ...any) { r.errors = append(r.errors, fmt.Sprintf(f, a...)) }
+func (r *recordingTB) Fatalf(f string, a ...any) { r.Errorf(f, a...) }
+func (r *recordingTB) Logf(string, ...any)       {}
+func (r *recordingTB) end() {
+	for i := len(r.cleanups) - 1; i >= 0; i-- {
+		r.cleanups[i]()
+	}
+}
+
+// A scripted step left unused fails the test that scripted it; Serve
+// answers past the script without counting as leftover.
+func TestUnusedStepFailsTheTest(t *testing.T) {
+	rec := &recordingTB{TB: t}
+	srv := llmtest.NewServer(rec, llmtest.Text("used"), llmtest.Text("never asked for"))
+	if _, err := stream(t, srv, chat.UserText("hi")); err != nil {
+		t.Fatal(err)
+	}
+	rec.end()
+	if len(rec.errors) != 1 || !strings.Contains(rec.errors[0], "1 scripted step(s) left unused") {
+		t.Fatalf("errors = %q", rec.errors)
+	}
+
+	rec = &recordingTB{TB: t}
+	srv = llmtest.NewServer(rec, llmtest.Text("first"))
+	srv.Serve(func(r llmtest.Request) llmtest.Step { return llmtest.Text("served") })
+	for i := 0; i < 3; i++ {
+		if _, err := stream(t, srv, chat.UserText("hi")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec.end()
+	if len(rec.errors) != 0 || srv.Calls() != 3 {
+		t.Fatalf("errors = %q, calls = %d", rec.errors, srv.Calls())
 	}
 }

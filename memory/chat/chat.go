@@ -25,9 +25,10 @@ type Kind string
 
 const (
 	KindNormal     Kind = ""            // user prompt, model reply, tool result
-	KindAnchor     Kind = "anchor"      // smart task anchor (only the latest is kept)
+	KindAnchor     Kind = "anchor"      // legacy: a stored task anchor (never sent any more)
 	KindSummary    Kind = "summary"     // structured summary replacing older messages
-	KindActiveTask Kind = "active_task" // [ACTIVE TASK — DO NOT FORGET] after a summary
+	KindActiveTask Kind = "active_task" // legacy: a stored [ACTIVE TASK] block (never sent any more)
+	KindTaskBlock  Kind = "task_block"  // the live task block, rebuilt for every request, never stored
 	KindHandoff    Kind = "handoff"     // handoff card on persona switch
 	KindResume     Kind = "resume"      // checkpoint injected when a session resumes
 	KindNote       Kind = "note"        // other harness notes (e.g. interrupted tool call)

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -28,8 +27,10 @@ type Input struct {
 	Task       *task.State
 	Checkpoint string         // rendered active_task.md
 	Previous   string         // the previous summary, merged into the new one
-	Messages   []chat.Message // the messages being replaced
+	Messages   []chat.Message // the messages being replaced (this part of them)
 	MaxChars   int            // budget for the transcript in the prompt (0: 80,000)
+	Part       int            // 1-based part number when the messages are summarized in parts
+	Parts      int            // number of parts (0 or 1: one call)
 }
 
 const system = `You are compacting the working memory of an AI agent in the middle of a task. Another instance of the agent will continue from your summary alone plus the last few messages, so it must be able to resume without redoing or forgetting anything.
@@ -45,8 +46,11 @@ The step being worked on and the exact next steps, in order.
 Facts learned that are still needed: paths, names, APIs, decisions, values, URLs, error messages and their causes.
 ## BLOCKED / ISSUES
 Open problems, failed approaches not to repeat, questions for the user. Write "none" if there are none.
+## DURABLE FACTS
+Facts worth keeping after this task ends, one per bullet: the user's preferences, decisions made with the user, constraints, facts about the environment or project that will still be true next week. Not task progress. Write "none" if there are none.
 
 Rules:
+- If the transcript comes in parts, you see one part at a time: the "previous summary" then includes the parts before it.
 - If a previous summary is given, MERGE it with the new events: keep everything from it that is still true, update what changed. Do not summarize the summary; carry its details forward.
 - Every plan step and every file listed in the task checkpoint must appear in your summary.
 - Be specific and dense. No preamble, no closing remarks.
@@ -63,10 +67,46 @@ func Prompt(in Input) []chat.Message {
 	} else {
 		b.WriteString(in.Previous + "\n")
 	}
-	b.WriteString("\n# Transcript of the messages being replaced\n\n")
+	if in.Parts > 1 {
+		fmt.Fprintf(&b, "\n# Transcript of the messages being replaced — part %d of %d\n\n", in.Part, in.Parts)
+	} else {
+		b.WriteString("\n# Transcript of the messages being replaced\n\n")
+	}
 	b.WriteString(Transcript(in.Messages, in.MaxChars))
-	b.WriteString("\n\nWrite the merged summary now, in the five sections.")
+	b.WriteString("\n\nWrite the merged summary now, in the five sections plus DURABLE FACTS.")
 	return []chat.Message{chat.SystemText(system), chat.UserText(b.String())}
+}
+
+// Split cuts the replaced messages into parts whose transcripts fit
+// maxChars each, in order, so every message is summarized and none is
+// dropped for length (a part never splits a tool call from its results).
+func Split(ms []chat.Message, maxChars int) [][]chat.Message {
+	if maxChars <= 0 {
+		maxChars = 80000
+	}
+	var parts [][]chat.Message
+	start, used := 0, 0
+	for i := 0; i < len(ms); {
+		// A unit: a message and the tool results that answer it.
+		j := i + 1
+		for j < len(ms) && ms[j].Role == chat.Tool {
+			j++
+		}
+		size := 0
+		for _, m := range ms[i:j] {
+			size += len(render(m)) + 1
+		}
+		if used > 0 && used+size > maxChars {
+			parts = append(parts, ms[start:i])
+			start, used = i, 0
+		}
+		used += size
+		i = j
+	}
+	if start < len(ms) {
+		parts = append(parts, ms[start:])
+	}
+	return parts
 }
 
 // Transcript renders messages as text for the summarizer, clipping tool
@@ -152,71 +192,6 @@ func clipMiddle(s string, max int) string {
 	return strings.TrimSuffix(h, "…") + " […] " + t
 }
 
-// Check verifies mechanically that every plan step and touched file of the
-// task state appears in the summary, and every section exists. It returns
-// the summary with what was missing appended, and the list of additions.
-func Check(summary string, st *task.State) (string, []string) {
-	var added []string
-	lower := strings.ToLower(summary)
-	var missingSteps, missingFiles []string
-	if st != nil {
-		for i, step := range st.Plan {
-			if !strings.Contains(lower, strings.ToLower(strings.TrimSpace(step.Title))) {
-				missingSteps = append(missingSteps, fmt.Sprintf("%d. [%s] %s", i+1, step.Status.Label(), step.Title))
-			}
-		}
-		for _, f := range st.Files {
-			if !strings.Contains(summary, f) {
-				missingFiles = append(missingFiles, f)
-			}
-		}
-	}
-	var b strings.Builder
-	b.WriteString(strings.TrimRight(summary, "\n"))
-	for _, sec := range Sections {
-		if !hasSection(summary, sec) {
-			fmt.Fprintf(&b, "\n\n## %s\n(not stated by the summarizer)", sec)
-			added = append(added, "section "+sec)
-		}
-	}
-	if len(missingSteps)+len(missingFiles) > 0 {
-		b.WriteString("\n\n## ADDED BY THE HARNESS (missing from the summary)")
-		if len(missingSteps) > 0 {
-			b.WriteString("\nPlan steps:\n- " + strings.Join(missingSteps, "\n- "))
-			for _, s := range missingSteps {
-				added = append(added, "step "+s)
-			}
-		}
-		if len(missingFiles) > 0 {
-			b.WriteString("\nFiles touched:\n- " + strings.Join(missingFiles, "\n- "))
-			for _, f := range missingFiles {
-				added = append(added, "file "+f)
-			}
-		}
-	}
-	return b.String() + "\n", added
-}
-
-func hasSection(s, name string) bool {
-	re := regexp.MustCompile(`(?im)^#{1,4}\s*` + strings.ReplaceAll(regexp.QuoteMeta(name), `/`, `\s*[/-]?\s*`) + `\b`)
-	return re.MatchString(s)
-}
-
-// Usable reports whether a model's summary is worth checking at all.
-func Usable(s string) bool {
-	s = strings.TrimSpace(s)
-	if len(s) < 80 {
-		return false
-	}
-	n := 0
-	for _, sec := range Sections {
-		if hasSection(s, sec) {
-			n++
-		}
-	}
-	return n >= 2
-}
-
 // Heuristic builds a summary without a model, from the task state and the
 // replaced messages: tools used, files touched, commands run, failures.
 func Heuristic(in Input) string {
@@ -225,7 +200,6 @@ func Heuristic(in Input) string {
 		st = &task.State{}
 	}
 	var b strings.Builder
-	b.WriteString("(Heuristic summary built by the harness: the summarizer model was unavailable.)\n\n")
 	b.WriteString("## CURRENT TASK\n" + task.Clip(strings.TrimSpace(st.OriginalRequest), 3000) + "\n")
 	for _, f := range st.FollowUps {
 		b.WriteString("Follow-up: " + task.Clip(f, 500) + "\n")
@@ -296,8 +270,10 @@ func Heuristic(in Input) string {
 		b.WriteString("- Last thing the agent said: " + texts[len(texts)-1] + "\n")
 	}
 	b.WriteString("\n## KEY FACTS\n")
+	b.WriteString("(Heuristic summary built by the harness: the summarizer model was unavailable or its reply unusable.)\n")
 	if in.Previous != "" {
-		b.WriteString("Previous summary (carried forward):\n" + task.Clip(in.Previous, 6000) + "\n")
+		// Quoted, so its headings stay inside this part.
+		b.WriteString("Previous summary (carried forward):\n> " + strings.ReplaceAll(task.Clip(in.Previous, 6000), "\n", "\n> ") + "\n")
 	}
 	for _, t := range last(texts, 5) {
 		b.WriteString("- " + t + "\n")
@@ -329,12 +305,12 @@ func firstLine(s string, max int) string {
 
 // Message wraps a summary as the conversation message that replaces the
 // older ones.
-func Message(summary string, number, replaced int, archivePath string) chat.Message {
-	head := fmt.Sprintf("[CONTEXT SUMMARY #%d — replaces %d earlier messages", number, replaced)
+func Message(summary string, number, replaced int, archivePath string, toolCalls int) chat.Message {
+	head := fmt.Sprintf("[CONTEXT SUMMARY #%d — replaces %d earlier messages of this task", number, replaced)
 	if archivePath != "" {
 		head += "; the originals are archived in " + archivePath
 	}
-	head += "]\n\n"
+	head += fmt.Sprintf(". Written at tool call %d: the task block at the end of the context has the live plan and state]\n\n", toolCalls)
 	return chat.Message{Role: chat.User, Kind: chat.KindSummary, Content: head + strings.TrimSpace(summary)}
 }
 

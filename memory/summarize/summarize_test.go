@@ -1,6 +1,7 @@
 package summarize
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -10,36 +11,116 @@ import (
 	"polly/memory/task"
 )
 
-func TestCheckAddsWhatTheSummaryDropped(t *testing.T) {
-	st := &task.State{OriginalRequest: "split the parser", Files: []string{"parser.go", "lexer.go"}}
-	st.SetPlan([]task.Step{{Title: "Read parser.go", Status: task.Done}, {Title: "Move the lexer", Status: task.InProgress}, {Title: "Run tests", Status: task.Todo}})
-	summary := "## CURRENT TASK\nsplit the parser\n## COMPLETED SO FAR\nRead parser.go; touched parser.go\n## IN PROGRESS / NEXT\nmove\n## KEY FACTS\nx\n"
+func TestCheckCorrectsAndCompletesAgainstTheTaskState(t *testing.T) {
+	st := &task.State{OriginalRequest: "split the parser", Files: []string{"parser.go", "lexer.go"}, FilesRead: []string{"README.md"},
+		FollowUps: []string{"keep the old API", "also add a benchmark"}}
+	st.SetPlan([]task.Step{{Title: "Read parser.go", Status: task.Done}, {Title: "Move the lexer", Status: task.Done}, {Title: "Run tests", Status: task.Todo}})
+	summary := "## CURRENT TASK\nsplit the parser; keep the old API\n## COMPLETED SO FAR\n- [DONE] Read parser.go; touched parser.go\n## IN PROGRESS / NEXT\n- [IN PROGRESS] Move the lexer\n## KEY FACTS\nx\n"
 	got, added := Check(summary, st)
-	for _, want := range []string{"## BLOCKED / ISSUES", "## ADDED BY THE HARNESS", "2. [IN PROGRESS] Move the lexer", "3. [TODO] Run tests", "- lexer.go"} {
+	for _, want := range []string{"## BLOCKED / ISSUES\n(not stated", "- [DONE] Move the lexer", "- 3. [TODO] Run tests",
+		"Files written (from the task state): lexer.go", "Files read (from the task state): README.md", "Follow-up 2 from the user: also add a benchmark"} {
 		if !strings.Contains(got, want) {
-			t.Errorf("checked summary lacks %q", want)
+			t.Errorf("checked summary lacks %q:\n%s", want, got)
 		}
 	}
-	if strings.Contains(got, "1. [DONE] Read parser.go") || strings.Contains(got, "- parser.go\n") {
-		t.Error("added what was already there")
+	if strings.Contains(got, "IN PROGRESS] Move the lexer") || strings.Contains(got, "Follow-up 1") || strings.Contains(got, "1. [DONE] Read parser.go") {
+		t.Errorf("kept a stale status or added what was there:\n%s", got)
 	}
-	if len(added) != 4 { // section, two steps, one file
-		t.Fatalf("added = %q", added)
+	want := []string{"section BLOCKED / ISSUES", "follow-up 2", "status of step 2: IN PROGRESS → DONE", "step 3. [TODO] Run tests", "file lexer.go", "file README.md"}
+	if strings.Join(added, "|") != strings.Join(want, "|") {
+		t.Fatalf("added = %q\nwant    %q", added, want)
 	}
-	// A complete summary is left alone.
-	full := got
-	again, added := Check(full, st)
-	if len(added) != 0 || again != full {
+	// A checked summary passes the check unchanged.
+	again, added := Check(got, st)
+	if len(added) != 0 || again != got {
 		t.Fatalf("second check added %q", added)
 	}
 }
 
-func TestUsable(t *testing.T) {
-	if Usable("") || Usable("ok") || Usable(strings.Repeat("words ", 40)) {
-		t.Fatal("unstructured text accepted")
+// Summaries as real models write them: headings, bold labels, numbered
+// bold items, plain capitals with colons — all accepted and normalised.
+func TestParseCommonForms(t *testing.T) {
+	forms := map[string]string{
+		"headings":          "## CURRENT TASK\nT\n## COMPLETED SO FAR\nC\n## IN PROGRESS / NEXT\nN\n## KEY FACTS\nK\n## BLOCKED / ISSUES\nnone\n## DURABLE FACTS\n- The user prefers tabs.",
+		"bold labels":       "**Current Task:** T\n\n**Completed so far:** C\n\n**In progress / next:** N\n\n**Key facts:** K\n\n**Blocked / issues:** none\n\n**Durable facts:**\n- The user prefers tabs.",
+		"numbered bold":     "Here is the summary.\n1. **CURRENT TASK**: T\n2. **COMPLETED SO FAR**: C\n3. **IN PROGRESS-NEXT**: N\n4. **KEY FACTS**: K\n5. **BLOCKED-ISSUES**: none\n6. **DURABLE FACTS**:\n   - The user prefers tabs.",
+		"numbered headings": "### 1. Current task\nT\n### 2. Completed\nC\n### 3. Next steps\nN\n### 4. Key facts\nK\n### 5. Blockers\nnone\n### 6. Durable facts\n* The user prefers tabs.",
+		"capitals":          "CURRENT TASK: T\nCOMPLETED SO FAR: C\nIN PROGRESS / NEXT: N\nKEY FACTS: K\nBLOCKED / ISSUES: none\nDURABLE FACTS:\n- The user prefers tabs.",
 	}
-	if !Usable("## CURRENT TASK\nsomething long enough to count as a summary here\n## COMPLETED SO FAR\nmore words here") {
-		t.Fatal("structured summary refused")
+	for name, reply := range forms {
+		p, err := Parse(reply)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		want := "## CURRENT TASK\nT\n\n## COMPLETED SO FAR\nC\n\n## IN PROGRESS / NEXT\nN\n\n## KEY FACTS\nK\n\n## BLOCKED / ISSUES\nnone\n"
+		if got := p.Text(); got != want {
+			t.Errorf("%s: normalised to\n%s", name, got)
+		}
+		if len(p.Facts) != 1 || p.Facts[0] != "The user prefers tabs." {
+			t.Errorf("%s: facts %q", name, p.Facts)
+		}
+	}
+	// Items that merely start like a label are not parts.
+	p, err := Parse("## CURRENT TASK\nT\n## COMPLETED SO FAR\n1. Completed the parser\n- in progress with tests\nCompleted so far we have nothing else")
+	if err != nil || !strings.Contains(p.Sections["COMPLETED SO FAR"], "1. Completed the parser\n- in progress with tests\nCompleted so far we") {
+		t.Fatalf("items split the part: %v %q", err, p.Sections)
+	}
+}
+
+func TestParseRejectsUnstructuredReplies(t *testing.T) {
+	for reply, why := range map[string]string{
+		"":                                 "none of the five parts",
+		"I could not summarize this.":      "none of the five parts",
+		strings.Repeat("words ", 40):       "none of the five parts",
+		"## KEY FACTS\nonly one part here": "only KEY FACTS",
+	} {
+		if _, err := Parse(reply); err == nil || !strings.Contains(err.Error(), why) {
+			t.Errorf("Parse(%.30q) = %v, want %q", reply, err, why)
+		}
+	}
+}
+
+func TestCapKeepsEveryPart(t *testing.T) {
+	p, _ := Parse("## CURRENT TASK\n" + strings.Repeat("task line\n", 2000) + "## COMPLETED SO FAR\ndone\n## KEY FACTS\n" + strings.Repeat("fact\n", 5000))
+	c, cut := p.Cap(4000)
+	if !cut || len(c.Text()) > 5200 || c.Sections["COMPLETED SO FAR"] != "done" || !strings.Contains(c.Sections["KEY FACTS"], "cut by the harness") {
+		t.Fatalf("cut=%v len=%d %q", cut, len(c.Text()), c.Sections["COMPLETED SO FAR"])
+	}
+}
+
+// Every replaced message lands in exactly one part, in order, and no part
+// splits a tool call from its results.
+func TestSplitCoversEveryMessage(t *testing.T) {
+	var ms []chat.Message
+	for i := 0; i < 300; i++ {
+		ms = append(ms, chat.Message{Role: chat.Assistant, Content: fmt.Sprintf("ITEM-%d", i), ToolCalls: []chat.ToolCall{{ID: fmt.Sprint(i), Name: "read_file"}}},
+			chat.Message{Role: chat.Tool, ToolCallID: fmt.Sprint(i), ToolName: "read_file", Content: strings.Repeat("data ", 200)})
+	}
+	parts := Split(ms, 20000)
+	if len(parts) < 3 {
+		t.Fatalf("%d parts", len(parts))
+	}
+	n := 0
+	for _, p := range parts {
+		if p[0].Role == chat.Tool {
+			t.Fatal("a part starts with a tool result")
+		}
+		tr := Transcript(p, 20000)
+		if strings.Contains(tr, "omitted") {
+			t.Fatal("a part's transcript dropped messages")
+		}
+		for _, m := range p {
+			if m.Role == chat.Assistant {
+				if !strings.Contains(tr, fmt.Sprintf("ITEM-%d\n", n)) {
+					t.Fatalf("ITEM-%d missing", n)
+				}
+				n++
+			}
+		}
+	}
+	if n != 300 {
+		t.Fatalf("%d of 300 messages covered", n)
 	}
 }
 
@@ -73,8 +154,8 @@ func TestHeuristicSummaryFromTheRecord(t *testing.T) {
 			t.Errorf("heuristic summary lacks %q:\n%s", want, h)
 		}
 	}
-	if !Usable(h) {
-		t.Fatal("the heuristic summary is not usable")
+	if p, err := Parse(h); err != nil || len(p.Sections) != 5 {
+		t.Fatalf("the heuristic summary does not parse: %v", err)
 	}
 }
 

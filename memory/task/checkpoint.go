@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -32,10 +33,9 @@ func Render(s *State, c Checkpoint) string {
 	b.WriteString(quote(s.OriginalRequest) + "\n\n")
 	if len(s.FollowUps) > 0 {
 		b.WriteString("### Follow-ups from the user\n\n")
-		for _, f := range s.FollowUps {
-			b.WriteString("- " + firstLine(f, 300) + "\n")
+		for i, f := range s.FollowUps {
+			fmt.Fprintf(&b, "%d.\n%s\n\n", i+1, quote(f))
 		}
-		b.WriteString("\n")
 	}
 
 	b.WriteString("## Initial Plan / Understanding\n\n")
@@ -68,14 +68,19 @@ func Render(s *State, c Checkpoint) string {
 		b.WriteString(firstLine(line, 240) + "\n")
 	}
 	b.WriteString("\n## Files Touched\n\n")
-	if len(s.Files) == 0 {
+	if len(s.Files)+len(s.FilesRead) == 0 {
 		b.WriteString("_(none)_\n")
 	}
 	for _, f := range s.Files {
-		b.WriteString("- " + f + "\n")
+		b.WriteString("- " + f + " (written)\n")
+	}
+	for _, f := range s.FilesRead {
+		if !slices.Contains(s.Files, f) {
+			b.WriteString("- " + f + " (read)\n")
+		}
 	}
 	b.WriteString("\n## Stats\n\n")
-	fmt.Fprintf(&b, "- Tool calls: %d\n- Anchors injected: %d\n- Compactions: %d\n", s.ToolCalls, s.Anchors, s.Compactions)
+	fmt.Fprintf(&b, "- Tool calls: %d\n- Anchor: #%d\n- Compactions: %d\n", s.ToolCalls, s.Anchors, s.Compactions)
 	fmt.Fprintf(&b, "- Tokens: %d in, %d out\n- Context: %d tokens\n", s.TokensIn, s.TokensOut, c.Context)
 	if !s.StartedAt.IsZero() {
 		fmt.Fprintf(&b, "- Started: %s\n", s.StartedAt.UTC().Format(time.RFC3339))

@@ -53,15 +53,20 @@ type Action struct {
 // locks): the agent that owns it is its only writer.
 type State struct {
 	OriginalRequest  string    `json:"original_request"`
+	RequestID        int64     `json:"request_id,omitempty"`    // where the whole request is stored (read_tool_output), 0: not stored
 	Understanding    string    `json:"understanding,omitempty"` // first plan-like reply, captured once
-	FollowUps        []string  `json:"follow_ups,omitempty"`    // later user messages in the same task
+	FollowUps        []string  `json:"follow_ups,omitempty"`    // every later user message of this task, whole
+	FollowUpIDs      []int64   `json:"follow_up_ids,omitempty"` // parallel to FollowUps: where a long one is stored
 	Plan             []Step    `json:"plan,omitempty"`
 	ToolCalls        int       `json:"tool_calls"`
-	LastAnchorAt     int       `json:"last_anchor_at"`     // tool-call count when the last anchor was injected
-	Anchors          int       `json:"anchors"`            // reminders injected so far
-	LastCheckpointAt int       `json:"last_checkpoint_at"` // tool-call count at the last periodic checkpoint
+	LastAnchorAt     int       `json:"last_anchor_at"`       // tool-call count when the anchor number last advanced
+	Anchors          int       `json:"anchors"`              // the task block's anchor number
+	LastCheckpointAt int       `json:"last_checkpoint_at"`   // tool-call count at the last periodic checkpoint
+	Checkpoint       string    `json:"checkpoint,omitempty"` // path of the latest checkpoint written
 	Compactions      int       `json:"compactions"`
-	Files            []string  `json:"files,omitempty"` // files touched, in first-touch order
+	Files            []string  `json:"files,omitempty"`      // files written, in first-touch order
+	FilesRead        []string  `json:"files_read,omitempty"` // files read, in first-read order
+	Previous         string    `json:"previous,omitempty"`   // one line about the task before this one
 	Recent           []Action  `json:"recent,omitempty"`
 	TokensIn         int       `json:"tokens_in"`
 	TokensOut        int       `json:"tokens_out"`
@@ -98,21 +103,118 @@ func (s *State) IsNewTask(msg string) bool {
 			return false
 		}
 	}
-	return true
+	// A finished task is reopened by a message about it: one that names
+	// its files or shares its distinctive words ("also check file 7 again").
+	return !s.RefersTo(msg)
 }
 
-// Begin resets the state for a new task.
+// reopenWords start a message that adds to the work just done.
+var reopenWords = regexp.MustCompile(`(?i)^\s*(also|and also|additionally|again|one more|as well|plus|and)\b`)
+
+// RefersTo reports whether msg is about this task: it names one of its
+// files (path or base name), or it starts like an addition ("also …") and
+// shares a distinctive word with the task, or it shares two.
+func (s *State) RefersTo(msg string) bool {
+	lower := strings.ToLower(msg)
+	for _, f := range append(slices.Clone(s.Files), s.FilesRead...) {
+		f = strings.ToLower(f)
+		base := f[strings.LastIndexByte(f, '/')+1:]
+		if strings.Contains(lower, f) || (len(base) >= 4 && strings.Contains(lower, base)) {
+			return true
+		}
+	}
+	taskWords := map[string]bool{}
+	var texts []string
+	texts = append(texts, s.OriginalRequest)
+	texts = append(texts, s.FollowUps...)
+	for _, st := range s.Plan {
+		texts = append(texts, st.Title)
+	}
+	for _, t := range texts {
+		for _, w := range Words(t) {
+			taskWords[w] = true
+		}
+	}
+	shared := 0
+	for _, w := range Words(msg) {
+		if taskWords[w] {
+			shared++
+			delete(taskWords, w)
+		}
+	}
+	if reopenWords.MatchString(msg) {
+		return shared >= 1
+	}
+	return shared >= 2
+}
+
+// stopWords are too common to tie a message to a task.
+var stopWords = map[string]bool{
+	"the": true, "and": true, "for": true, "with": true, "this": true, "that": true, "then": true, "than": true,
+	"from": true, "into": true, "your": true, "you": true, "are": true, "was": true, "were": true, "have": true,
+	"has": true, "not": true, "but": true, "all": true, "any": true, "can": true, "could": true, "would": true,
+	"should": true, "will": true, "please": true, "also": true, "again": true, "now": true, "what": true,
+	"which": true, "when": true, "where": true, "how": true, "why": true, "who": true, "make": true,
+	"some": true, "more": true, "each": true, "every": true,
+	"about": true, "there": true, "their": true, "them": true, "they": true, "its": true, "just": true, "like": true,
+	"want": true, "need": true, "use": true, "using": true, "new": true, "one": true, "two": true, "get": true,
+}
+
+var wordRe = regexp.MustCompile(`[\p{L}\p{N}_][\p{L}\p{N}_.-]*[\p{L}\p{N}_]|[\p{L}\p{N}]`)
+
+// Words are the distinctive words of a text: lower case, at least three
+// characters or a number, no stop words.
+func Words(text string) []string {
+	var out []string
+	for _, w := range wordRe.FindAllString(strings.ToLower(text), -1) {
+		_, numErr := strconv.Atoi(w)
+		if stopWords[w] || (len(w) < 3 && numErr != nil) {
+			continue
+		}
+		if len(w) > 4 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
+			w = w[:len(w)-1] // files → file: plurals name the same thing
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// Begin resets the state for a new task. Nothing of the previous task is
+// carried but one line saying what it was and how it ended.
 func (s *State) Begin(request string, now time.Time) {
-	*s = State{OriginalRequest: request, StartedAt: now}
+	prev := ""
+	if s.Active() {
+		status := "unfinished"
+		if s.Finished {
+			status = "done"
+		}
+		prev = "Previous task: " + firstLine(s.OriginalRequest, 160) + " (" + status + ")"
+	}
+	*s = State{OriginalRequest: request, StartedAt: now, Previous: prev}
 }
 
-// FollowUp records a user message that continues the task.
+// MaxFollowUps bounds the follow-ups one task keeps; past it the oldest
+// ones go (a task that long has been restated many times over).
+const MaxFollowUps = 50
+
+// FollowUp records a user message that continues (or reopens) the task.
 func (s *State) FollowUp(msg string) {
 	s.FollowUps = append(s.FollowUps, msg)
-	if len(s.FollowUps) > 5 {
-		s.FollowUps = s.FollowUps[len(s.FollowUps)-5:]
+	for len(s.FollowUpIDs) < len(s.FollowUps) {
+		s.FollowUpIDs = append(s.FollowUpIDs, 0)
+	}
+	if n := len(s.FollowUps); n > MaxFollowUps {
+		s.FollowUps = slices.Clone(s.FollowUps[n-MaxFollowUps:])
+		s.FollowUpIDs = slices.Clone(s.FollowUpIDs[len(s.FollowUpIDs)-MaxFollowUps:])
 	}
 	s.Finished = false
+}
+
+// SetLastFollowUpID records where the latest follow-up is stored whole.
+func (s *State) SetLastFollowUpID(id int64) {
+	if n := len(s.FollowUpIDs); n > 0 {
+		s.FollowUpIDs[n-1] = id
+	}
 }
 
 // Observe records an assistant reply: the first plan-like one becomes the
@@ -137,18 +239,24 @@ func (s *State) SetPlan(steps []Step) {
 	}
 }
 
-// Record counts one finished tool call.
-func (s *State) Record(a Action, files []string) {
+// Record counts one finished tool call with the files it wrote and read.
+func (s *State) Record(a Action, written, read []string) {
 	s.ToolCalls++
 	s.Recent = append(s.Recent, a)
 	if len(s.Recent) > MaxRecent {
 		s.Recent = slices.Clone(s.Recent[len(s.Recent)-MaxRecent:])
 	}
-	for _, f := range files {
-		if f != "" && !slices.Contains(s.Files, f) {
-			s.Files = append(s.Files, f)
+	s.Files = addNew(s.Files, written)
+	s.FilesRead = addNew(s.FilesRead, read)
+}
+
+func addNew(list, add []string) []string {
+	for _, f := range add {
+		if f != "" && !slices.Contains(list, f) {
+			list = append(list, f)
 		}
 	}
+	return list
 }
 
 // CurrentStep returns the step in progress, else the first one not done.

@@ -100,7 +100,7 @@ func TestPlanBecomesUnderstandingWhenNoTextPlan(t *testing.T) {
 func TestRecordKeepsTheLast20(t *testing.T) {
 	var s State
 	for i := 0; i < 50; i++ {
-		s.Record(Action{Tool: "grep", Brief: "pattern=x", OK: true}, []string{"a.go", "b.go"})
+		s.Record(Action{Tool: "grep", Brief: "pattern=x", OK: true}, []string{"a.go", "b.go"}, nil)
 	}
 	if s.ToolCalls != 50 || len(s.Recent) != MaxRecent || len(s.Files) != 2 {
 		t.Fatalf("calls=%d recent=%d files=%v", s.ToolCalls, len(s.Recent), s.Files)
@@ -111,7 +111,7 @@ func TestCheckpointIsWrittenAtomicallyWithEverySection(t *testing.T) {
 	dir := t.TempDir()
 	s := State{OriginalRequest: "Build the thing\nwith details", Understanding: "1. a\n2. b", ToolCalls: 31}
 	s.SetPlan([]Step{{Title: "a", Status: Done}, {Title: "b", Status: Todo}})
-	s.Record(Action{Tool: "edit_file", Brief: "path=x.go", OK: false, Note: "old_string not found", At: time.Now()}, []string{"x.go"})
+	s.Record(Action{Tool: "edit_file", Brief: "path=x.go", OK: false, Note: "old_string not found", At: time.Now()}, []string{"x.go"}, nil)
 	path, err := Write(dir, &s, Checkpoint{AgentID: "coder#2", Persona: "coder", Session: "s1", Reason: "periodic", SavedAt: time.Now()})
 	if err != nil {
 		t.Fatal(err)
@@ -138,5 +138,49 @@ func TestCheckpointUnwritableDir(t *testing.T) {
 	s := State{OriginalRequest: "x"}
 	if _, err := Write(block, &s, Checkpoint{AgentID: "a"}); err == nil {
 		t.Fatal("writing under a file succeeded")
+	}
+}
+
+// Task boundaries: a finished task is followed by a new one unless the
+// message refers to it (its files or its distinctive words).
+func TestFinishedTaskReopensOnlyWhenReferredTo(t *testing.T) {
+	var s State
+	s.Begin("Audit the config loader in config/load.go for unchecked errors", time.Now())
+	s.Record(Action{Tool: "read_file"}, nil, []string{"config/load.go"})
+	s.Record(Action{Tool: "write_file"}, []string{"notes/file7.md"}, nil)
+	s.Finished = true
+	cases := []struct {
+		msg    string
+		reopen bool
+	}{
+		{"also check file7.md again", true},                             // names a file
+		{"look at load.go once more", true},                             // base name of a file read
+		{"also audit the parser", true},                                 // "also" + a distinctive word (audit)
+		{"the config loader misses unchecked errors in main too", true}, // two distinctive words
+		{"Write a haiku about autumn", false},
+		{"What is the capital of France?", false},
+	}
+	for _, c := range cases {
+		if got := !s.IsNewTask(c.msg); got != c.reopen {
+			t.Errorf("%q: reopen = %v, want %v", c.msg, got, c.reopen)
+		}
+	}
+	s.Begin("Write a haiku about autumn", time.Now())
+	if s.Previous != "Previous task: Audit the config loader in config/load.go for unchecked errors (done)" ||
+		len(s.Files)+len(s.FilesRead)+s.ToolCalls != 0 {
+		t.Fatalf("new task state: %+v", s)
+	}
+}
+
+// Every follow-up is kept whole, with the id of a stored long one.
+func TestEveryFollowUpIsKept(t *testing.T) {
+	var s State
+	s.Begin("task", time.Now())
+	for i := 0; i < 8; i++ {
+		s.FollowUp(strings.Repeat("f", i+1))
+	}
+	s.SetLastFollowUpID(99)
+	if len(s.FollowUps) != 8 || s.FollowUps[0] != "f" || s.FollowUpIDs[7] != 99 || s.FollowUpIDs[0] != 0 {
+		t.Fatalf("follow-ups %q ids %v", s.FollowUps, s.FollowUpIDs)
 	}
 }

@@ -30,7 +30,7 @@ type Output struct {
 	Estimate  int            // the same before calibration (to calibrate against usage)
 	Threshold int            // summarization threshold for this model
 	Hard      int            // hard-fallback limit for this model
-	Anchor    *chat.Message  // a new task anchor appended at the end: the caller stores it
+	Block     *chat.Message  // the live task block appended at the end (nil before the first tool call)
 	Summarize bool           // over the threshold: summarize, then Build again
 	Fallback  bool           // the hard fallback cut the context
 	Shrunk    int            // stale outputs shrunk to their preview line
@@ -51,18 +51,20 @@ func Build(in Input) Output {
 	// One copy of the history, with the system prompt in front: every
 	// rewrite below works on this copy, never on the caller's messages.
 	buf := make([]chat.Message, 1, len(in.History)+2)
-	buf = appendLatestAnchor(buf, in.History)
+	buf = appendLive(buf, in.History)
 	h := buf[1:]
-	if in.Task != nil && anchorDue(in.Task, h, s) {
-		a := Anchor(in.Task)
-		a.Tokens = tokens.Message(c, a)
-		h = dropAnchors(h)
-		h = append(h, a)
-		out.Anchor = &a
+	var block chat.Message
+	if in.Task != nil && blockDue(in.Task) {
+		block = TaskBlock(in.Task, s)
+		block.Tokens = tokens.Message(c, block)
+		out.Block = &block
 	}
 
 	h, out.Faded = fadeFailures(h)
 	h, out.Shrunk = shrinkStale(h, s.StaleAfter)
+	var args int
+	h, args = shrinkArgs(h, s.StaleAfter, s.OffloadChars, s.HugeArgs)
+	out.Shrunk += args
 	if in.Recovery {
 		h, out.Cut = recoveryCut(h, s.RecoveryKeep, s.RecoveryCut, c)
 	}
@@ -74,7 +76,8 @@ func Build(in Input) Output {
 	if sys.Tokens <= 0 {
 		sys.Tokens = tokens.Message(c, sys)
 	}
-	fixed := sys.Tokens + in.ToolTokens
+	// The block is always sent whole and last: it counts as fixed cost.
+	fixed := sys.Tokens + in.ToolTokens + block.Tokens
 	scale := func(n int) int {
 		if in.Scale <= 0 {
 			return n
@@ -96,43 +99,29 @@ func Build(in Input) Output {
 	// is a copy onto itself; after a repair or fallback it copies h in.
 	buf[0] = sys
 	out.Messages = append(buf[:1], h...)
+	if out.Block != nil {
+		out.Messages = append(out.Messages, block)
+	}
 	return out
 }
 
-// anchorDue: the count moved AnchorEvery past the last anchor and the model
-// is about to continue after tool results (a new user message needs none).
-func anchorDue(st *task.State, h []chat.Message, s Settings) bool {
-	if !st.Active() || st.ToolCalls == 0 || st.ToolCalls-st.LastAnchorAt < s.AnchorEvery {
-		return false
-	}
-	return len(h) > 0 && h[len(h)-1].Role == chat.Tool
+// blockDue: the task block is sent once the task has made a tool call.
+func blockDue(st *task.State) bool {
+	return st.Active() && st.ToolCalls > 0
 }
 
-// appendLatestAnchor appends h to dst, keeping only the latest anchor.
-func appendLatestAnchor(dst, h []chat.Message) []chat.Message {
-	last := -1
+// appendLive appends h to dst without the task-state copies older
+// versions stored in the history (anchors, [ACTIVE TASK] blocks): the live
+// block replaces them all.
+func appendLive(dst, h []chat.Message) []chat.Message {
 	for i := range h {
-		if h[i].Kind == chat.KindAnchor {
-			last = i
-		}
-	}
-	for i := range h {
-		if h[i].Kind == chat.KindAnchor && i != last {
+		switch h[i].Kind {
+		case chat.KindAnchor, chat.KindActiveTask, chat.KindTaskBlock:
 			continue
 		}
 		dst = append(dst, h[i])
 	}
 	return dst
-}
-
-func dropAnchors(h []chat.Message) []chat.Message {
-	out := h[:0]
-	for _, m := range h {
-		if m.Kind != chat.KindAnchor {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 func callsByID(h []chat.Message) map[string]chat.ToolCall {
@@ -226,11 +215,52 @@ func shrinkStale(h []chat.Message, keep int) ([]chat.Message, int) {
 	return h, n
 }
 
+// shrinkArgs shrinks tool-call arguments the way outputs shrink: those
+// longer than limit in a call more than keep messages from the end, and
+// those longer than huge anywhere (a 10 MB write_file would otherwise ride
+// along with every request). The stored history keeps them whole.
+func shrinkArgs(h []chat.Message, keep, limit, huge int) ([]chat.Message, int) {
+	n := 0
+	for i := range h {
+		if len(h[i].ToolCalls) == 0 {
+			continue
+		}
+		stale := i < len(h)-keep
+		var tcs []chat.ToolCall
+		for k, tc := range h[i].ToolCalls {
+			if len(tc.Arguments) <= huge && (!stale || len(tc.Arguments) <= limit) {
+				continue
+			}
+			if tcs == nil {
+				tcs = make([]chat.ToolCall, len(h[i].ToolCalls))
+				copy(tcs, h[i].ToolCalls)
+			}
+			tcs[k].Arguments = compactArgs(tc.Arguments, 200)
+			n++
+		}
+		if tcs != nil {
+			h[i].ToolCalls = tcs
+			h[i].Tokens = 0
+		}
+	}
+	return h, n
+}
+
 // recoveryCut keeps the newest keep tool outputs whole and cuts the others
-// to cut characters (PRODUCT §3.8).
+// to cut characters, and the arguments of all but the newest calls too
+// (PRODUCT §3.8).
 func recoveryCut(h []chat.Message, keep, cut int, c tokens.Counter) ([]chat.Message, int) {
-	n, seen := 0, 0
+	n, seen, calls := 0, 0, 0
 	for i := len(h) - 1; i >= 0; i-- {
+		if len(h[i].ToolCalls) > 0 {
+			calls++
+			if calls > keep {
+				var cutOne bool
+				if h[i], cutOne = cutArgs(h[i], cut); cutOne {
+					n++
+				}
+			}
+		}
 		if h[i].Role != chat.Tool {
 			continue
 		}
@@ -249,13 +279,14 @@ func recoveryCut(h []chat.Message, keep, cut int, c tokens.Counter) ([]chat.Mess
 	return h, n
 }
 
-// hardFallback keeps the summary messages, the latest anchor and only the
-// last keep messages (then 10), and finally clips the largest contents, so
-// the context fits under limit whatever happened (PRODUCT §3.7).
+// hardFallback keeps the summary messages and only the last keep messages
+// (then 10), and finally clips the largest contents, so the context fits
+// under limit whatever happened (PRODUCT §3.7). The task block is added
+// after it by Build, so it is never cut.
 func hardFallback(h []chat.Message, keep int, count func([]chat.Message) int, limit int, c tokens.Counter) []chat.Message {
 	var pinned []chat.Message
 	for _, m := range h {
-		if m.Kind == chat.KindSummary || m.Kind == chat.KindActiveTask {
+		if m.Kind == chat.KindSummary {
 			pinned = append(pinned, m)
 		}
 	}
@@ -263,23 +294,11 @@ func hardFallback(h []chat.Message, keep int, count func([]chat.Message) int, li
 		start := SplitPoint(h, k)
 		var out []chat.Message
 		out = append(out, pinned...)
-		anchorKept := false
 		for _, m := range h[start:] {
-			if m.Kind == chat.KindSummary || m.Kind == chat.KindActiveTask {
+			if m.Kind == chat.KindSummary {
 				continue
 			}
-			if m.Kind == chat.KindAnchor {
-				anchorKept = true
-			}
 			out = append(out, m)
-		}
-		if !anchorKept {
-			for i := len(h) - 1; i >= 0; i-- {
-				if h[i].Kind == chat.KindAnchor {
-					out = append(out, h[i])
-					break
-				}
-			}
 		}
 		out, _ = Repair(out)
 		return out
@@ -289,20 +308,55 @@ func hardFallback(h []chat.Message, keep int, count func([]chat.Message) int, li
 		out = build(10)
 	}
 	for limit > 0 && count(out) > limit {
-		// Clip the biggest message by half until it fits.
+		// Clip the biggest message (content or call arguments) by half
+		// until it fits.
 		big := 0
 		for i := range out {
-			if len(out[i].Content) > len(out[big].Content) {
+			if size(out[i]) > size(out[big]) {
 				big = i
 			}
 		}
-		if len(out[big].Content) < 200 {
+		if size(out[big]) < 200 {
 			break
 		}
-		out[big].Content = clipRunes(out[big].Content, len(out[big].Content)/2) + "\n[cut by the hard context limit]"
+		if len(out[big].Content) >= size(out[big])/2 {
+			out[big].Content = clipRunes(out[big].Content, len(out[big].Content)/2) + "\n[cut by the hard context limit]"
+		} else {
+			out[big], _ = cutArgs(out[big], 0)
+		}
 		out[big].Tokens = tokens.Message(c, out[big])
 	}
 	return out
+}
+
+// size is a message's characters, content and call arguments.
+func size(m chat.Message) int {
+	n := len(m.Content)
+	for _, tc := range m.ToolCalls {
+		n += len(tc.Arguments)
+	}
+	return n
+}
+
+// cutArgs compacts the arguments of m's calls longer than over (0: the
+// longest one, by half at least); it reports whether anything changed.
+func cutArgs(m chat.Message, over int) (chat.Message, bool) {
+	changed := false
+	tcs := make([]chat.ToolCall, len(m.ToolCalls))
+	copy(tcs, m.ToolCalls)
+	for k, tc := range tcs {
+		if len(tc.Arguments) > max(over, 300) {
+			if c := compactArgs(tc.Arguments, min(200, max(over, 100))); len(c) < len(tc.Arguments) {
+				tcs[k].Arguments = c
+				changed = true
+			}
+		}
+	}
+	if changed {
+		m.ToolCalls = tcs
+		m.Tokens = 0
+	}
+	return m, changed
 }
 
 // SplitPoint returns the index where the last keep messages start, moved
@@ -356,7 +410,7 @@ func compactArgs(args string, max int) string {
 	}
 	for k, v := range m {
 		if s, ok := v.(string); ok && len(s) > max {
-			m[k] = clipRunes(s, max) + fmt.Sprintf("…(%d chars)", len(s))
+			m[k] = clipRunes(s, max) + fmt.Sprintf("…[%s chars in all; cut from the context — the call ran with the whole value]", commas(len(s)))
 		}
 	}
 	b, err := json.Marshal(m)

@@ -29,21 +29,32 @@ func state(calls, lastAnchor int) *task.State {
 	return &task.State{OriginalRequest: "refactor the parser", Understanding: "1. read the parser\n2. split it", ToolCalls: calls, LastAnchorAt: lastAnchor}
 }
 
-func TestAnchorCadenceAndPlacement(t *testing.T) {
+// blocks returns the task blocks of a context.
+func blocks(ms []chat.Message) []chat.Message {
+	var out []chat.Message
+	for _, m := range ms {
+		if strings.Contains(m.Content, BlockHeader) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// The live task block: one, at the end of every request once the task made
+// a tool call, with its anchor number advancing every five calls.
+func TestTaskBlockIsLastAndOnlyOne(t *testing.T) {
 	cases := []struct {
 		name       string
 		calls      int
-		lastAnchor int
 		endsInTool bool
-		want       bool
+		want       string // "" = no block
 	}{
-		{"before the fifth call", 4, 0, true, false},
-		{"at the fifth call", 5, 0, true, true},
-		{"batch jumps past five", 7, 0, true, true},
-		{"four after the last anchor", 9, 5, true, false},
-		{"five after the last anchor", 10, 5, true, true},
-		{"new user turn needs none", 10, 5, false, false},
-		{"no task", 0, 0, true, false},
+		{"no tool call yet", 0, true, ""},
+		{"first call", 1, true, "[TASK — anchor #0"},
+		{"at the fifth call", 5, true, "[TASK — anchor #1"},
+		{"batch jumps past five", 7, true, "[TASK — anchor #1"},
+		{"at the tenth call", 10, true, "[TASK — anchor #2"},
+		{"after a new user message too", 10, false, "[TASK — anchor #2"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -51,55 +62,83 @@ func TestAnchorCadenceAndPlacement(t *testing.T) {
 			if !c.endsInTool {
 				h = append(h, chat.UserText("and also this"))
 			}
-			st := state(c.calls, c.lastAnchor)
+			st := state(c.calls, 0)
+			st.SetPlan([]task.Step{{Title: "read the parser", Status: task.Done}, {Title: "split it", Status: task.InProgress}})
+			st.FilesRead = []string{"f1.go"}
+			st.Files = []string{"lexer.go"}
+			st.Checkpoint = ".agent/default/active_task.md"
 			out := Build(Input{History: h, Task: st})
-			if (out.Anchor != nil) != c.want {
-				t.Fatalf("anchor = %v, want %v", out.Anchor != nil, c.want)
-			}
-			if !c.want {
+			got := blocks(out.Messages)
+			if c.want == "" {
+				if len(got) != 0 || out.Block != nil {
+					t.Fatalf("a block before the first tool call: %v", got)
+				}
 				return
 			}
-			last := out.Messages[len(out.Messages)-1]
-			if last.Kind != chat.KindAnchor {
-				t.Fatalf("the anchor is not at the end: last message %+v", last)
+			if len(got) != 1 {
+				t.Fatalf("%d task blocks, want 1", len(got))
 			}
-			for _, want := range []string{"[TASK ANCHOR — Reminder #1]", "Original request:\nrefactor the parser", "Your expanded understanding:\n1. read the parser", fmt.Sprintf("Tool calls so far: %d.", c.calls), "What is the NEXT step?"} {
+			last := out.Messages[len(out.Messages)-1]
+			if last.Kind != chat.KindTaskBlock || last.Role != chat.User {
+				t.Fatalf("the block is not at the end: last message %+v", last)
+			}
+			for _, want := range []string{c.want + " —", "Original request:\nrefactor the parser", "Your expanded understanding:\n1. read the parser",
+				"1. [DONE] read the parser\n2. [IN PROGRESS] split it", "Current step: 2. split it", "Files read: f1.go", "Files written: lexer.go",
+				fmt.Sprintf("Tool calls so far: %d.", c.calls), "Latest checkpoint: .agent/default/active_task.md", "What is the NEXT step?"} {
 				if !strings.Contains(last.Content, want) {
-					t.Fatalf("anchor lacks %q:\n%s", want, last.Content)
+					t.Fatalf("block lacks %q:\n%s", want, last.Content)
 				}
+			}
+			if err := Validate(out.Messages[1:]); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}
 }
 
-func TestOnlyTheLatestAnchorStays(t *testing.T) {
+// Copies of the task state that older versions stored in the history
+// (anchors, [ACTIVE TASK] blocks) are never sent: the live block replaces
+// them.
+func TestStoredTaskCopiesAreNotSent(t *testing.T) {
 	h := history(12, 10)
-	h = append(h[:5], append([]chat.Message{{Role: chat.User, Kind: chat.KindAnchor, Content: "old anchor 1"}}, h[5:]...)...)
-	h = append(h, chat.Message{Role: chat.User, Kind: chat.KindAnchor, Content: "old anchor 2"})
+	h = append(h[:5], append([]chat.Message{{Role: chat.User, Kind: chat.KindAnchor, Content: "[TASK ANCHOR — Reminder #1] old"}}, h[5:]...)...)
+	h = append(h, chat.Message{Role: chat.User, Kind: chat.KindActiveTask, Content: "[ACTIVE TASK — DO NOT FORGET] old plan"})
 	h = append(h, history(1, 10)[1:]...)
 	h[len(h)-2].ToolCalls[0].ID = "z1"
 	h[len(h)-1].ToolCallID = "z1"
 
-	out := Build(Input{History: h, Task: state(12, 10)})
-	var anchors []string
+	out := Build(Input{History: h, Task: state(13, 10)})
 	for _, m := range out.Messages {
-		if m.Kind == chat.KindAnchor {
-			anchors = append(anchors, m.Content)
+		if m.Kind == chat.KindAnchor || m.Kind == chat.KindActiveTask || strings.Contains(m.Content, "old plan") || strings.Contains(m.Content, "Reminder #1") {
+			t.Fatalf("a stored task copy was sent: %q", m.Content)
 		}
 	}
-	if len(anchors) != 1 || anchors[0] != "old anchor 2" {
-		t.Fatalf("anchors = %q, want only the latest", anchors)
+	if n := len(blocks(out.Messages)); n != 1 {
+		t.Fatalf("%d blocks", n)
 	}
-	// A new anchor replaces every older one.
-	out = Build(Input{History: h, Task: state(15, 10)})
-	n := 0
-	for _, m := range out.Messages {
-		if m.Kind == chat.KindAnchor {
-			n++
+}
+
+// A request over RequestChars is quoted head + tail with the id that reads
+// it; the marker at its very end survives.
+func TestLongRequestHeadTailAndID(t *testing.T) {
+	req := strings.Repeat("requirement line of the long request\n", 400) + "END-MARKER"
+	st := &task.State{OriginalRequest: req, RequestID: 42, ToolCalls: 3, FollowUps: []string{"short follow-up", strings.Repeat("y", 9000) + "FU-END"}, FollowUpIDs: []int64{0, 43}}
+	out := Build(Input{History: history(3, 10), Task: st})
+	b := out.Messages[len(out.Messages)-1].Content
+	for _, want := range []string{"[request #42: 14,810 chars", "read_tool_output(id=42)", "END-MARKER", "requirement line of the long request",
+		"Follow-up 1 from the user:\nshort follow-up", "[follow-up #43: 9,006 chars", "FU-END"} {
+		if !strings.Contains(b, want) {
+			t.Fatalf("block lacks %q", want)
 		}
 	}
-	if n != 1 || out.Anchor == nil || out.Messages[len(out.Messages)-1].Kind != chat.KindAnchor {
-		t.Fatalf("want exactly the new anchor at the end; %d anchors", n)
+	if len(b) > 16000 {
+		t.Fatalf("block is %d chars", len(b))
+	}
+	// Under the limit the request is whole.
+	st.OriginalRequest = strings.Repeat("z", 6000) + "WHOLE-END"
+	ms := Build(Input{History: history(3, 10), Task: st}).Messages
+	if last := ms[len(ms)-1].Content; !strings.Contains(last, st.OriginalRequest) {
+		t.Fatal("a 6,000-char request is not whole")
 	}
 }
 
@@ -326,5 +365,36 @@ func TestPreviewShowsHeadAndLongerTail(t *testing.T) {
 	head := strings.Index(p, "omitted")
 	if head < 0 || strings.Count(p[:head], "\n") >= strings.Count(p[head:], "\n") {
 		t.Fatal("the tail is not longer than the head")
+	}
+}
+
+// Tool-call arguments shrink like outputs: long ones once stale, huge ones
+// at once; the hard fallback cuts arguments too, so a 10 MB argument never
+// rides along.
+func TestLongArgumentsShrink(t *testing.T) {
+	h := history(20, 10)
+	h[1].ToolCalls[0].Arguments = `{"path":"a.txt","content":"` + strings.Repeat("s", 5000) + `"}`  // stale, over 2,000
+	h[39].ToolCalls[0].Arguments = `{"path":"b.txt","content":"` + strings.Repeat("r", 5000) + `"}` // recent: kept
+	out := Build(Input{History: h, Settings: Settings{StaleAfter: 15}})
+	if got := out.Messages[2].ToolCalls[0].Arguments; len(got) > 400 || !strings.Contains(got, "5,000 chars in all") || !strings.Contains(got, `"path":"a.txt"`) {
+		t.Fatalf("stale argument: %.300s", got)
+	}
+	if got := out.Messages[40].ToolCalls[0].Arguments; len(got) < 5000 {
+		t.Fatal("a recent argument shrank")
+	}
+	if h[1].ToolCalls[0].Arguments == out.Messages[2].ToolCalls[0].Arguments {
+		t.Fatal("the caller's history was rewritten")
+	}
+
+	huge := history(2, 10)
+	huge[3].ToolCalls[0].Arguments = `{"path":"big.bin","content":"` + strings.Repeat("z", 10<<20) + `"}`
+	out = Build(Input{History: huge, Counter: tokens.Approx{}})
+	if out.Tokens > 2000 || out.Fallback {
+		t.Fatalf("a 10 MB argument: %d tokens, fallback %v", out.Tokens, out.Fallback)
+	}
+	// With the huge rule off, the hard fallback still brings it under.
+	out = Build(Input{History: huge, Counter: tokens.Approx{}, Settings: Settings{HugeArgs: 1 << 30}})
+	if !out.Fallback || out.Tokens > out.Hard {
+		t.Fatalf("hard fallback: %d tokens > %d", out.Tokens, out.Hard)
 	}
 }

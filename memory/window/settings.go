@@ -23,6 +23,18 @@ type Settings struct {
 	RecentActions    int     // tool actions in a checkpoint (20)
 	RecoveryKeep     int     // tool outputs kept whole after a context-length error (3)
 	RecoveryCut      int     // … the others cut to this many characters (1,000)
+	// The task block.
+	RequestChars       int // a request or follow-up longer than this is shown as head + tail + id (8,000)
+	RequestHead        int // … characters of its start (3,000)
+	RequestTail        int // … and of its end (3,000)
+	UnderstandingChars int // the expanded understanding is clipped here (4,000)
+	BlockFiles         int // files read / written listed in the block (40)
+	// Summaries.
+	SummaryMaxTokens int     // a summary's cap in tokens, also the summarizer's max output (8,000)
+	SummaryShare     float64 // … and at most this share of the budget (1/8)
+	HugeArgs         int     // tool-call arguments longer than this shrink even when recent (50,000)
+	LoopNote         int     // the same call with the same result this many times in a row: a harness note (3)
+	LoopStop         int     // … this many times: the run stops (8)
 }
 
 // Defaults returns PRODUCT §3's numbers.
@@ -43,6 +55,17 @@ func Defaults() Settings {
 		RecentActions:    20,
 		RecoveryKeep:     3,
 		RecoveryCut:      1000,
+
+		RequestChars:       8000,
+		RequestHead:        3000,
+		RequestTail:        3000,
+		UnderstandingChars: 4000,
+		BlockFiles:         40,
+		SummaryMaxTokens:   8000,
+		SummaryShare:       0.125,
+		HugeArgs:           50000,
+		LoopNote:           3,
+		LoopStop:           8,
 	}
 }
 
@@ -68,6 +91,18 @@ func (s Settings) WithDefaults() Settings {
 	fill(&s.RecentActions, d.RecentActions)
 	fill(&s.RecoveryKeep, d.RecoveryKeep)
 	fill(&s.RecoveryCut, d.RecoveryCut)
+	fill(&s.RequestChars, d.RequestChars)
+	fill(&s.RequestHead, d.RequestHead)
+	fill(&s.RequestTail, d.RequestTail)
+	fill(&s.UnderstandingChars, d.UnderstandingChars)
+	fill(&s.BlockFiles, d.BlockFiles)
+	fill(&s.SummaryMaxTokens, d.SummaryMaxTokens)
+	fill(&s.HugeArgs, d.HugeArgs)
+	fill(&s.LoopNote, d.LoopNote)
+	fill(&s.LoopStop, d.LoopStop)
+	if s.SummaryShare <= 0 || s.SummaryShare > 1 {
+		s.SummaryShare = d.SummaryShare
+	}
 	if s.SummarizeRatio <= 0 || s.SummarizeRatio > 1 {
 		s.SummarizeRatio = d.SummarizeRatio
 	}

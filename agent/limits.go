@@ -1,0 +1,131 @@
+package agent
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// LimitStore remembers the context limit a provider stated for a model in
+// a context-length error, across sessions. The app keeps it in the user's
+// cache dir; a model catalogue may take its place.
+type LimitStore interface {
+	Limit(model string) (tokens int, ok bool)
+	SaveLimit(model string, tokens int) error
+	Where() string // for messages: where the limits are kept
+}
+
+// limitPatterns are how providers state the limit ("maximum context length
+// is 8192 tokens", "prompt is too long: 210000 tokens > 200000 maximum",
+// llama.cpp's "available context size (4096 tokens)", …). The first
+// capture group is the limit.
+var limitPatterns = []*regexp.Regexp{
+	regexp.MustCompile(`(?i)maximum context length (?:is|of) (\d[\d,]*)`),
+	regexp.MustCompile(`(?i)tokens? > (\d[\d,]*) maximum`),
+	regexp.MustCompile(`(?i)context (?:size|window|length|limit) (?:is |of |= ?|: ?)?\(?(\d[\d,]*)(?: tokens)?\)?`),
+	regexp.MustCompile(`(?i)(?:max_model_len|n_ctx(?:_slot)?|context_length|max_context_length)\s*[=:]?\s*\(?(\d[\d,]*)`),
+	regexp.MustCompile(`(?i)(?:limit|maximum) of (\d[\d,]*) tokens`),
+	regexp.MustCompile(`(?i)(\d[\d,]*)[- ]token (?:context|limit)`),
+}
+
+// ParseContextLimit finds the limit a context-length error states.
+func ParseContextLimit(msg string) (int, bool) {
+	for _, re := range limitPatterns {
+		m := re.FindStringSubmatch(msg)
+		if m == nil {
+			continue
+		}
+		n, err := strconv.Atoi(strings.ReplaceAll(m[1], ",", ""))
+		if err == nil && n >= 256 && n <= 100_000_000 {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// limitFor is the context limit learned for a model: this session's, else
+// the stored one; 0 when none.
+func (d *Deps) limitFor(model string) int {
+	d.limitsMu.Lock()
+	defer d.limitsMu.Unlock()
+	if n, ok := d.learned[model]; ok {
+		return n
+	}
+	n := 0
+	if d.Limits != nil {
+		if l, ok := d.Limits.Limit(model); ok {
+			n = l
+		}
+	}
+	if d.learned == nil {
+		d.learned = map[string]int{}
+	}
+	d.learned[model] = n
+	return n
+}
+
+// learnLimit records a model's stated limit for the session and stores it;
+// it reports whether the limit is new and smaller than what was known.
+func (d *Deps) learnLimit(model string, tokens int) (bool, error) {
+	known := d.limitFor(model)
+	if known > 0 && known <= tokens {
+		return false, nil
+	}
+	d.limitsMu.Lock()
+	d.learned[model] = tokens
+	d.limitsMu.Unlock()
+	if d.Limits == nil {
+		return true, nil
+	}
+	if err := d.Limits.SaveLimit(model, tokens); err != nil {
+		return true, fmt.Errorf("store the context limit of %s: %w", model, err)
+	}
+	return true, nil
+}
+
+// contextWindow is the model's window: the configured one (128,000 when
+// unknown), or the limit the provider stated when that is smaller.
+func (a *Agent) contextWindow() (tokens int, learned bool) {
+	w := a.deps.Model.ContextWindow
+	if w <= 0 {
+		w = 128000
+	}
+	if l := a.deps.limitFor(a.model()); l > 0 && l < w {
+		return l, true
+	}
+	return w, false
+}
+
+// budget is the context the agent may fill: window − max output − safety
+// margin. The reserve for output is the configured max output, else the
+// smaller of 4,096 and 1/8 of the window; the margin, else 2% of the window
+// (at least 256) for the estimate's error.
+func (a *Agent) budget() int {
+	w, _ := a.contextWindow()
+	out := a.deps.Model.MaxOutput
+	if out <= 0 {
+		out = min(4096, w/8)
+	}
+	margin := a.deps.Model.SafetyMargin
+	if margin <= 0 {
+		margin = max(256, w/50)
+	}
+	return max(w-out-margin, w/4)
+}
+
+// checkFits fails when the system prompt and the tool schemas alone do not
+// fit the budget: no compaction can help, and the user must know why.
+func (a *Agent) checkFits(sys string) error {
+	fixed := a.systemTokens(sys) + a.toolTokens()
+	if b := a.budget(); fixed >= b {
+		w, learned := a.contextWindow()
+		where := "its configured context window"
+		if learned {
+			where = "the limit its provider stated"
+		}
+		return fmt.Errorf("model %s: %s is %d tokens (a budget of %d after reserving output), but the system prompt and tool schemas alone take %d tokens; use a model with a bigger window or shorten the workspace memory files",
+			a.model(), where, w, b, fixed)
+	}
+	return nil
+}
