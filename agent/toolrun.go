@@ -92,15 +92,11 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 			execID = id
 		}
 	}
-	content := output
-	offloaded := false
-	if chars > s.OffloadLimit(call.Name) {
-		if execID != 0 {
-			content = window.Preview(output, execID, s.PreviewHead, s.PreviewTail)
-			offloaded = true
-		} else {
-			// Nowhere to offload to: keep head and tail, say it is cut.
-			content = window.Preview(output, 0, s.PreviewHead, s.PreviewTail)
+	content, offloaded := contextOutput(output, chars, execID, call.Name, s)
+	if offloaded {
+		// What the model saw in place of the output, for the output browser and audits.
+		if err := a.deps.Store.SetToolPreview(context.WithoutCancel(ctx), execID, content); err != nil {
+			a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, err))
 		}
 	}
 	if content == "" {
