@@ -62,7 +62,7 @@ type PromptSource interface {
 // workspace memory implements it).
 type Journal interface {
 	LogTaskEnd(t workspace.TaskEntry) (string, error)
-	LogError(errText, fix string) (string, error)
+	LogToolError(tool, brief, errText, fix string) (string, error)
 }
 
 // Deps are the long-lived parts every agent of a process shares.
@@ -132,7 +132,7 @@ type Agent struct {
 	pendingHandoff string             // a handoff card to give with the next user message
 	pendingResume  string             // the checkpoint of an interrupted task, given with the next user message
 	lastContext    int                // tokens of the last context sent
-	failures       map[string]failure // failed calls by tool, until that tool succeeds
+	failures       map[string]failure // failed calls by operation (tool + key arguments), until it succeeds
 	team           *team              // the session's running agents
 	depth          int                // 0 for the agent the user talks to
 	created        []string           // files this agent created (artifacts)

@@ -12,7 +12,6 @@ import (
 	"polly/memory/task"
 	"polly/memory/window"
 	"polly/tools"
-	"polly/workspace"
 )
 
 // runTools runs one reply's tool calls in order and stores each result as
@@ -103,7 +102,7 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 		content = "(no output)"
 	}
 	if res.IsError && status == store.ExecError {
-		content += a.knownFix(output)
+		content += a.knownFix(call.Name, output)
 	}
 	msg := chat.ToolResult(call, content)
 	msg.Output = &chat.Output{ExecID: execID, Chars: chars, Lines: lines, Offloaded: offloaded, Failed: res.IsError}
@@ -148,40 +147,6 @@ func firstLine(s string, max int) string {
 	return task.Clip(s, max)
 }
 
-// failure is a failed call remembered until the same tool succeeds.
-type failure struct {
-	brief, err string
-}
-
-// learn turns "a call failed, then the same tool succeeded" into an entry of
-// .learnings/ERRORS.md (PRODUCT §3.9): the error and what worked instead.
-// Refusals and cancellations are not mistakes and are not recorded.
-func (a *Agent) learn(call chat.ToolCall, res tools.Result, status store.ExecStatus) {
-	if status == store.ExecDenied || status == store.ExecInterrupted {
-		return
-	}
-	if res.IsError {
-		if a.failures == nil {
-			a.failures = map[string]failure{}
-		}
-		a.failures[call.Name] = failure{brief: call.Brief(), err: firstLine(res.Output, 300)}
-		return
-	}
-	f, ok := a.failures[call.Name]
-	if !ok {
-		return
-	}
-	delete(a.failures, call.Name)
-	if a.deps.Journal == nil {
-		return
-	}
-	errText := fmt.Sprintf("%s %s failed: %s", call.Name, f.brief, f.err)
-	fix := fmt.Sprintf("a later %s call succeeded with %s", call.Name, task.Clip(call.Arguments, 300))
-	if _, err := a.deps.Journal.LogError(errText, fix); err != nil {
-		a.warnOnce("journal", fmt.Sprintf("could not write .learnings/ERRORS.md: %v", err))
-	}
-}
-
 // redact replaces every occurrence of a secret (an API key a tool printed,
 // e.g. from a .env file) so it reaches neither the store nor the model.
 func redact(s string, secrets []string) string {
@@ -197,24 +162,4 @@ func redact(s string, secrets []string) string {
 // permission gate.
 func (a *Agent) callContext(ctx context.Context, call chat.ToolCall) context.Context {
 	return tools.WithCaller(context.WithValue(ctx, callIDKey{}, call.ID), a.id)
-}
-
-// fixFinder is the part of the workspace that remembers solved errors.
-type fixFinder interface {
-	KnownFix(errText string) (workspace.Fix, bool)
-}
-
-// knownFix appends the fix of a matching solved error from
-// .learnings/ERRORS.md to a failed call's result, so the model does not
-// rediscover it (PEERS idea 7).
-func (a *Agent) knownFix(output string) string {
-	ff, ok := a.deps.Journal.(fixFinder)
-	if !ok {
-		return ""
-	}
-	f, ok := ff.KnownFix(strings.TrimPrefix(output, "error: "))
-	if !ok {
-		return ""
-	}
-	return fmt.Sprintf("\n[known fix from .learnings/ERRORS.md (%s): %s]", f.When, task.Clip(f.Fix, 400))
 }

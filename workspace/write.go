@@ -156,7 +156,8 @@ func stripStamp(s string) string {
 // oneLine joins a multi-line text into one line: a fact is one bullet.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// LogError appends an error and its fix to .learnings/ERRORS.md. The same
+// LogError appends an error the model solved and its fix to
+// .learnings/ERRORS.md, with the error's signature (see KnownFix). The same
 // error with the same fix is logged once.
 func (w *Workspace) LogError(errText, fix string) (string, error) {
 	errText, fix = clip(errText), clip(fix)
@@ -166,17 +167,39 @@ func (w *Workspace) LogError(errText, fix string) (string, error) {
 	if fix == "" {
 		return "", errors.New("workspace_log_error: fix is empty; log an error once you know what fixed it")
 	}
-	body := "- **Error:** " + indent(errText) + "\n- **Fix:** " + indent(fix) + "\n"
-	return w.appendEntry("workspace_log_error", ErrorsFile, "# Errors and fixes\n", w.stamp(), body, true)
+	sig := Signature(errText)
+	body := "- **Signature:** " + sig + "\n- **Error:** " + indent(errText) + "\n- **Fix:** " + indent(fix) + "\n"
+	return w.appendErrorEntry("workspace_log_error", Fix{Error: errText, Fix: fix}, body)
 }
 
-// LogLearning appends an insight to .learnings/LEARNINGS.md.
+// LogLearning appends an insight to .learnings/LEARNINGS.md; an insight
+// already there is counted again ("seen N×") instead.
 func (w *Workspace) LogLearning(insight string) (string, error) {
 	insight = clip(insight)
 	if insight == "" {
 		return "", errors.New("workspace_log_learning: insight is empty")
 	}
-	return w.appendEntry("workspace_log_learning", LearningsFile, "# Learnings\n", w.stamp(), insight+"\n", true)
+	where := w.path(LearningsFile)
+	result := "written to " + where
+	err := w.update(LearningsFile, func(old string, exists bool) (string, bool) {
+		if !exists {
+			old = w.templateText(LearningsFile, "# Learnings\n")
+		}
+		// Learned again: count it, so the most-used insights lead the prompt.
+		if doc, seen, ok := bumpSeen(old, insight); ok {
+			result = fmt.Sprintf("already logged in %s; now seen %d times", where, seen)
+			return doc, true
+		}
+		old = strings.TrimRight(old, "\n")
+		if old != "" {
+			old += "\n\n"
+		}
+		return old + "## " + w.stamp() + "\n" + insight + "\n", true
+	})
+	if err != nil {
+		return "", fmt.Errorf("workspace_log_learning: %w", err)
+	}
+	return result, nil
 }
 
 // RequestFeature appends a feature request to .learnings/FEATURE_REQUESTS.md.

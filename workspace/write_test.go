@@ -228,7 +228,7 @@ func TestLogError(t *testing.T) {
 		t.Errorf("result %q", where)
 	}
 	doc := readFile(t, w.path(ErrorsFile))
-	entry := "\n\n## 2026-11-25 14:03\n- **Error:** go test: database is locked\n    at store.go:12\n- **Fix:** open SQLite with _busy_timeout\n"
+	entry := "\n\n## 2026-11-25 14:03\n- **Signature:** go test: database is locked\n- **Error:** go test: database is locked\n    at store.go:12\n- **Fix:** open SQLite with _busy_timeout\n"
 	if !strings.HasSuffix(doc, entry) || !strings.HasPrefix(doc, "# Errors and fixes") {
 		t.Errorf("ERRORS.md =\n%s", doc)
 	}
