@@ -127,6 +127,7 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 		}
 	}
 	a.learn(call, res, status)
+	a.run.note(call.Name, res.IsError)
 	a.send(ToolFinished{
 		Header: a.header(), CallID: call.ID, Tool: call.Name, Brief: call.Brief(), Duration: dur,
 		OutputChars: chars, OutputLines: lines, IsError: res.IsError, ExecID: execID, Offloaded: offloaded,

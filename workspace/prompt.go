@@ -17,7 +17,6 @@ const (
 	coreCap        = 16 << 10 // SOUL.md, TOOLS.md, AGENTS.md
 	memoryCapBytes = 25 << 10
 	memoryCapLines = 200
-	logCap         = 8 << 10 // each daily log, newest part
 	projectCap     = 32 << 10
 	// learningsReadCap bounds what is read of LEARNINGS.md and
 	// FEATURE_REQUESTS.md to pick the few lines the prompt shows.
@@ -96,13 +95,18 @@ func (w *Workspace) SystemPrompt(in PromptInput) (Prompt, error) {
 	pb.file("feature requests", w.path(FeatureRequestsFile),
 		fmt.Sprintf("# Feature requests already filed for the user (%s — newest first; do not file them again)", w.path(FeatureRequestsFile)),
 		capSpec{bytes: learningsReadCap, tail: true, render: renderFeatureRequests, kind: "features"})
+	yesterday := now.AddDate(0, 0, -1).Format(time.DateOnly)
+	if note := w.olderLogsNote(yesterday); note != "" {
+		pb.add("older logs", w.path(LogDir), "# Daily logs of earlier days", note, "", false)
+	}
 	for _, day := range []struct{ label, date string }{
-		{"yesterday", now.AddDate(0, 0, -1).Format(time.DateOnly)},
+		{"yesterday", yesterday},
 		{"today", now.Format(time.DateOnly)},
 	} {
 		rel := LogDir + "/" + day.date + ".md"
 		p := w.path(rel)
-		pb.file(rel, p, fmt.Sprintf("# Daily log: %s, %s (%s)", day.label, day.date, p), capSpec{bytes: logCap, tail: true})
+		pb.file(rel, p, fmt.Sprintf("# Daily log: %s, %s — summary lines (%s)", day.label, day.date, p),
+			capSpec{bytes: logReadCap, tail: true, render: renderLog(rel), kind: "log"})
 	}
 	if in.ProjectDir != "" {
 		p, err := filepath.Abs(filepath.Join(in.ProjectDir, "AGENTS.md"))

@@ -27,8 +27,9 @@ func TestSystemPromptOrderAndHeadings(t *testing.T) {
 		"# Workspace memory: TOOLS.md (" + w.path(ToolsFile) + ")",
 		"# Workspace memory: AGENTS.md (" + w.path(AgentsFile) + ")",
 		"# Workspace memory: MEMORY.md (" + w.path(MemoryFile) + ")",
-		"# Daily log: yesterday, 2026-11-24 (" + w.path("memory/2026-11-24.md") + ")",
-		"# Daily log: today, 2026-11-25 (" + w.path("memory/2026-11-25.md") + ")",
+		"# Daily logs of earlier days\n\n[1 older daily logs are not loaded (newest: memory/2026-11-23.md, …)",
+		"# Daily log: yesterday, 2026-11-24 — summary lines (" + w.path("memory/2026-11-24.md") + ")",
+		"# Daily log: today, 2026-11-25 — summary lines (" + w.path("memory/2026-11-25.md") + ")",
 		"# Project instructions: AGENTS.md (" + filepath.Join(project, "AGENTS.md") + ")\n\nRun make check",
 	}
 	last := -1
@@ -55,7 +56,7 @@ func TestSystemPromptOrderAndHeadings(t *testing.T) {
 			t.Errorf("part %+v", part)
 		}
 	}
-	want := []string{"SOUL.md", "persona", "TOOLS.md", "AGENTS.md", "MEMORY.md",
+	want := []string{"SOUL.md", "persona", "TOOLS.md", "AGENTS.md", "MEMORY.md", "older logs",
 		"memory/2026-11-24.md", "memory/2026-11-25.md", "project AGENTS.md"}
 	if !slices.Equal(names, want) {
 		t.Errorf("parts = %v, want %v", names, want)
@@ -138,28 +139,32 @@ func TestSystemPromptNearCapNote(t *testing.T) {
 	}
 }
 
-func TestSystemPromptKeepsNewestLogEntries(t *testing.T) {
+func TestSystemPromptKeepsNewestLogSummaryLines(t *testing.T) {
 	w := open(t)
 	var b strings.Builder
 	b.WriteString("# 2026-11-25\n")
 	for i := 0; b.Len() < 30<<10; i++ {
-		fmt.Fprintf(&b, "\n## entry %04d\nsomething happened\n", i)
+		fmt.Fprintf(&b, "\n## entry %04d\nsomething happened\nwith a detail line that stays in the file\n", i)
 	}
+	fmt.Fprintf(&b, "- 18:00 coder: fix the test → completed: fixed\n  files: a.go · 3 tool calls\n")
 	writeFile(t, w.path("memory/2026-11-25.md"), b.String())
 	p, err := w.SystemPrompt(PromptInput{Now: testNow})
 	if err != nil {
 		t.Fatal(err)
 	}
 	part := p.Parts[len(p.Parts)-1]
-	if part.Name != "memory/2026-11-25.md" || !part.Truncated || part.Bytes > logCap {
+	if part.Name != "memory/2026-11-25.md" || !part.Truncated || part.Bytes > logSummaryCap {
 		t.Fatalf("log part = %+v", part)
 	}
-	if strings.Contains(p.Text, "entry 0000") || !strings.Contains(p.Text, "only the newest 8 KB") {
-		t.Error("log not cut to its newest part")
+	if strings.Contains(p.Text, "entry 0000") || strings.Contains(p.Text, "detail line") || strings.Contains(p.Text, "files: a.go") {
+		t.Error("log not cut to its newest summary lines")
 	}
-	lastEntry := b.String()[strings.LastIndex(b.String(), "## entry"):]
-	if !strings.Contains(p.Text, lastEntry[:13]) {
-		t.Error("newest entry missing")
+	if !strings.Contains(p.Text, "[memory/2026-11-25.md: only the newest ") || !strings.Contains(p.Text, `workspace_read("memory/2026-11-25.md") has the older ones`) {
+		t.Error("no note saying what was left out and where")
+	}
+	last := strings.LastIndex(b.String(), "## entry")
+	if !strings.Contains(p.Text, "- "+b.String()[last+3:last+13]+": something happened\n- 18:00 coder: fix the test → completed: fixed") {
+		t.Errorf("newest entries missing:\n%s", p.Text[max(len(p.Text)-600, 0):])
 	}
 }
 

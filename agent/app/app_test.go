@@ -143,7 +143,7 @@ func TestWorkspaceToolsThroughTheLoop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"task ended (Polly)", "remember our stack", "notes.txt", "tool calls"} {
+	for _, want := range []string{"Polly: remember our stack → completed: Saved.", "notes.txt", "tool calls"} {
 		if !strings.Contains(string(log), want) {
 			t.Errorf("daily log lacks %q:\n%s", want, log)
 		}
