@@ -88,7 +88,7 @@ func (w *Workspace) SystemPrompt(in PromptInput) (Prompt, error) {
 	pb.workspaceFile(AgentsFile, core)
 	pb.workspaceFile(MemoryFile, capSpec{
 		bytes: memoryCapBytes, lines: memoryCapLines, near: true,
-		hint: "tidy it: merge duplicates, remove stale facts",
+		hint: "read it with workspace_read; tidy it: merge duplicates, remove stale facts (polly gc moves the excess to archive/)",
 	})
 	pb.file("learnings", w.path(LearningsFile), fmt.Sprintf("# Learnings (%s — most-used and newest first)", w.path(LearningsFile)),
 		capSpec{bytes: learningsReadCap, tail: true, render: renderLearnings, kind: "learnings"})
@@ -310,7 +310,7 @@ func readCapped(path, name string, spec capSpec) (cached, error) {
 	}
 	switch {
 	case c.truncated:
-		c.note = fmt.Sprintf("[%s is %s bytes; only the first %s are shown — %s]", name, commas(size), limit, spec.hint)
+		c.note = fmt.Sprintf("[%s is %s bytes; only the first %s are shown, the rest is in %s — %s]", name, commas(size), limit, path, spec.hint)
 	case spec.near:
 		pct := 100 * int(size) / spec.bytes
 		if spec.lines > 0 {

@@ -93,7 +93,7 @@ func TestSystemPromptCapsHugeMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	note := "[MEMORY.md is 1,048,576 bytes; only the first 200 lines / 25 KB are shown — tidy it: merge duplicates, remove stale facts]"
+	note := "[MEMORY.md is 1,048,576 bytes; only the first 200 lines / 25 KB are shown, the rest is in " + w.path(MemoryFile) + " — read it with workspace_read; tidy it: merge duplicates, remove stale facts (polly gc moves the excess to archive/)]"
 	if !strings.Contains(p.Text, note) {
 		t.Errorf("note missing; prompt tail:\n%s", p.Text[max(len(p.Text)-500, 0):])
 	}
@@ -266,7 +266,7 @@ func TestSystemPromptCapsProjectAgents(t *testing.T) {
 	if last.Name != "project AGENTS.md" || !last.Truncated || last.Bytes > projectCap {
 		t.Errorf("project part = %+v", last)
 	}
-	if !strings.HasSuffix(p.Text, "[project AGENTS.md is 116,000 bytes; only the first 32 KB are shown — read the rest with read_file]") {
+	if !strings.HasSuffix(p.Text, "[project AGENTS.md is 116,000 bytes; only the first 32 KB are shown, the rest is in "+filepath.Join(project, "AGENTS.md")+" — read the rest with read_file]") {
 		t.Errorf("prompt ends with %q", p.Text[len(p.Text)-200:])
 	}
 }
