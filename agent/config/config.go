@@ -37,6 +37,7 @@ type Config struct {
 	Permissions Permissions         `json:"permissions"`
 	Web         WebSettings         `json:"web"`
 	TUI         TUISettings         `json:"tui"`
+	Retention   RetentionSettings   `json:"retention"`
 
 	sources  map[string]Source // field path → where its value came from; absent = default
 	baseURL  string            // OPENAI_BASE_URL / --base-url: replaces the active provider's base URL
@@ -150,6 +151,11 @@ func (w WebSettings) Timeout() time.Duration {
 	return time.Duration(w.TimeoutSeconds) * time.Second
 }
 
+// RetentionSettings bound what the project's .agent/ keeps (polly gc).
+type RetentionSettings struct {
+	Days int `json:"days" check:"min=1"` // sessions idle longer than this are removed
+}
+
 // TUISettings are display preferences.
 type TUISettings struct {
 	Theme string `json:"theme" check:"oneof=auto|dark|light"`
@@ -226,9 +232,10 @@ func Defaults(version string) *Config {
 			TimeoutSeconds: 30,
 			MaxBytes:       5 << 20,
 		},
-		TUI:     TUISettings{Theme: "auto"},
-		sources: map[string]Source{},
-		envKeys: map[string]string{},
+		TUI:       TUISettings{Theme: "auto"},
+		Retention: RetentionSettings{Days: 90},
+		sources:   map[string]Source{},
+		envKeys:   map[string]string{},
 	}
 }
 

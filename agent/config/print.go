@@ -159,7 +159,7 @@ func (c *Config) groups() [][]Value {
 	if len(perms) > 0 {
 		groups = append(groups, perms)
 	}
-	groups = append(groups, c.structValues("web", c.Web), c.structValues("tui", c.TUI))
+	groups = append(groups, c.structValues("web", c.Web), c.structValues("tui", c.TUI), c.structValues("retention", c.Retention))
 
 	var provs []Value
 	for _, p := range slices.Sorted(maps.Keys(c.Providers)) {
