@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -49,6 +50,10 @@ type App struct {
 	Warnings   []string // problems that did not stop start-up, for the user
 
 	current atomic.Pointer[agent.Session] // the session decisions are logged under
+
+	gcOnce sync.Once          // the daily retention pass starts with the first session
+	stopGC context.CancelFunc // nil when no pass runs
+	gcDone chan struct{}      // closed when the pass ends
 }
 
 // Open wires everything. Only a problem that makes Polly useless is an
@@ -182,8 +187,12 @@ func retries(n int) int {
 	return n
 }
 
-// Close releases the store.
+// Close stops the background retention pass and releases the store.
 func (a *App) Close() error {
+	if a.stopGC != nil {
+		a.stopGC()
+		<-a.gcDone
+	}
 	if a.Store != nil {
 		return a.Store.Close()
 	}
@@ -199,6 +208,7 @@ func (a *App) Session(ctx context.Context, emit func(agent.Event), id string) (*
 	}
 	a.current.Store(s)
 	a.Policy.ResetSession()
+	a.gcOnce.Do(func() { a.startDailyGC(s.ID()) })
 	return s, nil
 }
 

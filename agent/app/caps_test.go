@@ -62,7 +62,7 @@ func TestSystemPromptCapsWithHonestNotes(t *testing.T) {
 		t.Errorf("MEMORY.md part: %d facts, %d bytes", n, len(memPart))
 	}
 	memNote := fmt.Sprintf("[MEMORY.md is %s bytes; only the first 200 lines / 25 KB are shown, the rest is in %s — read it with workspace_read",
-		commas(mem.Len()), filepath.Join(ws, "MEMORY.md"))
+		commas(int64(mem.Len())), filepath.Join(ws, "MEMORY.md"))
 	if !strings.Contains(memPart, memNote) {
 		t.Errorf("MEMORY.md note missing; part ends %q", memPart[max(len(memPart)-400, 0):])
 	}
@@ -89,11 +89,3 @@ func TestSystemPromptCapsWithHonestNotes(t *testing.T) {
 
 // nextPart finds the heading of the next part of the system prompt.
 var nextPart = regexp.MustCompile(`\n\n# (Workspace memory:|Your persona|Learnings \(|Feature requests|Daily log|Project instructions)`)
-
-func commas(n int) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}

@@ -85,6 +85,8 @@ type options struct {
 	showVersion  bool
 	help         bool
 	configJSON   bool
+	olderThan    *int // polly gc --older-than DAYS
+	dryRun       bool // polly gc --dry-run
 	flags        config.Flags
 	args         []string // positional arguments
 }
@@ -128,6 +130,15 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.help, "help", false, "show this help")
 	fs.BoolVar(&o.help, "h", false, "show this help")
 	fs.BoolVar(&o.configJSON, "json", false, "polly config: print JSON")
+	fs.Func("older-than", "polly gc: remove sessions idle for more than `DAYS` days (default: retention.days, 90)", func(s string) error {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return fmt.Errorf("expected a whole number of days, 0 or more, got %q", s)
+		}
+		o.olderThan = &n
+		return nil
+	})
+	fs.BoolVar(&o.dryRun, "dry-run", false, "polly gc: show what would be removed, change nothing")
 	return fs
 }
 
@@ -165,6 +176,9 @@ Usage:
   polly sessions                list stored sessions (resume with --session ID or --continue)
   polly init                    create the workspace memory (~/.agent/workspace)
   polly config [--json]         print the effective configuration and where each value came from
+  polly gc [--older-than DAYS] [--dry-run]
+                                remove sessions idle longer than DAYS (default retention.days) and tidy
+                                ERRORS.md and MEMORY.md; prints what went and the bytes freed
   polly leads list [LIST]       show saved leads (or the lists with counts)
   polly leads export LIST [PATH]  write a lead list as CSV (stdout when no path)
   polly version                 print the version
@@ -279,7 +293,7 @@ func run(ctx context.Context, env Env) error {
 		o.prompt, o.promptSet = strings.Join(o.args[1:], " "), true
 		o.args = nil
 	case "leads": // leadsCommand checks its own arguments
-	case "sessions", "init", "config":
+	case "sessions", "init", "config", "gc":
 		if len(o.args) > 1 {
 			return usagef("polly %s takes no arguments (got %q)", cmd, strings.Join(o.args[1:], " "))
 		}
@@ -302,6 +316,8 @@ func run(ctx context.Context, env Env) error {
 		return initWorkspace(env, cfg)
 	case "sessions":
 		return listSessions(ctx, env, cfg)
+	case "gc":
+		return gcCommand(ctx, env, cfg, o)
 	case "leads":
 		return leadsCommand(ctx, env, cfg, o.args[1:])
 	}
