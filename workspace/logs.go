@@ -81,7 +81,32 @@ func renderLog(name string) func(doc string, size int64) (string, string) {
 // read them, so the model knows history it does not see is there; "" when
 // there are none.
 func (w *Workspace) olderLogsNote(yesterday string) string {
-	entries, err := os.ReadDir(w.path(LogDir))
+	dir := w.path(LogDir)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return ""
+	}
+	// Cached while the directory is unchanged (adding or removing a log
+	// changes its mtime): the prompt is built before every request.
+	key := dir + "\x00older\x00" + yesterday
+	w.cacheMu.Lock()
+	c, hit := w.cache[key]
+	w.cacheMu.Unlock()
+	if hit && unchanged(c.info, fi) {
+		return c.note
+	}
+	note := w.listOlderLogs(dir, yesterday)
+	w.cacheMu.Lock()
+	if len(w.cache) >= maxCacheItems {
+		clear(w.cache)
+	}
+	w.cache[key] = cached{info: fi, note: note}
+	w.cacheMu.Unlock()
+	return note
+}
+
+func (w *Workspace) listOlderLogs(dir, yesterday string) string {
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return ""
 	}

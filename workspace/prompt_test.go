@@ -270,3 +270,43 @@ func TestSystemPromptCapsProjectAgents(t *testing.T) {
 		t.Errorf("prompt ends with %q", p.Text[len(p.Text)-200:])
 	}
 }
+
+// BenchmarkSystemPromptBigWorkspace: the prompt is built before every
+// request; with 60 daily logs of 20 KB and a 100 KB MEMORY.md it is served
+// from the cache while the files are unchanged.
+func BenchmarkSystemPromptBigWorkspace(b *testing.B) {
+	w, err := Open(b.TempDir(), os.DirFS("../.agent-template"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for d := range 60 {
+		date := testNow.AddDate(0, 0, -d).Format("2006-01-02")
+		var s strings.Builder
+		s.WriteString("# " + date + "\n\n")
+		for i := 0; s.Len() < 20<<10; i++ {
+			fmt.Fprintf(&s, "- 10:%02d coder: task %d → completed: done\n  files: a.go · 3 tool calls\n", i%60, i)
+		}
+		os.WriteFile(w.path("memory/"+date+".md"), []byte(s.String()), 0o644)
+	}
+	os.WriteFile(w.path(MemoryFile), []byte(strings.Repeat("- a fact about the project _(2026-11-01)_\n", 2500)), 0o644)
+	in := PromptInput{PersonaPrompt: "You are coder.", Now: testNow}
+	b.Run("cold", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			w.cacheMu.Lock()
+			clear(w.cache)
+			w.cacheMu.Unlock()
+			if _, err := w.SystemPrompt(in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("cached", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := w.SystemPrompt(in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

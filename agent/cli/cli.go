@@ -305,6 +305,9 @@ func run(ctx context.Context, env Env) error {
 		return usagef("unknown command %q", cmd)
 	}
 
+	if (o.olderThan != nil || o.dryRun) && cmd != "gc" {
+		return usagef("--older-than and --dry-run belong to polly gc")
+	}
 	cfg, err := config.Load(config.LoadOptions{ProjectDir: env.Dir, Home: env.Home, Getenv: env.Getenv, Flags: o.flags, Version: version(env)})
 	if err != nil {
 		return err

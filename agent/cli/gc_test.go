@@ -95,6 +95,9 @@ func TestGCBadRetention(t *testing.T) {
 	if r := polly("gc", "--older-than", "-1"); r.code != 2 || !strings.Contains(r.stderr, "older-than") {
 		t.Errorf("--older-than -1: code=%d stderr=%q", r.code, r.stderr)
 	}
+	if r := polly("-p", "hi", "--dry-run"); r.code != 2 || !strings.Contains(r.stderr, "belong to polly gc") {
+		t.Errorf("--dry-run on a prompt: code=%d stderr=%q", r.code, r.stderr)
+	}
 	if r := polly("gc"); r.code != 0 || !strings.Contains(r.stdout, "nothing to remove") {
 		t.Errorf("gc without a database: code=%d stdout=%q", r.code, r.stdout)
 	}
