@@ -70,3 +70,28 @@ func TestLearningsPairOnlyTheSameOperation(t *testing.T) {
 		}
 	}
 }
+
+// LEARNINGS.md is read back: an insight the model logs in one run is in
+// the system prompt the server receives on the next.
+func TestLearningComesBackInThePrompt(t *testing.T) {
+	srv := llmtest.NewServer(t,
+		llmtest.Call("workspace_log_learning", `{"insight":"Run make generate before go test in this repo."}`),
+		llmtest.Text("Noted."),
+		llmtest.Text("Hi."),
+	)
+	_, sess, _ := wired(t, srv, "ask")
+	ctx := context.Background()
+	if _, err := sess.Send(ctx, "default", "remember that tests need make generate"); err != nil {
+		t.Fatal(err)
+	}
+	if sys := srv.Requests()[0].Messages[0].Content; strings.Contains(sys, "make generate") {
+		t.Fatal("the insight was in the prompt before it was logged")
+	}
+	if _, err := sess.Send(ctx, "default", "hello"); err != nil {
+		t.Fatal(err)
+	}
+	sys := srv.Last().Messages[0].Content
+	if !strings.Contains(sys, "# Learnings (") || !strings.Contains(sys, "\n- Run make generate before go test in this repo.\n") {
+		t.Fatalf("the learning is not in the next prompt:\n%s", sys)
+	}
+}
