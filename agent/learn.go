@@ -164,22 +164,6 @@ func oneLineOf(v any) string {
 // error, so a fix never names them.
 var lookups = []string{"read_file", "list_dir", "glob", "grep", "read_tool_output", "grep_tool_output", "workspace_read", "task_plan"}
 
-// runNotes is what a run did, as far as the daily log cares.
-type runNotes struct {
-	worked bool // a tool call other than a lookup ran
-	saved  bool // the model wrote to its workspace memory
-}
-
-// note records one finished call in the run's notes.
-func (r *runNotes) note(tool string, failed bool) {
-	if !slices.Contains(lookups, tool) {
-		r.worked = true
-	}
-	if !failed && strings.HasPrefix(tool, "workspace_") && tool != "workspace_read" {
-		r.saved = true
-	}
-}
-
 // fixFinder is the part of the workspace that remembers solved errors.
 type fixFinder interface {
 	KnownFix(tool, errText string) (workspace.Fix, bool)
