@@ -69,7 +69,7 @@ type PromptSource interface {
 // workspace memory implements it).
 type Journal interface {
 	LogTaskEnd(t workspace.TaskEntry) (string, error)
-	LogError(errText, fix string) (string, error)
+	LogToolError(tool, brief, errText, fix string) (string, error)
 }
 
 // FactStore keeps the durable facts summaries extract (the workspace's
@@ -151,11 +151,12 @@ type Agent struct {
 	pendingResume  string             // the checkpoint of an interrupted task, given with the next user message
 	lastContext    int                // tokens of the last context sent
 	lastBlock      string             // the task block of the last request
-	failures       map[string]failure // failed calls by tool, until that tool succeeds
+	failures       map[string]failure // failed calls by operation (tool + key arguments), until it succeeds
 	team           *team              // the session's running agents
 	depth          int                // 0 for the agent the user talks to
 	created        []string           // files this agent created (artifacts)
 	loop           loopState          // identical calls in a row, this run
+	run            runNotes           // what the current Run did, for its daily-log entry
 }
 
 // header stamps an event.
@@ -228,6 +229,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 		a.finish(ctx, prompt, out, err)
 	}()
 
+	a.run = runNotes{}
 	if a.task.IsNewTask(prompt) {
 		if a.task.Active() {
 			a.checkpoint(ctx, "end")
@@ -239,6 +241,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 		a.task.FollowUp(prompt)
 		a.task.SetLastFollowUpID(a.storeLongText(ctx, prompt, "user_follow_up"))
 	}
+	startCalls = a.task.ToolCalls // a new task starts counting from 0
 	// Mark the task as running before anything else is stored: a crash from
 	// here on leaves Finished false, and the next start resumes it.
 	a.task.Finished = false
@@ -377,9 +380,11 @@ func hint(err error) string {
 }
 
 // logTaskEnd writes the harness's entry to today's daily log, so the log
-// exists even when the model forgets to write one.
+// exists even when the model forgets to write one. A run that did no work
+// (no tool calls besides lookups: a greeting, a question answered from
+// memory) leaves no entry unless the model saved something to memory.
 func (a *Agent) logTaskEnd(prompt string, out Outcome, err error) {
-	if a.deps.Journal == nil {
+	if a.deps.Journal == nil || (!a.run.worked && !a.run.saved) {
 		return
 	}
 	asked := prompt
@@ -393,8 +398,7 @@ func (a *Agent) logTaskEnd(prompt string, out Outcome, err error) {
 		outcome += ": " + err.Error()
 	}
 	if _, jerr := a.deps.Journal.LogTaskEnd(workspace.TaskEntry{
-		Persona: a.persona.Name, Asked: asked, Outcome: outcome, Files: a.task.Files, ToolCalls: out.ToolCalls,
-		TokensIn: out.Usage.PromptTokens, TokensOut: out.Usage.CompletionTokens, Session: a.session,
+		Persona: a.persona.Name, Asked: asked, Outcome: outcome, Files: a.task.Files, ToolCalls: out.ToolCalls, Session: a.session,
 	}); jerr != nil {
 		a.warnOnce("journal", fmt.Sprintf("could not write the daily log: %v", jerr))
 	}

@@ -14,7 +14,6 @@ import (
 	"polly/memory/task"
 	"polly/memory/window"
 	"polly/tools"
-	"polly/workspace"
 )
 
 // runTools runs one reply's tool calls in order and stores each result as
@@ -94,22 +93,18 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 			execID = id
 		}
 	}
-	content := output
-	offloaded := false
-	if chars > s.OffloadLimit(call.Name) {
-		if execID != 0 {
-			content = window.Preview(output, execID, s.PreviewHead, s.PreviewTail)
-			offloaded = true
-		} else {
-			// Nowhere to offload to: keep head and tail, say it is cut.
-			content = window.Preview(output, 0, s.PreviewHead, s.PreviewTail)
+	content, offloaded := contextOutput(output, chars, execID, call.Name, s)
+	if offloaded {
+		// What the model saw in place of the output, for the output browser and audits.
+		if err := a.deps.Store.SetToolPreview(context.WithoutCancel(ctx), execID, content); err != nil {
+			a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, err))
 		}
 	}
 	if content == "" {
 		content = "(no output)"
 	}
 	if res.IsError && status == store.ExecError {
-		content += a.knownFix(output)
+		content += a.knownFix(call.Name, output)
 	}
 	content += a.loop.observe(call, output, s)
 	msg := chat.ToolResult(call, content)
@@ -135,6 +130,7 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 		}
 	}
 	a.learn(call, res, status)
+	a.run.note(call.Name, res.IsError)
 	a.send(ToolFinished{
 		Header: a.header(), CallID: call.ID, Tool: call.Name, Brief: call.Brief(), Duration: dur,
 		OutputChars: chars, OutputLines: lines, IsError: res.IsError, ExecID: execID, Offloaded: offloaded,
@@ -169,40 +165,6 @@ func firstLine(s string, max int) string {
 	return task.Clip(s, max)
 }
 
-// failure is a failed call remembered until the same tool succeeds.
-type failure struct {
-	brief, err string
-}
-
-// learn turns "a call failed, then the same tool succeeded" into an entry of
-// .learnings/ERRORS.md (PRODUCT §3.9): the error and what worked instead.
-// Refusals and cancellations are not mistakes and are not recorded.
-func (a *Agent) learn(call chat.ToolCall, res tools.Result, status store.ExecStatus) {
-	if status == store.ExecDenied || status == store.ExecInterrupted {
-		return
-	}
-	if res.IsError {
-		if a.failures == nil {
-			a.failures = map[string]failure{}
-		}
-		a.failures[call.Name] = failure{brief: call.Brief(), err: firstLine(res.Output, 300)}
-		return
-	}
-	f, ok := a.failures[call.Name]
-	if !ok {
-		return
-	}
-	delete(a.failures, call.Name)
-	if a.deps.Journal == nil {
-		return
-	}
-	errText := fmt.Sprintf("%s %s failed: %s", call.Name, f.brief, f.err)
-	fix := fmt.Sprintf("a later %s call succeeded with %s", call.Name, task.Clip(call.Arguments, 300))
-	if _, err := a.deps.Journal.LogError(errText, fix); err != nil {
-		a.warnOnce("journal", fmt.Sprintf("could not write .learnings/ERRORS.md: %v", err))
-	}
-}
-
 // redact replaces every occurrence of a secret (an API key a tool printed,
 // e.g. from a .env file) so it reaches neither the store nor the model.
 func redact(s string, secrets []string) string {
@@ -218,24 +180,4 @@ func redact(s string, secrets []string) string {
 // permission gate.
 func (a *Agent) callContext(ctx context.Context, call chat.ToolCall) context.Context {
 	return tools.WithCaller(context.WithValue(ctx, callIDKey{}, call.ID), a.id)
-}
-
-// fixFinder is the part of the workspace that remembers solved errors.
-type fixFinder interface {
-	KnownFix(errText string) (workspace.Fix, bool)
-}
-
-// knownFix appends the fix of a matching solved error from
-// .learnings/ERRORS.md to a failed call's result, so the model does not
-// rediscover it (PEERS idea 7).
-func (a *Agent) knownFix(output string) string {
-	ff, ok := a.deps.Journal.(fixFinder)
-	if !ok {
-		return ""
-	}
-	f, ok := ff.KnownFix(strings.TrimPrefix(output, "error: "))
-	if !ok {
-		return ""
-	}
-	return fmt.Sprintf("\n[known fix from .learnings/ERRORS.md (%s): %s]", f.When, task.Clip(f.Fix, 400))
 }

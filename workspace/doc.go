@@ -14,8 +14,10 @@
 //  3. TOOLS.md — how to use the tools.
 //  4. AGENTS.md — the workspace's delegation patterns.
 //  5. MEMORY.md — durable facts.
-//  6. the daily logs of yesterday and today — recent history.
-//  7. the project's own AGENTS.md — last, because it is the most specific:
+//  6. learnings — the most-used and newest insights of LEARNINGS.md, one
+//     line each, and the newest feature requests (so none is filed twice).
+//  7. the daily logs of yesterday and today — recent history.
+//  8. the project's own AGENTS.md — last, because it is the most specific:
 //     as in Codex, a project's instructions come after (and win over) the
 //     general ones.
 //

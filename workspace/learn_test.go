@@ -6,29 +6,60 @@ import (
 	"testing"
 )
 
-func TestKnownFixMatchesBySignature(t *testing.T) {
+func TestKnownFixMatchesSignatureAndKindOfCall(t *testing.T) {
 	w, err := Open(t.TempDir(), os.DirFS("../.agent-template"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := w.KnownFix("edit_file: old_string not found in main.go"); ok {
+	if _, ok := w.KnownFix("edit_file", "error: old_string not found in main.go"); ok {
 		t.Fatal("matched on an empty ERRORS.md")
 	}
-	w.LogError("go test ./pkg/store failed: database is locked (SQLITE_BUSY) after 5000 ms", "open SQLite with _txlock=immediate")
-	w.LogError("edit_file path=main.go failed: edit_file: old_string not found in main.go;\nthe file has 120 lines", "read the file first and copy old_string exactly")
+	// Logged by the model: no tool, matched on the signature alone.
+	w.LogError("database is locked (SQLITE_BUSY) after 5000 ms", "open SQLite with _txlock=immediate")
+	// Logged by the harness: only the same kind of call matches.
+	w.LogToolError("edit_file", "path=main.go", "old_string not found in main.go; the file has 120 lines", "edit_file on the same target succeeded with old_string=x")
+	w.LogToolError("run_command", "command=go test ./...", "./main.go:5:2: undefined: sqlite.Open", "the same run_command call succeeded after: edit_file path=main.go")
 	cases := []struct {
-		err, want string
+		tool, err, want string
 	}{
-		{"edit_file: old_string not found in internal/util.go; the file has 7 lines", "copy old_string exactly"},
-		{"go test ./cmd failed: database is locked (SQLITE_BUSY) after 100 ms", "_txlock=immediate"},
-		{"error: database is locked (SQLITE_BUSY) after 3 ms", "_txlock=immediate"},
-		{"permission denied: run_command needs approval", ""},
-		{"x", ""},
+		{"edit_file", "error: old_string not found in internal/util.go; the file has 7 lines", "old_string=x"},
+		{"write_file", "error: old_string not found in internal/util.go; the file has 7 lines", ""}, // another kind of call
+		{"edit_file", "error: old_string is not unique in main.go", ""},                             // another error
+		{"run_command", "exit code: 2\n./store.go:9:4: undefined: sqlite.Open", "edit_file path=main.go"},
+		{"run_command", "exit code: 1\nok  \tpolly/tools\nFAIL polly/agent", ""}, // another failure of the same tool
+		{"grep", "error: database is locked (SQLITE_BUSY) after 3 ms", "_txlock=immediate"},
+		{"grep", "error: database is locked", ""},
+		{"edit_file", "x", ""},
 	}
 	for _, c := range cases {
-		f, ok := w.KnownFix(c.err)
+		f, ok := w.KnownFix(c.tool, c.err)
 		if ok != (c.want != "") || (ok && !strings.Contains(f.Fix, c.want)) {
-			t.Errorf("KnownFix(%q) = %+v, %v; want fix containing %q", c.err, f, ok, c.want)
+			t.Errorf("KnownFix(%s, %q) = %+v, %v; want fix containing %q", c.tool, c.err, f, ok, c.want)
+		}
+	}
+	doc, _ := os.ReadFile(w.path(ErrorsFile))
+	for _, want := range []string{"- **Tool:** edit_file\n- **Call:** edit_file path=main.go\n- **Signature:** old_string not found in _\n", "- **Signature:** _ undefined: _\n"} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("ERRORS.md lacks %q:\n%s", want, doc)
+		}
+	}
+	if res, _ := w.LogToolError("edit_file", "path=main.go", "old_string not found in main.go; the file has 120 lines", "edit_file on the same target succeeded with old_string=x"); !strings.Contains(res, "already logged") {
+		t.Errorf("same tool, signature and fix logged twice: %q", res)
+	}
+}
+
+func TestSignature(t *testing.T) {
+	for in, want := range map[string]string{
+		"error: file a.txt does not exist":                                         "file _ does not exist",
+		"Error: open \"/tmp/x y\": permission denied":                              "open _: permission denied",
+		"exit code: 1\nbuilding…\n--- FAIL: TestX (0.01s)\nFAIL":                   "--- fail: testx _", // first error-like line
+		"exit code: 3\nsomething went sideways\nthe last line 42":                  "the last line #",
+		"error: read_file: file d.txt does not exist; did you mean: a.txt, b.txt?": "read_file: file _ does not exist",
+		"":             "",
+		"exit code: 1": "",
+	} {
+		if got := Signature(in); got != want {
+			t.Errorf("Signature(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -17,10 +17,12 @@ const (
 	coreCap        = 16 << 10 // SOUL.md, TOOLS.md, AGENTS.md
 	memoryCapBytes = 25 << 10
 	memoryCapLines = 200
-	logCap         = 8 << 10 // each daily log, newest part
 	projectCap     = 32 << 10
-	nearCapPercent = 80
-	maxCacheItems  = 64
+	// learningsReadCap bounds what is read of LEARNINGS.md and
+	// FEATURE_REQUESTS.md to pick the few lines the prompt shows.
+	learningsReadCap = 128 << 10
+	nearCapPercent   = 80
+	maxCacheItems    = 64
 )
 
 // PromptInput is what SystemPrompt needs besides the workspace files.
@@ -52,6 +54,10 @@ type capSpec struct {
 	tail  bool // keep the end (newest log entries) instead of the start
 	near  bool // add a "tidy it" note at nearCapPercent
 	hint  string
+	// render, when set, turns what was read into the part's text and note
+	// (summary lines instead of raw text); kind names it for the cache.
+	render func(doc string, size int64) (text, note string)
+	kind   string
 }
 
 // cached is a capped file as last read, valid while the file is unchanged.
@@ -82,15 +88,25 @@ func (w *Workspace) SystemPrompt(in PromptInput) (Prompt, error) {
 	pb.workspaceFile(AgentsFile, core)
 	pb.workspaceFile(MemoryFile, capSpec{
 		bytes: memoryCapBytes, lines: memoryCapLines, near: true,
-		hint: "tidy it: merge duplicates, remove stale facts",
+		hint: "read it with workspace_read; tidy it: merge duplicates, remove stale facts (polly gc moves the excess to archive/)",
 	})
+	pb.file("learnings", w.path(LearningsFile), fmt.Sprintf("# Learnings (%s — most-used and newest first)", w.path(LearningsFile)),
+		capSpec{bytes: learningsReadCap, tail: true, render: renderLearnings, kind: "learnings"})
+	pb.file("feature requests", w.path(FeatureRequestsFile),
+		fmt.Sprintf("# Feature requests already filed for the user (%s — newest first; do not file them again)", w.path(FeatureRequestsFile)),
+		capSpec{bytes: learningsReadCap, tail: true, render: renderFeatureRequests, kind: "features"})
+	yesterday := now.AddDate(0, 0, -1).Format(time.DateOnly)
+	if note := w.olderLogsNote(yesterday); note != "" {
+		pb.add("older logs", w.path(LogDir), "# Daily logs of earlier days", note, "", false)
+	}
 	for _, day := range []struct{ label, date string }{
-		{"yesterday", now.AddDate(0, 0, -1).Format(time.DateOnly)},
+		{"yesterday", yesterday},
 		{"today", now.Format(time.DateOnly)},
 	} {
 		rel := LogDir + "/" + day.date + ".md"
 		p := w.path(rel)
-		pb.file(rel, p, fmt.Sprintf("# Daily log: %s, %s (%s)", day.label, day.date, p), capSpec{bytes: logCap, tail: true})
+		pb.file(rel, p, fmt.Sprintf("# Daily log: %s, %s — summary lines (%s)", day.label, day.date, p),
+			capSpec{bytes: logReadCap, tail: true, render: renderLog(rel), kind: "log"})
 	}
 	if in.ProjectDir != "" {
 		p, err := filepath.Abs(filepath.Join(in.ProjectDir, "AGENTS.md"))
@@ -181,7 +197,7 @@ func (w *Workspace) load(path, name string, spec capSpec) (cached, bool, error) 
 	if !fi.Mode().IsRegular() {
 		return cached{}, false, nil
 	}
-	key := fmt.Sprintf("%s\x00%d\x00%d\x00%t", path, spec.bytes, spec.lines, spec.tail)
+	key := fmt.Sprintf("%s\x00%d\x00%d\x00%t\x00%s", path, spec.bytes, spec.lines, spec.tail, spec.kind)
 	w.cacheMu.Lock()
 	c, hit := w.cache[key]
 	w.cacheMu.Unlock()
@@ -225,6 +241,28 @@ func readCapped(path, name string, spec capSpec) (cached, error) {
 	}
 	size := fi.Size()
 	c := cached{info: fi}
+
+	if spec.render != nil {
+		off := int64(0)
+		if spec.tail {
+			off = max(size-int64(spec.bytes), 0)
+		}
+		data, err := io.ReadAll(io.NewSectionReader(f, off, min(size-off, int64(spec.bytes))))
+		if err != nil {
+			return cached{}, fmt.Errorf("read %s: %w", name, err)
+		}
+		s := string(data)
+		if off > 0 { // start at a whole line
+			if i := strings.IndexByte(s, '\n'); i >= 0 {
+				s = s[i+1:]
+			}
+		} else if int64(len(data)) < size {
+			s = cutAtLine(s)
+		}
+		c.text, c.note = spec.render(s, size)
+		c.truncated = c.note != ""
+		return c, nil
+	}
 
 	if spec.tail {
 		off := max(size-int64(spec.bytes), 0)
@@ -272,7 +310,7 @@ func readCapped(path, name string, spec capSpec) (cached, error) {
 	}
 	switch {
 	case c.truncated:
-		c.note = fmt.Sprintf("[%s is %s bytes; only the first %s are shown — %s]", name, commas(size), limit, spec.hint)
+		c.note = fmt.Sprintf("[%s is %s bytes; only the first %s are shown, the rest is in %s — %s]", name, commas(size), limit, path, spec.hint)
 	case spec.near:
 		pct := 100 * int(size) / spec.bytes
 		if spec.lines > 0 {

@@ -27,8 +27,9 @@ func TestSystemPromptOrderAndHeadings(t *testing.T) {
 		"# Workspace memory: TOOLS.md (" + w.path(ToolsFile) + ")",
 		"# Workspace memory: AGENTS.md (" + w.path(AgentsFile) + ")",
 		"# Workspace memory: MEMORY.md (" + w.path(MemoryFile) + ")",
-		"# Daily log: yesterday, 2026-11-24 (" + w.path("memory/2026-11-24.md") + ")",
-		"# Daily log: today, 2026-11-25 (" + w.path("memory/2026-11-25.md") + ")",
+		"# Daily logs of earlier days\n\n[1 older daily logs are not loaded (newest: memory/2026-11-23.md, …)",
+		"# Daily log: yesterday, 2026-11-24 — summary lines (" + w.path("memory/2026-11-24.md") + ")",
+		"# Daily log: today, 2026-11-25 — summary lines (" + w.path("memory/2026-11-25.md") + ")",
 		"# Project instructions: AGENTS.md (" + filepath.Join(project, "AGENTS.md") + ")\n\nRun make check",
 	}
 	last := -1
@@ -55,7 +56,7 @@ func TestSystemPromptOrderAndHeadings(t *testing.T) {
 			t.Errorf("part %+v", part)
 		}
 	}
-	want := []string{"SOUL.md", "persona", "TOOLS.md", "AGENTS.md", "MEMORY.md",
+	want := []string{"SOUL.md", "persona", "TOOLS.md", "AGENTS.md", "MEMORY.md", "older logs",
 		"memory/2026-11-24.md", "memory/2026-11-25.md", "project AGENTS.md"}
 	if !slices.Equal(names, want) {
 		t.Errorf("parts = %v, want %v", names, want)
@@ -92,7 +93,7 @@ func TestSystemPromptCapsHugeMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	note := "[MEMORY.md is 1,048,576 bytes; only the first 200 lines / 25 KB are shown — tidy it: merge duplicates, remove stale facts]"
+	note := "[MEMORY.md is 1,048,576 bytes; only the first 200 lines / 25 KB are shown, the rest is in " + w.path(MemoryFile) + " — read it with workspace_read; tidy it: merge duplicates, remove stale facts (polly gc moves the excess to archive/)]"
 	if !strings.Contains(p.Text, note) {
 		t.Errorf("note missing; prompt tail:\n%s", p.Text[max(len(p.Text)-500, 0):])
 	}
@@ -138,28 +139,32 @@ func TestSystemPromptNearCapNote(t *testing.T) {
 	}
 }
 
-func TestSystemPromptKeepsNewestLogEntries(t *testing.T) {
+func TestSystemPromptKeepsNewestLogSummaryLines(t *testing.T) {
 	w := open(t)
 	var b strings.Builder
 	b.WriteString("# 2026-11-25\n")
 	for i := 0; b.Len() < 30<<10; i++ {
-		fmt.Fprintf(&b, "\n## entry %04d\nsomething happened\n", i)
+		fmt.Fprintf(&b, "\n## entry %04d\nsomething happened\nwith a detail line that stays in the file\n", i)
 	}
+	fmt.Fprintf(&b, "- 18:00 coder: fix the test → completed: fixed\n  files: a.go · 3 tool calls\n")
 	writeFile(t, w.path("memory/2026-11-25.md"), b.String())
 	p, err := w.SystemPrompt(PromptInput{Now: testNow})
 	if err != nil {
 		t.Fatal(err)
 	}
 	part := p.Parts[len(p.Parts)-1]
-	if part.Name != "memory/2026-11-25.md" || !part.Truncated || part.Bytes > logCap {
+	if part.Name != "memory/2026-11-25.md" || !part.Truncated || part.Bytes > logSummaryCap {
 		t.Fatalf("log part = %+v", part)
 	}
-	if strings.Contains(p.Text, "entry 0000") || !strings.Contains(p.Text, "only the newest 8 KB") {
-		t.Error("log not cut to its newest part")
+	if strings.Contains(p.Text, "entry 0000") || strings.Contains(p.Text, "detail line") || strings.Contains(p.Text, "files: a.go") {
+		t.Error("log not cut to its newest summary lines")
 	}
-	lastEntry := b.String()[strings.LastIndex(b.String(), "## entry"):]
-	if !strings.Contains(p.Text, lastEntry[:13]) {
-		t.Error("newest entry missing")
+	if !strings.Contains(p.Text, "[memory/2026-11-25.md: only the newest ") || !strings.Contains(p.Text, `workspace_read("memory/2026-11-25.md") has the older ones`) {
+		t.Error("no note saying what was left out and where")
+	}
+	last := strings.LastIndex(b.String(), "## entry")
+	if !strings.Contains(p.Text, "- "+b.String()[last+3:last+13]+": something happened\n- 18:00 coder: fix the test → completed: fixed") {
+		t.Errorf("newest entries missing:\n%s", p.Text[max(len(p.Text)-600, 0):])
 	}
 }
 
@@ -261,7 +266,47 @@ func TestSystemPromptCapsProjectAgents(t *testing.T) {
 	if last.Name != "project AGENTS.md" || !last.Truncated || last.Bytes > projectCap {
 		t.Errorf("project part = %+v", last)
 	}
-	if !strings.HasSuffix(p.Text, "[project AGENTS.md is 116,000 bytes; only the first 32 KB are shown — read the rest with read_file]") {
+	if !strings.HasSuffix(p.Text, "[project AGENTS.md is 116,000 bytes; only the first 32 KB are shown, the rest is in "+filepath.Join(project, "AGENTS.md")+" — read the rest with read_file]") {
 		t.Errorf("prompt ends with %q", p.Text[len(p.Text)-200:])
 	}
+}
+
+// BenchmarkSystemPromptBigWorkspace: the prompt is built before every
+// request; with 60 daily logs of 20 KB and a 100 KB MEMORY.md it is served
+// from the cache while the files are unchanged.
+func BenchmarkSystemPromptBigWorkspace(b *testing.B) {
+	w, err := Open(b.TempDir(), os.DirFS("../.agent-template"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for d := range 60 {
+		date := testNow.AddDate(0, 0, -d).Format("2006-01-02")
+		var s strings.Builder
+		s.WriteString("# " + date + "\n\n")
+		for i := 0; s.Len() < 20<<10; i++ {
+			fmt.Fprintf(&s, "- 10:%02d coder: task %d → completed: done\n  files: a.go · 3 tool calls\n", i%60, i)
+		}
+		os.WriteFile(w.path("memory/"+date+".md"), []byte(s.String()), 0o644)
+	}
+	os.WriteFile(w.path(MemoryFile), []byte(strings.Repeat("- a fact about the project _(2026-11-01)_\n", 2500)), 0o644)
+	in := PromptInput{PersonaPrompt: "You are coder.", Now: testNow}
+	b.Run("cold", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			w.cacheMu.Lock()
+			clear(w.cache)
+			w.cacheMu.Unlock()
+			if _, err := w.SystemPrompt(in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("cached", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := w.SystemPrompt(in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -198,9 +198,9 @@ type FileInfo struct {
 }
 
 // Files lists the workspace files in the order the memory inspector shows
-// them: SOUL.md, TOOLS.md, AGENTS.md, MEMORY.md, the .learnings/ files, then
-// the daily logs newest first (other files of memory/ after them). Missing
-// files are left out.
+// them: SOUL.md, TOOLS.md, AGENTS.md, MEMORY.md, the .learnings/ files, the
+// daily logs newest first (other files of memory/ after them), then what
+// polly gc moved to archive/. Missing files are left out.
 func (w *Workspace) Files() ([]FileInfo, error) {
 	var out []FileInfo
 	add := func(rel string) {
@@ -244,6 +244,14 @@ func (w *Workspace) Files() ([]FileInfo, error) {
 	}
 	slices.Reverse(daily) // names sort by date; newest first
 	for _, f := range append(daily, other...) {
+		add(f)
+	}
+	archived, err := w.mdFiles(ArchiveDir) // what polly gc moved out, in reverse name order
+	if err != nil {
+		return nil, err
+	}
+	slices.Reverse(archived)
+	for _, f := range archived {
 		add(f)
 	}
 	return out, nil

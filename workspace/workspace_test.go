@@ -179,6 +179,9 @@ func TestFilesOrder(t *testing.T) {
 	for _, d := range []string{"2026-11-23", "2026-11-25", "2026-11-24"} {
 		writeFile(t, w.path(LogDir+"/"+d+".md"), "# "+d+"\n")
 	}
+	os.MkdirAll(w.path(ArchiveDir), 0o755)
+	writeFile(t, w.path(ArchiveDir+"/ERRORS-2026-11-20.md"), "# Errors moved\n")
+	writeFile(t, w.path(ArchiveDir+"/MEMORY-2026-11-21.md"), "# Facts moved\n")
 	files, err := w.Files()
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +194,8 @@ func TestFilesOrder(t *testing.T) {
 		}
 	}
 	want := []string{SoulFile, ToolsFile, AgentsFile, MemoryFile, LearningsFile, ErrorsFile, FeatureRequestsFile,
-		"memory/2026-11-25.md", "memory/2026-11-24.md", "memory/2026-11-23.md", "memory/README.md"}
+		"memory/2026-11-25.md", "memory/2026-11-24.md", "memory/2026-11-23.md", "memory/README.md",
+		"archive/MEMORY-2026-11-21.md", "archive/ERRORS-2026-11-20.md"}
 	if !slices.Equal(names, want) {
 		t.Errorf("Files() =\n%v\nwant\n%v", names, want)
 	}

@@ -156,7 +156,8 @@ func stripStamp(s string) string {
 // oneLine joins a multi-line text into one line: a fact is one bullet.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// LogError appends an error and its fix to .learnings/ERRORS.md. The same
+// LogError appends an error the model solved and its fix to
+// .learnings/ERRORS.md, with the error's signature (see KnownFix). The same
 // error with the same fix is logged once.
 func (w *Workspace) LogError(errText, fix string) (string, error) {
 	errText, fix = clip(errText), clip(fix)
@@ -166,17 +167,39 @@ func (w *Workspace) LogError(errText, fix string) (string, error) {
 	if fix == "" {
 		return "", errors.New("workspace_log_error: fix is empty; log an error once you know what fixed it")
 	}
-	body := "- **Error:** " + indent(errText) + "\n- **Fix:** " + indent(fix) + "\n"
-	return w.appendEntry("workspace_log_error", ErrorsFile, "# Errors and fixes\n", w.stamp(), body, true)
+	sig := Signature(errText)
+	body := "- **Signature:** " + sig + "\n- **Error:** " + indent(errText) + "\n- **Fix:** " + indent(fix) + "\n"
+	return w.appendErrorEntry("workspace_log_error", Fix{Error: errText, Fix: fix}, body)
 }
 
-// LogLearning appends an insight to .learnings/LEARNINGS.md.
+// LogLearning appends an insight to .learnings/LEARNINGS.md; an insight
+// already there is counted again ("seen N×") instead.
 func (w *Workspace) LogLearning(insight string) (string, error) {
 	insight = clip(insight)
 	if insight == "" {
 		return "", errors.New("workspace_log_learning: insight is empty")
 	}
-	return w.appendEntry("workspace_log_learning", LearningsFile, "# Learnings\n", w.stamp(), insight+"\n", true)
+	where := w.path(LearningsFile)
+	result := "written to " + where
+	err := w.update(LearningsFile, func(old string, exists bool) (string, bool) {
+		if !exists {
+			old = w.templateText(LearningsFile, "# Learnings\n")
+		}
+		// Learned again: count it, so the most-used insights lead the prompt.
+		if doc, seen, ok := bumpSeen(old, insight); ok {
+			result = fmt.Sprintf("already logged in %s; now seen %d times", where, seen)
+			return doc, true
+		}
+		old = strings.TrimRight(old, "\n")
+		if old != "" {
+			old += "\n\n"
+		}
+		return old + "## " + w.stamp() + "\n" + insight + "\n", true
+	})
+	if err != nil {
+		return "", fmt.Errorf("workspace_log_learning: %w", err)
+	}
+	return result, nil
 }
 
 // RequestFeature appends a feature request to .learnings/FEATURE_REQUESTS.md.
@@ -189,63 +212,76 @@ func (w *Workspace) RequestFeature(desc string) (string, error) {
 }
 
 // DailyLog appends an entry to today's log, memory/YYYY-MM-DD.md (local
-// time), creating it with a "# YYYY-MM-DD" header.
+// time), creating it with a "# YYYY-MM-DD" header. The entry is one list
+// item: its first line is what the prompt shows, the rest is indented
+// detail.
 func (w *Workspace) DailyLog(entry string) (string, error) {
 	entry = clip(entry)
 	if entry == "" {
 		return "", errors.New("workspace_daily_log: entry is empty")
 	}
 	now := w.now()
-	return w.appendLog("workspace_daily_log", now, now.Format("15:04"), entry+"\n")
+	return w.appendLog("workspace_daily_log", now, "- "+now.Format("15:04")+" note: "+indent(entry)+"\n")
 }
 
 // TaskEntry is what the harness logs when a task ends.
 type TaskEntry struct {
 	Persona   string
 	Asked     string
-	Outcome   string
+	Outcome   string // how it ended: "completed: <the answer's first line>"
 	Files     []string
 	ToolCalls int
-	TokensIn  int
-	TokensOut int
 	Session   string
 }
 
-// LogTaskEnd writes the harness's entry for a finished task to today's log,
-// so the log exists even when the model forgets to write one.
+// Caps of the harness's daily-log entry: it says what was done, not how.
+const (
+	askedCap   = 120
+	outcomeCap = 160
+	filesShown = 5
+)
+
+// LogTaskEnd writes the harness's entry for a finished task to today's
+// log: two lines, the task and its outcome, then the files, tool calls and
+// session.
 func (w *Workspace) LogTaskEnd(t TaskEntry) (string, error) {
 	now := w.now()
-	title := now.Format("15:04") + " — task ended"
+	who := ""
 	if t.Persona != "" {
-		title += " (" + oneLine(t.Persona) + ")"
+		who = " " + oneLine(t.Persona) + ":"
 	}
-	var b strings.Builder
-	field := func(k, v string) {
-		if v != "" {
-			fmt.Fprintf(&b, "- **%s:** %s\n", k, v)
-		}
-	}
-	field("Asked", shorten(oneLine(t.Asked), 300))
-	field("Outcome", indent(clip(t.Outcome)))
+	line := fmt.Sprintf("- %s%s %s → %s\n", now.Format("15:04"), who, shorten(oneLine(t.Asked), askedCap),
+		shorten(oneLine(firstLines(strings.TrimSpace(t.Outcome), 1)), outcomeCap))
+	var detail []string
 	if len(t.Files) > 0 {
 		files := t.Files
 		more := ""
-		if len(files) > 20 {
-			files, more = files[:20], fmt.Sprintf(" and %d more", len(t.Files)-20)
+		if len(files) > filesShown {
+			files, more = files[:filesShown], fmt.Sprintf(" (+%d more)", len(t.Files)-filesShown)
 		}
-		field("Files", strings.Join(files, ", ")+more)
+		detail = append(detail, "files: "+strings.Join(files, ", ")+more)
 	}
-	stats := fmt.Sprintf("%d tool calls, %s tokens in / %s out", t.ToolCalls, commas(int64(t.TokensIn)), commas(int64(t.TokensOut)))
+	detail = append(detail, fmt.Sprintf("%d tool calls", t.ToolCalls))
 	if t.Session != "" {
-		stats += ", session " + oneLine(t.Session)
+		detail = append(detail, "session "+oneLine(t.Session))
 	}
-	field("Stats", stats)
-	return w.appendLog("task end log", now, title, b.String())
+	return w.appendLog("task end log", now, line+"  "+strings.Join(detail, " · ")+"\n")
 }
 
-func (w *Workspace) appendLog(op string, now time.Time, title, body string) (string, error) {
+func (w *Workspace) appendLog(op string, now time.Time, item string) (string, error) {
 	date := now.Format(time.DateOnly)
-	return w.appendEntry(op, LogDir+"/"+date+".md", "# "+date+"\n", title, body, false)
+	rel := LogDir + "/" + date + ".md"
+	where := w.path(rel)
+	err := w.update(rel, func(old string, exists bool) (string, bool) {
+		if !exists || strings.TrimSpace(old) == "" {
+			return "# " + date + "\n\n" + item, true
+		}
+		return strings.TrimRight(old, "\n") + "\n" + item, true
+	})
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", op, err)
+	}
+	return "written to " + where, nil
 }
 
 // appendEntry appends "## title\nbody" to rel, creating it from the template

@@ -228,7 +228,7 @@ func TestLogError(t *testing.T) {
 		t.Errorf("result %q", where)
 	}
 	doc := readFile(t, w.path(ErrorsFile))
-	entry := "\n\n## 2026-11-25 14:03\n- **Error:** go test: database is locked\n    at store.go:12\n- **Fix:** open SQLite with _busy_timeout\n"
+	entry := "\n\n## 2026-11-25 14:03\n- **Signature:** go test: database is locked\n- **Error:** go test: database is locked\n    at store.go:12\n- **Fix:** open SQLite with _busy_timeout\n"
 	if !strings.HasSuffix(doc, entry) || !strings.HasPrefix(doc, "# Errors and fixes") {
 		t.Errorf("ERRORS.md =\n%s", doc)
 	}
@@ -273,12 +273,12 @@ func TestLearningAndFeature(t *testing.T) {
 
 func TestDailyLogAndTaskEnd(t *testing.T) {
 	w := open(t)
-	if _, err := w.DailyLog("Chose CSV exports"); err != nil {
+	if _, err := w.DailyLog("Chose CSV exports\nbecause the CRM imports them"); err != nil {
 		t.Fatal(err)
 	}
 	where, err := w.LogTaskEnd(TaskEntry{
-		Persona: "coder", Asked: "fix the\nfailing test", Outcome: "Fixed an off-by-one; tests pass",
-		Files: []string{"store/db.go", "store/db_test.go"}, ToolCalls: 23, TokensIn: 41200, TokensOut: 3100, Session: "s-1",
+		Persona: "coder", Asked: "fix the\nfailing test", Outcome: "completed: Fixed an off-by-one; tests pass\n\nDetails: the loop ran once too often…",
+		Files: []string{"a.go", "b.go", "c.go", "d.go", "e.go", "f.go"}, ToolCalls: 23, Session: "s-1",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -287,10 +287,17 @@ func TestDailyLogAndTaskEnd(t *testing.T) {
 	if !strings.Contains(where, p) {
 		t.Errorf("result %q", where)
 	}
-	want := "# 2026-11-25\n\n## 14:03\nChose CSV exports\n\n## 14:03 — task ended (coder)\n" +
-		"- **Asked:** fix the failing test\n- **Outcome:** Fixed an off-by-one; tests pass\n" +
-		"- **Files:** store/db.go, store/db_test.go\n- **Stats:** 23 tool calls, 41,200 tokens in / 3,100 out, session s-1\n"
+	want := "# 2026-11-25\n\n- 14:03 note: Chose CSV exports\n  because the CRM imports them\n" +
+		"- 14:03 coder: fix the failing test → completed: Fixed an off-by-one; tests pass\n" +
+		"  files: a.go, b.go, c.go, d.go, e.go (+1 more) · 23 tool calls · session s-1\n"
 	if got := readFile(t, p); got != want {
 		t.Errorf("log =\n%s\nwant\n%s", got, want)
+	}
+	// A long request and answer still make two lines.
+	before := readFile(t, p)
+	w.LogTaskEnd(TaskEntry{Persona: "Polly", Asked: strings.Repeat("please do this ", 100), Outcome: "completed: " + strings.Repeat("done and ", 900)})
+	added := strings.TrimPrefix(readFile(t, p), before)
+	if n := strings.Count(added, "\n"); n != 2 || len(added) > 400 {
+		t.Errorf("task entry is %d lines, %d bytes:\n%s", n, len(added), added)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -54,6 +55,10 @@ type App struct {
 
 	current atomic.Pointer[agent.Session] // the session decisions are logged under
 	tmpDir  string                        // the commands' private TMPDIR, removed on Close
+
+	gcOnce sync.Once          // the daily retention pass starts with the first session
+	stopGC context.CancelFunc // nil when no pass runs
+	gcDone chan struct{}      // closed when the pass ends
 }
 
 // Open wires everything. Only a problem that makes Polly useless is an
@@ -233,8 +238,13 @@ func retries(n int) int {
 	return n
 }
 
-// Close releases the store and removes the commands' TMPDIR.
+// Close stops the background retention pass, releases the store and
+// removes the commands' TMPDIR.
 func (a *App) Close() error {
+	if a.stopGC != nil {
+		a.stopGC()
+		<-a.gcDone
+	}
 	if a.tmpDir != "" {
 		os.RemoveAll(a.tmpDir)
 	}
@@ -253,6 +263,7 @@ func (a *App) Session(ctx context.Context, emit func(agent.Event), id string) (*
 	}
 	a.current.Store(s)
 	a.Policy.ResetSession()
+	a.gcOnce.Do(func() { a.startDailyGC(s.ID()) })
 	return s, nil
 }
 

@@ -86,6 +86,8 @@ type options struct {
 	help         bool
 	configJSON   bool
 	trust        bool
+	olderThan    *int // polly gc --older-than DAYS
+	dryRun       bool // polly gc --dry-run
 	flags        config.Flags
 	args         []string // positional arguments
 }
@@ -131,6 +133,15 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.help, "h", false, "show this help")
 	fs.BoolVar(&o.configJSON, "json", false, "polly config: print JSON")
 	fs.BoolVar(&o.trust, "trust", false, "trust this project's .agent/config.json (providers, mode, allow rules…) as it is now, then run")
+	fs.Func("older-than", "polly gc: remove sessions idle for more than `DAYS` days (default: retention.days, 90)", func(s string) error {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return fmt.Errorf("expected a whole number of days, 0 or more, got %q", s)
+		}
+		o.olderThan = &n
+		return nil
+	})
+	fs.BoolVar(&o.dryRun, "dry-run", false, "polly gc: show what would be removed, change nothing")
 	return fs
 }
 
@@ -169,6 +180,9 @@ Usage:
   polly init                    create the workspace memory (~/.agent/workspace)
   polly config [--json]         print the effective configuration and where each value came from
   polly trust [DIR]             show the settings of DIR/.agent/config.json that need trust, and trust them
+  polly gc [--older-than DAYS] [--dry-run]
+                                remove sessions idle longer than DAYS (default retention.days) and tidy
+                                ERRORS.md and MEMORY.md; prints what went and the bytes freed
   polly leads list [LIST]       show saved leads (or the lists with counts)
   polly leads export LIST [PATH]  write a lead list as CSV (stdout when no path)
   polly version                 print the version
@@ -287,7 +301,7 @@ func run(ctx context.Context, env Env) error {
 		if len(o.args) > 2 {
 			return usagef("polly trust takes at most one directory (got %q)", strings.Join(o.args[1:], " "))
 		}
-	case "sessions", "init", "config":
+	case "sessions", "init", "config", "gc":
 		if len(o.args) > 1 {
 			return usagef("polly %s takes no arguments (got %q)", cmd, strings.Join(o.args[1:], " "))
 		}
@@ -301,6 +315,9 @@ func run(ctx context.Context, env Env) error {
 
 	if cmd == "trust" {
 		return trustCommand(env, o)
+	}
+	if (o.olderThan != nil || o.dryRun) && cmd != "gc" {
+		return usagef("--older-than and --dry-run belong to polly gc")
 	}
 	cfg, err := config.Load(config.LoadOptions{ProjectDir: env.Dir, Home: env.Home, Getenv: env.Getenv, Flags: o.flags, Version: version(env)})
 	if err != nil {
@@ -321,6 +338,8 @@ func run(ctx context.Context, env Env) error {
 		return initWorkspace(env, cfg)
 	case "sessions":
 		return listSessions(ctx, env, cfg)
+	case "gc":
+		return gcCommand(ctx, env, cfg, o)
 	case "leads":
 		return leadsCommand(ctx, env, cfg, o.args[1:])
 	}

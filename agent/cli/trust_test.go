@@ -80,7 +80,7 @@ func TestClonedProjectCannotRedirectTheKey(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(env.Dir, "pwned")); !os.IsNotExist(err) {
 		t.Fatal("the project's mode yolo ran a command without asking")
 	}
-	if res := legit.Last().LastMessage(); !strings.Contains(res.Content, "permission denied") {
+	if res := legit.Last().LastTurn(); !strings.Contains(res.Content, "permission denied") {
 		t.Fatalf("tool result = %q", res.Content)
 	}
 

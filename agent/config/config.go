@@ -39,6 +39,7 @@ type Config struct {
 	TUI         TUISettings         `json:"tui"`
 	Sandbox     SandboxSettings     `json:"sandbox"`
 	Memory      MemorySettings      `json:"memory"`
+	Retention   RetentionSettings   `json:"retention"`
 
 	sources  map[string]Source // field path → where its value came from; absent = default
 	baseURL  string            // OPENAI_BASE_URL / --base-url: replaces the active provider's base URL
@@ -175,6 +176,11 @@ type MemorySettings struct {
 	LearnFacts bool `json:"learn_facts"` // summaries' durable facts go to MEMORY.md ("Learned")
 }
 
+// RetentionSettings bound what the project's .agent/ keeps (polly gc).
+type RetentionSettings struct {
+	Days int `json:"days" check:"min=1"` // sessions idle longer than this are removed
+}
+
 // TUISettings are display preferences.
 type TUISettings struct {
 	Theme string `json:"theme" check:"oneof=auto|dark|light"`
@@ -253,11 +259,12 @@ func Defaults(version string) *Config {
 			TimeoutSeconds: 30,
 			MaxBytes:       5 << 20,
 		},
-		TUI:     TUISettings{Theme: "auto"},
-		Sandbox: SandboxSettings{Mode: "auto"},
-		Memory:  MemorySettings{LearnFacts: true},
-		sources: map[string]Source{},
-		envKeys: map[string]string{},
+		TUI:       TUISettings{Theme: "auto"},
+		Sandbox:   SandboxSettings{Mode: "auto"},
+		Memory:    MemorySettings{LearnFacts: true},
+		Retention: RetentionSettings{Days: 90},
+		sources:   map[string]Source{},
+		envKeys:   map[string]string{},
 	}
 }
 

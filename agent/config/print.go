@@ -173,7 +173,7 @@ func (c *Config) groups() [][]Value {
 	if len(ignored) > 0 {
 		groups = append(groups, ignored)
 	}
-	groups = append(groups, c.structValues("web", c.Web), c.structValues("tui", c.TUI), c.structValues("memory", c.Memory))
+	groups = append(groups, c.structValues("web", c.Web), c.structValues("tui", c.TUI), c.structValues("memory", c.Memory), c.structValues("retention", c.Retention))
 	sb := []Value{{Key: "sandbox.mode", Value: c.Sandbox.Mode, Source: c.Source("sandbox.mode")},
 		{Key: "sandbox.network", Value: strconv.FormatBool(c.Sandbox.Network), Source: c.Source("sandbox.network")}}
 	for _, l := range []struct {

@@ -31,7 +31,7 @@ type ToolExecution struct {
 	Tool        string
 	Arguments   string // raw JSON as the model sent it
 	Output      string // the whole output
-	Preview     string // what went into the context
+	Preview     string // what the context got instead of Output when it was offloaded; "" when the model saw it whole
 	Status      ExecStatus
 	ExitCode    *int // nil when the tool has no exit code
 	Duration    time.Duration
@@ -443,4 +443,14 @@ func (s *Store) ListToolExecutions(ctx context.Context, sessionID string, minCha
 		out = append(out, e)
 	}
 	return out, wrap("list tool executions", rows.Err())
+}
+
+// SetToolPreview stores what went into the model's context in place of an
+// offloaded output (ErrNotFound for an unknown id).
+func (s *Store) SetToolPreview(ctx context.Context, id int64, preview string) error {
+	res, err := s.exec(ctx, `UPDATE tool_executions SET preview = ? WHERE id = ?`, cleanText(preview), id)
+	if err != nil {
+		return wrap("set tool preview", err)
+	}
+	return mustAffect(res, fmt.Sprintf("set tool preview %d", id))
 }

@@ -237,3 +237,26 @@ func TestBackgroundIndexing(t *testing.T) {
 		t.Errorf("index has %d matching chunks (%v)", n, err)
 	}
 }
+
+func TestSetToolPreview(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	sess, err := s.CreateSession(ctx, Session{Persona: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := s.SaveToolExecution(ctx, ToolExecution{SessionID: sess.ID, Tool: "run_command", Output: "long output", Status: ExecOK})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetToolPreview(ctx, id, "[output #1: …]"); err != nil {
+		t.Fatal(err)
+	}
+	e, err := s.ToolExecution(ctx, id)
+	if err != nil || e.Preview != "[output #1: …]" {
+		t.Fatalf("preview = %q, %v", e.Preview, err)
+	}
+	if err := s.SetToolPreview(ctx, id+99, "x"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown id: %v", err)
+	}
+}
