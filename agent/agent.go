@@ -136,6 +136,7 @@ type Agent struct {
 	team           *team              // the session's running agents
 	depth          int                // 0 for the agent the user talks to
 	created        []string           // files this agent created (artifacts)
+	turn           turnRef            // the user turn its file changes belong to (a sub-agent's is its parent's)
 }
 
 // header stamps an event.
@@ -228,7 +229,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 		a.append(ctx, chat.Message{Role: chat.User, Kind: chat.KindHandoff, Content: a.pendingHandoff})
 		a.pendingHandoff = ""
 	}
-	a.append(ctx, chat.UserText(prompt))
+	a.beginTurn(ctx, a.append(ctx, chat.UserText(prompt)))
 
 	maxTurns := a.deps.MaxTurns
 	if maxTurns <= 0 {

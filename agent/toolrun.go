@@ -198,9 +198,9 @@ func redact(s string, secrets []string) string {
 }
 
 // callContext carries the call id and the calling agent to the tool and the
-// permission gate.
+// permission gate, and the recorder file-writing tools back up through.
 func (a *Agent) callContext(ctx context.Context, call chat.ToolCall) context.Context {
-	return tools.WithCaller(context.WithValue(ctx, callIDKey{}, call.ID), a.id)
+	return a.withRecorder(tools.WithCaller(context.WithValue(ctx, callIDKey{}, call.ID), a.id), call)
 }
 
 // fixFinder is the part of the workspace that remembers solved errors.
