@@ -35,31 +35,31 @@ func inputErrorf(format string, a ...any) error {
 
 // TurnInfo is a turn as /rewind lists it.
 type TurnInfo struct {
-	Number  int // 1-based, in the session
-	ID      int64
-	Persona string
-	Prompt  string
-	Files   []string // changed, as shown (project-relative when inside)
-	Time    time.Time
-	Undone  bool // taken back by an undo or rewind that stands
+	Number  int       `json:"number"` // 1-based, in the session
+	ID      int64     `json:"id"`
+	Persona string    `json:"persona"`
+	Prompt  string    `json:"prompt"`
+	Files   []string  `json:"files"` // changed, as shown (project-relative when inside)
+	Time    time.Time `json:"time"`
+	Undone  bool      `json:"undone"` // taken back by an undo or rewind that stands
 }
 
 // SkippedFile is a file an undo left alone, and why.
 type SkippedFile struct {
-	Path   string
-	Reason string
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
 }
 
 // UndoReport is what one undo, redo or rewind did.
 type UndoReport struct {
-	Kind      store.UndoKind
-	Session   string
-	Turns     []TurnInfo // the turns taken back (undo, rewind) or brought back (redo)
-	Restored  []string   // put back to their earlier content
-	Removed   []string   // created by Polly, unchanged since, removed
-	Unchanged []string   // already as they were before: nothing to do
-	Skipped   []SkippedFile
-	Fork      string // rewind: the session the conversation was forked into
+	Kind      store.UndoKind `json:"kind"`
+	Session   string         `json:"session"`
+	Turns     []TurnInfo     `json:"turns"`     // the turns taken back (undo, rewind) or brought back (redo)
+	Restored  []string       `json:"restored"`  // put back to their earlier content
+	Removed   []string       `json:"removed"`   // created by Polly, unchanged since, removed
+	Unchanged []string       `json:"unchanged"` // already as they were before: nothing to do
+	Skipped   []SkippedFile  `json:"skipped"`
+	Fork      string         `json:"fork,omitempty"` // rewind: the session the conversation was forked into
 }
 
 // Complete reports whether every file was taken back.

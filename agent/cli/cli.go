@@ -85,6 +85,7 @@ type options struct {
 	showVersion  bool
 	help         bool
 	configJSON   bool
+	undo         undoOptions
 	flags        config.Flags
 	args         []string // positional arguments
 }
@@ -128,6 +129,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.help, "help", false, "show this help")
 	fs.BoolVar(&o.help, "h", false, "show this help")
 	fs.BoolVar(&o.configJSON, "json", false, "polly config: print JSON")
+	undoFlags(fs, &o.undo)
 	return fs
 }
 
@@ -167,6 +169,10 @@ Usage:
   polly config [--json]         print the effective configuration and where each value came from
   polly leads list [LIST]       show saved leads (or the lists with counts)
   polly leads export LIST [PATH]  write a lead list as CSV (stdout when no path)
+  polly undo [--session ID] [--turns N]   take back the file changes of the last N turns (default 1)
+  polly redo [--session ID]     take back the last undo or rewind
+  polly rewind --session ID --to TURN [--conversation]  files back to how they were after TURN;
+                                --conversation also forks the conversation there
   polly version                 print the version
 
 Exit codes: 0 done, 1 the task or the provider failed, 2 bad usage or configuration.
@@ -279,6 +285,10 @@ func run(ctx context.Context, env Env) error {
 		o.prompt, o.promptSet = strings.Join(o.args[1:], " "), true
 		o.args = nil
 	case "leads": // leadsCommand checks its own arguments
+	case "undo", "redo", "rewind":
+		if len(o.args) > 1 {
+			return usagef("polly %s takes flags only (got %q)", cmd, strings.Join(o.args[1:], " "))
+		}
 	case "sessions", "init", "config":
 		if len(o.args) > 1 {
 			return usagef("polly %s takes no arguments (got %q)", cmd, strings.Join(o.args[1:], " "))
@@ -304,6 +314,8 @@ func run(ctx context.Context, env Env) error {
 		return listSessions(ctx, env, cfg)
 	case "leads":
 		return leadsCommand(ctx, env, cfg, o.args[1:])
+	case "undo", "redo", "rewind":
+		return undoCommand(ctx, env, cmd, o)
 	}
 
 	if o.promptSet {
