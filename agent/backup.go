@@ -8,6 +8,7 @@ import (
 	"polly/memory/chat"
 	"polly/memory/store"
 	"polly/tools"
+	"polly/tools/permission"
 )
 
 // turnRef is the user turn file changes are recorded under: the session of
@@ -65,4 +66,10 @@ func (r turnRecorder) Record(ctx context.Context, tool string, changes []tools.F
 
 func (r turnRecorder) Forget(ctx context.Context, ids []int64) error {
 	return r.st.DeleteBackups(ctx, ids)
+}
+
+// trackedCommand is run_command with its file changes recorded for undo;
+// a line the permission classifier judges read-only is not fingerprinted.
+func trackedCommand(run tools.Tool, root string) tools.Tool {
+	return tools.TrackChanges(run, root, func(cmd string) bool { return permission.Classify(cmd).ReadOnly })
 }

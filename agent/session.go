@@ -159,6 +159,9 @@ func newAgent(deps *Deps, p personas.Persona, session, parent, id string, emit f
 	if base == nil {
 		base = tools.NewRegistry()
 	}
+	if run, ok := base.Get("run_command"); ok && deps.Store != nil && deps.ProjectDir != "" {
+		bound = append(bound, trackedCommand(run, deps.ProjectDir))
+	}
 	a.registry = base.With(bound...)
 	a.allowed = allowedTools(p, a.registry)
 	return a

@@ -290,3 +290,40 @@ func TestUndoOlderTurnDoesNotClobberLaterTurn(t *testing.T) {
 		t.Fatalf("rewind to 1: %v %q\n%s", err, h.read("f.txt"), rep.Text())
 	}
 }
+
+// Commands: what run_command created is removed by undo when unchanged;
+// what it changed cannot be restored (its earlier content was never read)
+// and is named; an earlier turn's edit is not undone over a later
+// command's change.
+func TestUndoAfterCommands(t *testing.T) {
+	h := newHarness(t)
+	h.write("f.txt", "a\n", 0o644)
+	h.write("g.txt", "g\n", 0o644)
+	ctx := context.Background()
+	h.srv.Push(llmtest.Call("edit_file", jsonArgs("path", "f.txt", "old_string", "a", "new_string", "b")), llmtest.Text("ok"))
+	if _, err := h.send(ctx, "edit f"); err != nil {
+		t.Fatal(err)
+	}
+	h.srv.Push(llmtest.Call("run_command", jsonArgs("command", "echo c > f.txt; echo built > out.txt; echo more >> g.txt")), llmtest.Text("ran"))
+	if _, err := h.send(ctx, "run it"); err != nil {
+		t.Fatal(err)
+	}
+	turns, _ := h.history().Turns(ctx, h.session.ID())
+	if len(turns) != 2 || !slices.Equal(turns[1].Files, []string{"f.txt", "g.txt", "out.txt"}) && !slices.Equal(turns[1].Files, []string{"out.txt", "f.txt", "g.txt"}) {
+		t.Fatalf("turn 2 files = %+v", turns)
+	}
+	rep, err := h.history().Undo(ctx, h.session.ID(), 1)
+	if err != nil || rep.Complete() {
+		t.Fatalf("undo: %v\n%s", err, rep.Text())
+	}
+	if h.exists("out.txt") || h.read("f.txt") != "c\n" || h.read("g.txt") != "g\nmore\n" {
+		t.Fatalf("out exists=%v f=%q g=%q", h.exists("out.txt"), h.read("f.txt"), h.read("g.txt"))
+	}
+	if !slices.Equal(rep.Removed, []string{"out.txt"}) || !strings.Contains(rep.Text(), "skipped   f.txt: changed by run_command") {
+		t.Fatalf("report:\n%s", rep.Text())
+	}
+	rep, err = h.history().Undo(ctx, h.session.ID(), 1)
+	if err != nil || h.read("f.txt") != "c\n" || !strings.Contains(rep.Text(), "skipped   f.txt: changed again by turn 2") {
+		t.Fatalf("undo turn 1: %v f=%q\n%s", err, h.read("f.txt"), rep.Text())
+	}
+}
