@@ -327,7 +327,7 @@ func (h History) revert(ctx context.Context, st state, target []store.Backup, ac
 	sort.Strings(paths)
 
 	var plans []planned
-	var reverted []int64
+	var reverted, revived []int64
 	var contents [][]byte
 	for _, p := range paths {
 		rows := byPath[p]
@@ -362,6 +362,9 @@ func (h History) revert(ctx context.Context, st state, target []store.Backup, ac
 		case want.Kind != store.FileUnknown && cur.Same(want):
 			rep.Unchanged = append(rep.Unchanged, shown)
 			reverted = append(reverted, ids...)
+			if revive != nil {
+				revived = append(revived, revive(p)...)
+			}
 			continue
 		case !cur.Same(latest.After):
 			skip(changedReason(cur, latest.After))
@@ -389,7 +392,6 @@ func (h History) revert(ctx context.Context, st state, target []store.Backup, ac
 		}
 	}
 	var changes []store.Backup
-	var revived []int64
 	for _, pl := range plans {
 		if err := tools.RestoreState(pl.path, pl.want, pl.data); err != nil {
 			rep.Skipped = append(rep.Skipped, SkippedFile{Path: pl.shown, Reason: err.Error()})

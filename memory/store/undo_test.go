@@ -148,7 +148,6 @@ func TestForkSessionAtTurn(t *testing.T) {
 	s := openTest(t)
 	ctx := context.Background()
 	sess := mustSession(t, s)
-	var turns []int64
 	say := func(role chat.Role, text string) chat.Message {
 		m, err := s.AppendMessage(ctx, sess.ID, "default", chat.Message{Role: role, Content: text})
 		if err != nil {
@@ -162,7 +161,6 @@ func TestForkSessionAtTurn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		turns = append(turns, id)
 		if _, err := s.SaveBackups(ctx, []Backup{{SessionID: sess.ID, TurnID: id, Path: fmt.Sprint("/p/f", i), Before: FileState{Kind: FileMissing},
 			After: FileState{Kind: FileRegular, Hash: ContentHash([]byte("x"))}}}); err != nil {
 			t.Fatal(err)
