@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"testing"
 
 	"polly/agent/llmtest"
+
+	_ "modernc.org/sqlite"
 )
 
 func (h *harness) history() History { return History{Store: h.store, Root: h.dir} }
@@ -325,5 +328,32 @@ func TestUndoAfterCommands(t *testing.T) {
 	rep, err = h.history().Undo(ctx, h.session.ID(), 1)
 	if err != nil || h.read("f.txt") != "c\n" || !strings.Contains(rep.Text(), "skipped   f.txt: changed again by turn 2") {
 		t.Fatalf("undo turn 1: %v f=%q\n%s", err, h.read("f.txt"), rep.Text())
+	}
+}
+
+// Bad input (issue 16): when the store cannot take the backup (here SQLite
+// itself refuses the insert, as on a full disk), edit_file does not touch
+// the file and the model receives the reason in the tool result.
+func TestBackupFailureReachesTheModel(t *testing.T) {
+	h := newHarness(t)
+	h.write("old.txt", "keep\n", 0o644)
+	db, err := sql.Open("sqlite", filepath.Join(h.dir, ".agent", "polly.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TRIGGER full_disk BEFORE INSERT ON undo_backups BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`); err != nil {
+		t.Fatal(err)
+	}
+	h.srv.Push(llmtest.Call("edit_file", jsonArgs("path", "old.txt", "old_string", "keep", "new_string", "lose")), llmtest.Text("could not"))
+	if _, err := h.send(context.Background(), "edit"); err != nil {
+		t.Fatal(err)
+	}
+	if h.read("old.txt") != "keep\n" {
+		t.Fatalf("old.txt = %q", h.read("old.txt"))
+	}
+	got := h.srv.Last().LastMessage()
+	if got.Role != "tool" || !strings.Contains(got.Content, "could not back up old.txt") || !strings.Contains(got.Content, "disk is full") {
+		t.Fatalf("the model received %q", got.Content)
 	}
 }
