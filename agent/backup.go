@@ -73,3 +73,11 @@ func (r turnRecorder) Forget(ctx context.Context, ids []int64) error {
 func trackedCommand(run tools.Tool, root string) tools.Tool {
 	return tools.TrackChanges(run, root, func(cmd string) bool { return permission.Classify(cmd).ReadOnly })
 }
+
+// filesChanged is what a tracked command changed, for the ToolFinished event.
+func filesChanged(res tools.Result) *tools.TreeChanges {
+	if tc, ok := res.Meta["files"].(tools.TreeChanges); ok {
+		return &tc
+	}
+	return nil
+}

@@ -135,7 +135,7 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 	a.send(ToolFinished{
 		Header: a.header(), CallID: call.ID, Tool: call.Name, Brief: call.Brief(), Duration: dur,
 		OutputChars: chars, OutputLines: lines, IsError: res.IsError, ExecID: execID, Offloaded: offloaded,
-		ExitCode: res.ExitCode, Diff: res.Diff, Preview: content,
+		ExitCode: res.ExitCode, Diff: res.Diff, Preview: content, FilesChanged: filesChanged(res),
 	})
 	if a.task.ToolCalls-a.task.LastCheckpointAt >= s.CheckpointEvery {
 		a.task.LastCheckpointAt = a.task.ToolCalls

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"polly/agent/llmtest"
+	"polly/tools"
 
 	_ "modernc.org/sqlite"
 )
@@ -310,6 +311,15 @@ func TestUndoAfterCommands(t *testing.T) {
 	h.srv.Push(llmtest.Call("run_command", jsonArgs("command", "echo c > f.txt; echo built > out.txt; echo more >> g.txt")), llmtest.Text("ran"))
 	if _, err := h.send(ctx, "run it"); err != nil {
 		t.Fatal(err)
+	}
+	var tracked *tools.TreeChanges
+	for _, e := range eventsOf[ToolFinished](h) {
+		if e.Tool == "run_command" {
+			tracked = e.FilesChanged
+		}
+	}
+	if tracked == nil || !slices.Equal(tracked.Created, []string{"out.txt"}) || !slices.Equal(tracked.Changed, []string{"f.txt", "g.txt"}) || len(tracked.Deleted) != 0 {
+		t.Fatalf("tool_finished files_changed = %+v", tracked)
 	}
 	turns, _ := h.history().Turns(ctx, h.session.ID())
 	if len(turns) != 2 || !slices.Equal(turns[1].Files, []string{"f.txt", "g.txt", "out.txt"}) && !slices.Equal(turns[1].Files, []string{"out.txt", "f.txt", "g.txt"}) {
