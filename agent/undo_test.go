@@ -375,3 +375,25 @@ func TestBackupFailureReachesTheModel(t *testing.T) {
 		t.Fatalf("the model received %q", got.Content)
 	}
 }
+
+// A redo never overwrites what a turn after the undo wrote.
+func TestRedoDoesNotClobberANewTurn(t *testing.T) {
+	h := newHarness(t)
+	h.write("f.txt", "a\n", 0o644)
+	ctx := context.Background()
+	h.srv.Push(llmtest.Call("edit_file", jsonArgs("path", "f.txt", "old_string", "a", "new_string", "b")), llmtest.Text("ok"))
+	if _, err := h.send(ctx, "edit b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.history().Undo(ctx, h.session.ID(), 1); err != nil || h.read("f.txt") != "a\n" {
+		t.Fatalf("undo: %v %q", err, h.read("f.txt"))
+	}
+	h.srv.Push(llmtest.Call("edit_file", jsonArgs("path", "f.txt", "old_string", "a", "new_string", "z")), llmtest.Text("ok"))
+	if _, err := h.send(ctx, "edit z"); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := h.history().Redo(ctx, h.session.ID())
+	if err != nil || rep.Complete() || h.read("f.txt") != "z\n" || !strings.Contains(rep.Text(), "skipped   f.txt: changed again by turn 2") {
+		t.Fatalf("redo: %v f=%q\n%s", err, h.read("f.txt"), rep.Text())
+	}
+}
