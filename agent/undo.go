@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"polly/memory/chat"
 	"polly/memory/store"
 	"polly/tools"
 )
@@ -213,8 +214,10 @@ func (h History) Undo(ctx context.Context, session string, n int) (UndoReport, e
 		act.Turns = append(act.Turns, st.turns[i].ID)
 		target = append(target, st.standing(st.turns[i].ID)...)
 	}
-	_, err = h.revert(ctx, st, target, act, &rep, nil)
-	return rep, err
+	if _, err = h.revert(ctx, st, target, act, &rep, nil); err != nil {
+		return rep, err
+	}
+	return rep, h.tellModel(ctx, st, rep)
 }
 
 // Rewind takes back every turn after the first keep (files to their state
@@ -242,6 +245,9 @@ func (h History) Rewind(ctx context.Context, session string, keep int, fork bool
 		target = append(target, st.standing(st.turns[i].ID)...)
 	}
 	id, err := h.revert(ctx, st, target, act, &rep, nil)
+	if err == nil {
+		err = h.tellModel(ctx, st, rep)
+	}
 	if err != nil || !fork {
 		return rep, err
 	}
@@ -295,8 +301,55 @@ func (h History) Redo(ctx context.Context, session string) (UndoReport, error) {
 		}
 		return ids
 	}
-	_, err = h.revert(ctx, st, target, store.UndoAction{SessionID: session, Kind: store.UndoKindRedo, Reverts: last.ID}, &rep, revive)
-	return rep, err
+	if _, err = h.revert(ctx, st, target, store.UndoAction{SessionID: session, Kind: store.UndoKindRedo, Reverts: last.ID}, &rep, revive); err != nil {
+		return rep, err
+	}
+	return rep, h.tellModel(ctx, st, rep)
+}
+
+// tellModel adds a note to the conversation of each persona whose turns
+// the action touched, so the model does not go on believing in files that
+// were taken back. A live Session must Reload to see it.
+func (h History) tellModel(ctx context.Context, st state, rep UndoReport) error {
+	if len(rep.Restored)+len(rep.Removed)+len(rep.Skipped) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "[NOTE from Polly, not the user: the user ran %s.", rep.Kind)
+	for _, t := range rep.Turns {
+		fmt.Fprintf(&b, " Turn %d (%q)", t.Number, t.Prompt)
+	}
+	switch rep.Kind {
+	case store.UndoKindRedo:
+		b.WriteString(": its file changes were put back.")
+	default:
+		b.WriteString(": its file changes were taken back; those files are as they were before it.")
+	}
+	list := func(what string, files []string) {
+		if len(files) > 0 {
+			fmt.Fprintf(&b, " %s: %s.", what, strings.Join(files, ", "))
+		}
+	}
+	list("Restored", rep.Restored)
+	list("Removed", rep.Removed)
+	var kept []string
+	for _, s := range rep.Skipped {
+		kept = append(kept, s.Path)
+	}
+	list("Left as they are (changed since)", kept)
+	b.WriteString(" Read a file again before editing it.]")
+	var personas []string
+	for _, t := range rep.Turns {
+		if !slices.Contains(personas, t.Persona) && t.Persona != "" {
+			personas = append(personas, t.Persona)
+		}
+	}
+	for _, p := range personas {
+		if _, err := h.Store.AppendMessage(ctx, rep.Session, p, chat.Message{Role: chat.User, Kind: chat.KindNote, Content: b.String()}); err != nil {
+			return fmt.Errorf("the files were changed as listed, but noting it in the conversation failed: %w", err)
+		}
+	}
+	return nil
 }
 
 // planned is one path an undo will write.

@@ -181,6 +181,23 @@ func TestUndoLeavesOutsideEditsAlone(t *testing.T) {
 		!strings.Contains(text, "skipped   made.txt") || !strings.Contains(text, "restored  other.txt") {
 		t.Fatalf("report:\n%s", text)
 	}
+	// The model hears of it with the next message, before the new prompt.
+	h.session.Reload()
+	h.srv.Push(llmtest.Text("noted"))
+	if _, err := h.send(context.Background(), "what now"); err != nil {
+		t.Fatal(err)
+	}
+	msgs := h.srv.Last().Messages
+	var note string
+	for i, m := range msgs {
+		if m.Role == "user" && m.Content == "what now" && i > 0 {
+			note = msgs[i-1].Content
+		}
+	}
+	if !strings.HasPrefix(note, "[NOTE from Polly") || !strings.Contains(note, "Restored: other.txt") ||
+		!strings.Contains(note, "Left as they are (changed since): made.txt, old.txt") {
+		t.Fatalf("the model was not told: %q", note)
+	}
 }
 
 // Must show (issue 16 #3): rewinding to turn 2 of 4 restores the files to

@@ -162,6 +162,8 @@ func (m *Model) undoDone(msg undoDoneMsg) tea.Cmd {
 	if msg.rep.Fork != "" {
 		cmd = m.openSession(msg.rep.Fork)
 	} else {
+		m.sess.Reload() // the agents read the undo's note to the model from the store
+
 		var cmds []tea.Cmd
 		for _, p := range m.personas {
 			cmds = append(cmds, m.next(p))
