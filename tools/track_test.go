@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -21,7 +22,7 @@ func TestTrackedCommandListsItsChanges(t *testing.T) {
 	ctx := WithRecorder(context.Background(), rec)
 	var judged []string
 	readOnly := func(cmd string) bool { judged = append(judged, cmd); return cmd == "ls" }
-	r := NewRegistry(TrackChanges(ShellTool(root, ShellOptions{}), root, readOnly))
+	r := NewRegistry(TrackChanges(plainShell(root), root, readOnly))
 
 	res := callCtx(ctx, t, r, "run_command", map[string]any{"command": "printf made > made.txt; echo 2 >> exist.txt; rm gone.txt; mkdir build; touch build/out; echo y > .agent/polly.db"}, Exec{})
 	if res.IsError {
@@ -63,6 +64,20 @@ func TestTrackedCommandListsItsChanges(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "other.txt")); err != nil {
 		t.Fatal("the command did not run")
 	}
+}
+
+// plainShell is run_command as a bare bash process in root: the tracking
+// around it is under test, not the sandbox the real one runs in.
+func plainShell(root string) Tool {
+	return New("run_command", "bash -c in root", func(ctx context.Context, a runCommandArgs) (Result, error) {
+		cmd := exec.CommandContext(ctx, "bash", "-c", a.Command)
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return Result{Output: string(out) + err.Error(), IsError: true}, nil
+		}
+		return Result{Output: string(out)}, nil
+	}, nil)
 }
 
 // The fingerprint is cheap: a stat per file, no reads. 2,000 files.
