@@ -157,6 +157,7 @@ type Agent struct {
 	created        []string           // files this agent created (artifacts)
 	loop           loopState          // identical calls in a row, this run
 	run            runNotes           // what the current Run did, for its daily-log entry
+	turn           turnRef            // the user turn its file changes belong to (a sub-agent's is its parent's)
 }
 
 // header stamps an event.
@@ -254,7 +255,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 		a.append(ctx, chat.Message{Role: chat.User, Kind: chat.KindHandoff, Content: a.pendingHandoff})
 		a.pendingHandoff = ""
 	}
-	a.append(ctx, chat.UserText(prompt))
+	a.beginTurn(ctx, a.append(ctx, chat.UserText(prompt)))
 
 	maxTurns := a.deps.MaxTurns
 	a.loop = loopState{}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"polly/memory/chat"
+	"polly/tools"
 )
 
 // Event is one thing that happened during a run. The headless printer and
@@ -68,6 +69,9 @@ type ToolFinished struct {
 	ExitCode    *int          `json:"exit_code,omitempty"`
 	Diff        string        `json:"diff,omitempty"`
 	Preview     string        `json:"preview"` // what the model saw
+	// FilesChanged: what a run_command that may write created, changed and
+	// deleted (nil when it was not tracked).
+	FilesChanged *tools.TreeChanges `json:"files_changed,omitempty"`
 }
 
 // Usage reports the tokens of one model call.

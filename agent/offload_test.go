@@ -56,7 +56,7 @@ func TestPreviewNeverLargerThanItsOutput(t *testing.T) {
 		t.Fatalf("executions: %d, %v", len(execs), err)
 	}
 	for i, n := range sizes {
-		got := reqs[i+1].LastMessage()
+		got := reqs[i+1].LastTurn()
 		if got.Role != "tool" {
 			t.Fatalf("request %d ends with %s", i+1, got.Role)
 		}

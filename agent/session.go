@@ -112,6 +112,15 @@ func (s *Session) Agent(ctx context.Context, persona string) (*Agent, error) {
 	return a, nil
 }
 
+// Reload forgets the loaded conversations: each is read again from the
+// store on its next use (after an undo added a note to it). Call it only
+// while no agent runs.
+func (s *Session) Reload() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.agents = map[string]*Agent{}
+}
+
 // Send runs one user message through a persona's conversation.
 func (s *Session) Send(ctx context.Context, persona, text string) (Outcome, error) {
 	a, err := s.Agent(ctx, persona)
@@ -158,6 +167,9 @@ func newAgent(deps *Deps, p personas.Persona, session, parent, id string, emit f
 	base := deps.Tools
 	if base == nil {
 		base = tools.NewRegistry()
+	}
+	if run, ok := base.Get("run_command"); ok && deps.Store != nil && deps.ProjectDir != "" {
+		bound = append(bound, trackedCommand(run, deps.ProjectDir))
 	}
 	a.registry = base.With(bound...)
 	a.allowed = allowedTools(p, a.registry)

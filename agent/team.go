@@ -109,6 +109,7 @@ func (a *Agent) delegate(ctx context.Context, args delegateArgs) (tools.Result, 
 	a.send(SubAgentStarted{Header: a.childHeader(id, p), CallID: callID, Task: args.Task, ChildSession: childSession})
 
 	child := newAgent(a.deps, p, childSession, a.id, id, nil, a.team, a.depth+1)
+	child.turn = a.turn // its edits are undone with the turn that asked for them
 	child.emit = a.progressRelay(child, start)
 
 	out, err := child.Run(ctx, childPrompt(a.persona, args))

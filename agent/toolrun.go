@@ -134,7 +134,7 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 	a.send(ToolFinished{
 		Header: a.header(), CallID: call.ID, Tool: call.Name, Brief: call.Brief(), Duration: dur,
 		OutputChars: chars, OutputLines: lines, IsError: res.IsError, ExecID: execID, Offloaded: offloaded,
-		ExitCode: res.ExitCode, Diff: res.Diff, Preview: content,
+		ExitCode: res.ExitCode, Diff: res.Diff, Preview: content, FilesChanged: filesChanged(res),
 	})
 	if a.task.ToolCalls-a.task.LastCheckpointAt >= s.CheckpointEvery {
 		a.task.LastCheckpointAt = a.task.ToolCalls
@@ -177,7 +177,7 @@ func redact(s string, secrets []string) string {
 }
 
 // callContext carries the call id and the calling agent to the tool and the
-// permission gate.
+// permission gate, and the recorder file-writing tools back up through.
 func (a *Agent) callContext(ctx context.Context, call chat.ToolCall) context.Context {
-	return tools.WithCaller(context.WithValue(ctx, callIDKey{}, call.ID), a.id)
+	return a.withRecorder(tools.WithCaller(context.WithValue(ctx, callIDKey{}, call.ID), a.id), call)
 }

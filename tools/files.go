@@ -16,6 +16,8 @@ import (
 
 	"github.com/aymanbagabas/go-udiff"
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"polly/memory/store"
 )
 
 const (
@@ -261,7 +263,7 @@ func writeFileTool(root string) Tool {
 	return New("write_file",
 		"Create a file, or replace its whole content (parent directories are created). "+
 			"To change part of an existing file use edit_file instead; read a file before overwriting it.",
-		func(ctx context.Context, a writeFileArgs) (Result, error) { return writeFile(root, a) }, nil).
+		func(ctx context.Context, a writeFileArgs) (Result, error) { return writeFile(ctx, root, a) }, nil).
 		WithAccess(func(ctx context.Context, a writeFileArgs) (Access, error) {
 			p, err := planWrite(root, a)
 			if err != nil {
@@ -274,6 +276,7 @@ func writeFileTool(root string) Tool {
 // writePlan is what a write_file call will do; Access and Run share it.
 type writePlan struct {
 	abs, shown string // target after following symlinks; how it is shown
+	link       string // the symlink the path named, when abs is its target
 	old        string
 	existed    bool
 	oldSize    int64
@@ -283,8 +286,9 @@ type writePlan struct {
 }
 
 func planWrite(root string, a writeFileArgs) (writePlan, error) {
-	abs := followLink(resolvePath(root, a.Path))
-	p := writePlan{abs: abs, shown: displayPath(root, abs), content: a.Content, mode: 0o644}
+	given := resolvePath(root, a.Path)
+	abs := followLink(given)
+	p := writePlan{abs: abs, shown: displayPath(root, abs), content: a.Content, mode: 0o644, link: linkOf(given, abs)}
 	fi, err := os.Stat(abs)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -329,7 +333,7 @@ func (p writePlan) preview() string {
 	return fmt.Sprintf("new file %s (%d bytes):\n%s", p.shown, len(p.content), clip(p.content, previewMaxBytes))
 }
 
-func writeFile(root string, a writeFileArgs) (Result, error) {
+func writeFile(ctx context.Context, root string, a writeFileArgs) (Result, error) {
 	p, err := planWrite(root, a)
 	if err != nil {
 		return Result{}, err
@@ -337,10 +341,23 @@ func writeFile(root string, a writeFileArgs) (Result, error) {
 	if p.unchanged() {
 		return Result{Output: fmt.Sprintf("%s already has this content (%d bytes); nothing written", p.shown, len(p.content))}, nil
 	}
+	var backup []int64
+	if RecorderOf(ctx) != nil {
+		before, err := ReadState(p.abs)
+		if err != nil {
+			return Result{}, fmt.Errorf("read %s to back it up: %w", p.shown, err)
+		}
+		change := FileChange{Path: p.abs, Link: p.link, Before: before, After: writtenState([]byte(p.content), p.mode)}
+		if backup, err = backupBeforeWrite(ctx, "write_file", change, p.shown); err != nil {
+			return Result{}, err
+		}
+	}
 	if err := os.MkdirAll(filepath.Dir(p.abs), 0o755); err != nil {
+		forgetBackup(ctx, backup)
 		return Result{}, fmt.Errorf("create parent directories of %s: %w", p.shown, err)
 	}
 	if err := atomicWrite(p.abs, []byte(p.content), p.mode); err != nil {
+		forgetBackup(ctx, backup)
 		return Result{}, err
 	}
 	if p.existed {
@@ -363,7 +380,7 @@ func editFileTool(root string) Tool {
 		"Replace exact text in an existing file and return the unified diff. Read the file first and copy "+
 			"old_string exactly, including enough surrounding lines to make it unique (or set replace_all). "+
 			"To create a file use write_file.",
-		func(ctx context.Context, a editFileArgs) (Result, error) { return editFile(root, a) }, nil).
+		func(ctx context.Context, a editFileArgs) (Result, error) { return editFile(ctx, root, a) }, nil).
 		WithAccess(func(ctx context.Context, a editFileArgs) (Access, error) {
 			p, err := planEdit(root, a)
 			if err != nil {
@@ -376,6 +393,8 @@ func editFileTool(root string) Tool {
 // editPlan is the result of applying an edit in memory.
 type editPlan struct {
 	abs, shown string
+	link       string // the symlink the path named, when abs is its target
+	old        []byte
 	mode       fs.FileMode
 	content    string
 	count      int
@@ -383,8 +402,9 @@ type editPlan struct {
 }
 
 func planEdit(root string, a editFileArgs) (editPlan, error) {
-	abs := followLink(resolvePath(root, a.Path))
-	p := editPlan{abs: abs, shown: displayPath(root, abs)}
+	given := resolvePath(root, a.Path)
+	abs := followLink(given)
+	p := editPlan{abs: abs, shown: displayPath(root, abs), link: linkOf(given, abs)}
 	if a.OldString == "" {
 		return p, errors.New("old_string is empty; to create a file or replace all of its content use write_file")
 	}
@@ -412,6 +432,7 @@ func planEdit(root string, a editFileArgs) (editPlan, error) {
 	if bytes.IndexByte(data[:min(len(data), binarySniffLen)], 0) >= 0 {
 		return p, fmt.Errorf("%s looks like a binary file; edit_file only edits text", p.shown)
 	}
+	p.old = data
 	content := string(data)
 	oldS, newS := a.OldString, a.NewString
 	count := strings.Count(content, oldS)
@@ -439,12 +460,19 @@ func planEdit(root string, a editFileArgs) (editPlan, error) {
 	return p, nil
 }
 
-func editFile(root string, a editFileArgs) (Result, error) {
+func editFile(ctx context.Context, root string, a editFileArgs) (Result, error) {
 	p, err := planEdit(root, a)
 	if err != nil {
 		return Result{}, err
 	}
+	change := FileChange{Path: p.abs, Link: p.link, Before: stateOf(store.FileRegular, p.old, p.mode),
+		After: writtenState([]byte(p.content), p.mode)}
+	backup, err := backupBeforeWrite(ctx, "edit_file", change, p.shown)
+	if err != nil {
+		return Result{}, err
+	}
 	if err := atomicWrite(p.abs, []byte(p.content), p.mode); err != nil {
+		forgetBackup(ctx, backup)
 		return Result{}, err
 	}
 	noun := "occurrence"
@@ -540,6 +568,14 @@ outer:
 		return i
 	}
 	return -1
+}
+
+// linkOf is given when it is a symlink that was followed to abs, else "".
+func linkOf(given, abs string) string {
+	if given == abs {
+		return ""
+	}
+	return given
 }
 
 // followLink resolves a symlink so writes replace its target, not the link.

@@ -23,6 +23,9 @@ var slashCommands = []slashCommand{
 	{"/task", "", "plan, anchor and checkpoint of the current task"},
 	{"/cost", "", "tokens and cost per persona"},
 	{"/init", "", "ask the persona to write or improve AGENTS.md"},
+	{"/undo", "[N]", "take back the file changes of the last turn (or N turns)"},
+	{"/redo", "", "take back the last undo or rewind"},
+	{"/rewind", "", "pick a turn: files (and optionally the conversation) back to before it"},
 }
 
 // initPrompt is what /init sends.
@@ -71,6 +74,10 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 		return m.openPanel(pTask), true
 	case "/cost":
 		return m.cost(), true
+	case "/undo", "/redo":
+		return m.undoCommand(name, arg), true
+	case "/rewind":
+		return m.openPanel(pRewind), true
 	case "/init":
 		if m.modelErr != nil {
 			m.flash = "sending is disabled: no model is configured"

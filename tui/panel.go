@@ -19,6 +19,7 @@ const (
 	pTeam
 	pOutputs
 	pSessions
+	pRewind
 )
 
 // panelHotkey opens (or, pressed again, closes) a panel from anywhere.
@@ -57,6 +58,9 @@ func (m *Model) openPanel(p panelKind) tea.Cmd {
 	case pSessions:
 		m.sessP = sessionsPanel{seq: m.seq}
 		return m.sessP.list(m)
+	case pRewind:
+		m.rewP = rewindPanel{seq: m.seq}
+		return m.rewP.list(m)
 	case pTask:
 		return m.fetchStatus(m.current())
 	case pTeam:
@@ -79,6 +83,8 @@ func (m *Model) panelKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.outs.key(m, msg)
 	case pSessions:
 		return m.sessP.key(m, msg)
+	case pRewind:
+		return m.rewP.key(m, msg)
 	case pTeam:
 		return m.teamP.key(m, msg)
 	}
@@ -147,6 +153,13 @@ func (m *Model) panelMsg(msg tea.Msg) (tea.Cmd, bool) {
 			m.sessP.update(msg)
 		}
 		return nil, true
+	case rewindListMsg:
+		if m.panel == pRewind {
+			m.rewP.update(msg)
+		}
+		return nil, true
+	case undoDoneMsg:
+		return m.undoDone(msg), true
 	}
 	return nil, false
 }
@@ -181,6 +194,8 @@ func (m *Model) panelLines(w, h int) []string {
 		return m.outs.view(m, w, h)
 	case pSessions:
 		return m.sessP.view(m, w, h)
+	case pRewind:
+		return m.rewP.view(m, w, h)
 	case pTeam:
 		return m.teamP.view(m, w, h)
 	}

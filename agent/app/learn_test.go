@@ -39,7 +39,7 @@ func TestLearningsPairOnlyTheSameOperation(t *testing.T) {
 	reqs := srv.Requests()
 	result := func(step int) string { // the tool result of step, as the server received it
 		t.Helper()
-		m := reqs[step].LastMessage()
+		m := reqs[step].LastTurn()
 		if m.Role != "tool" {
 			t.Fatalf("request %d ends with a %s message", step, m.Role)
 		}

@@ -88,6 +88,7 @@ type options struct {
 	trust        bool
 	olderThan    *int // polly gc --older-than DAYS
 	dryRun       bool // polly gc --dry-run
+	undo         undoOptions
 	flags        config.Flags
 	args         []string // positional arguments
 }
@@ -142,6 +143,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 		return nil
 	})
 	fs.BoolVar(&o.dryRun, "dry-run", false, "polly gc: show what would be removed, change nothing")
+	undoFlags(fs, &o.undo)
 	return fs
 }
 
@@ -185,6 +187,10 @@ Usage:
                                 ERRORS.md and MEMORY.md; prints what went and the bytes freed
   polly leads list [LIST]       show saved leads (or the lists with counts)
   polly leads export LIST [PATH]  write a lead list as CSV (stdout when no path)
+  polly undo [--session ID] [--turns N]   take back the file changes of the last N turns (default 1)
+  polly redo [--session ID]     take back the last undo or rewind
+  polly rewind --session ID --to TURN [--conversation]  files back to how they were after TURN;
+                                --conversation also forks the conversation there
   polly version                 print the version
 
 Exit codes: 0 done, 1 the task or the provider failed, 2 bad usage or configuration.
@@ -301,6 +307,10 @@ func run(ctx context.Context, env Env) error {
 		if len(o.args) > 2 {
 			return usagef("polly trust takes at most one directory (got %q)", strings.Join(o.args[1:], " "))
 		}
+	case "undo", "redo", "rewind":
+		if len(o.args) > 1 {
+			return usagef("polly %s takes flags only (got %q)", cmd, strings.Join(o.args[1:], " "))
+		}
 	case "sessions", "init", "config", "gc":
 		if len(o.args) > 1 {
 			return usagef("polly %s takes no arguments (got %q)", cmd, strings.Join(o.args[1:], " "))
@@ -342,6 +352,8 @@ func run(ctx context.Context, env Env) error {
 		return gcCommand(ctx, env, cfg, o)
 	case "leads":
 		return leadsCommand(ctx, env, cfg, o.args[1:])
+	case "undo", "redo", "rewind":
+		return undoCommand(ctx, env, cmd, o)
 	}
 
 	if o.promptSet {

@@ -28,6 +28,9 @@ var (
 	freeTop = map[string]bool{
 		"model": true, "persona": true, "max_turns": true, "context": true,
 		"llm": true, "team": true, "web": true, "tui": true,
+		// memory.learn_facts and retention.days touch only what Polly keeps
+		// for this project and the user's own notes; neither runs anything.
+		"memory": true, "retention": true,
 	}
 	// freePermissions are the permission lists a project may extend freely:
 	// they only make Polly ask or refuse more.

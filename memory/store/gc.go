@@ -26,7 +26,7 @@ type GCReport struct {
 	ToolOutputs int      // tool executions with their output chunks and index rows
 	Summaries   int      //
 	LLMCalls    int      //
-	Backups     int      // rows of a backups table, when the schema has one
+	Backups     int      // undo backups (undo_backups rows) of the removed sessions
 	Archives    []string // archive files of the removed summaries, as stored
 	Kept        string   // the latest session, always kept
 	Skipped     []string // sessions left alone because another process held the database too long
@@ -58,7 +58,7 @@ func (s *Store) GC(ctx context.Context, opts GCOptions) (GCReport, error) {
 	if err != nil {
 		return rep, fmt.Errorf("gc: %w", err)
 	}
-	backups, err := s.hasSessionColumn(ctx, "backups")
+	backups, err := s.hasSessionColumn(ctx, "undo_backups")
 	if err != nil {
 		return rep, fmt.Errorf("gc: %w", err)
 	}
@@ -81,7 +81,7 @@ func (s *Store) GC(ctx context.Context, opts GCOptions) (GCReport, error) {
 				return err
 			}
 			if backups {
-				if _, err := tx.ExecContext(ctx, `DELETE FROM backups WHERE session_id IN (`+treeIDs+`)`, id); err != nil {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM undo_backups WHERE session_id IN (`+treeIDs+`)`, id); err != nil {
 					return err
 				}
 			}
@@ -162,7 +162,7 @@ func (s *Store) countTree(ctx context.Context, q querier, id string, backups boo
 	var c treeCount
 	backupCount := `0`
 	if backups {
-		backupCount = `(SELECT COUNT(*) FROM backups WHERE session_id IN (SELECT id FROM tree))`
+		backupCount = `(SELECT COUNT(*) FROM undo_backups WHERE session_id IN (SELECT id FROM tree))`
 	}
 	err := q.QueryRowContext(ctx, `WITH RECURSIVE tree(id) AS (SELECT ?1 UNION ALL SELECT c.id FROM sessions c JOIN tree t ON c.parent_id = t.id)
 		SELECT (SELECT COUNT(*) FROM tree),
@@ -200,6 +200,11 @@ func (s *Store) hasSessionColumn(ctx context.Context, table string) (bool, error
 // vacuum rebuilds the file without the freed pages and truncates the WAL,
 // so the space goes back to the file system.
 func (s *Store) vacuum(ctx context.Context) error {
+	// FTS5 deletes only add tombstones to the index; merging its segments is
+	// what gives the space of removed outputs back before VACUUM.
+	if _, err := s.w.ExecContext(ctx, `INSERT INTO output_fts(output_fts) VALUES ('optimize')`); err != nil {
+		return fmt.Errorf("optimize search index: %w", classify(err))
+	}
 	if _, err := s.w.ExecContext(ctx, `VACUUM`); err != nil {
 		return fmt.Errorf("vacuum: %w", classify(err))
 	}
