@@ -29,6 +29,7 @@ var ErrMaxTurns = errors.New("stopped after the maximum number of turns without 
 // Model describes the model an agent talks to.
 type Model struct {
 	Name          string
+	Provider      string  // the configured provider it is reached through; "" when not known
 	ContextWindow int     // tokens; 0 when unknown
 	InputPrice    float64 // USD per 1M prompt tokens; 0 when unknown
 	OutputPrice   float64 // USD per 1M completion tokens
@@ -86,6 +87,9 @@ type Deps struct {
 	MaxParallel int
 	MaxDepth    int
 	Now         func() time.Time
+	// Models resolves each persona's model (nil: all use LLM, Model and
+	// Context above).
+	Models ModelResolver
 }
 
 func (d *Deps) now() time.Time {
@@ -107,7 +111,8 @@ type Outcome struct {
 
 // Agent is one persona's conversation inside a session.
 type Agent struct {
-	deps    *Deps
+	deps    *Deps  // root with this agent's model bound (see bind)
+	root    *Deps  // the shared deps, for sub-agents and rebinding
 	id      string // agent instance id: persona id, "coder#2" for a second concurrent run
 	persona personas.Persona
 	session string

@@ -98,6 +98,9 @@ func (s *Session) Agent(ctx context.Context, persona string) (*Agent, error) {
 		return a, nil
 	}
 	a = newAgent(s.deps, p, id, "", p.ID, s.emit, &s.team, 0)
+	if err := a.bind(); err != nil {
+		return nil, err
+	}
 	if id != "" {
 		if err := a.load(ctx); err != nil {
 			return nil, err
@@ -123,6 +126,9 @@ func (s *Session) Send(ctx context.Context, persona, text string) (Outcome, erro
 		return Outcome{Reason: "error"}, err
 	}
 	a.session = id
+	if err := a.bind(); err != nil {
+		return Outcome{Reason: "error"}, err
+	}
 	out, err := a.Run(ctx, text)
 	if s.deps.Store != nil {
 		status := store.StatusDone
@@ -142,7 +148,7 @@ func newAgent(deps *Deps, p personas.Persona, session, parent, id string, emit f
 	if t == nil {
 		t = &team{}
 	}
-	a := &Agent{deps: deps, id: id, persona: p, session: session, parent: parent, emit: emit, team: t, depth: depth}
+	a := &Agent{deps: deps, root: deps, id: id, persona: p, session: session, parent: parent, emit: emit, team: t, depth: depth}
 	model := p.Model
 	if model == "" {
 		model = deps.Model.Name

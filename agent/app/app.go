@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"polly/agent"
 	"polly/agent/config"
 	"polly/agent/llm"
+	"polly/agent/models"
 	"polly/memory/store"
 	"polly/memory/window"
 	"polly/personas"
@@ -33,7 +35,14 @@ type Options struct {
 	Asker      permission.Asker // nil: headless (what would ask is denied)
 	LLM        llm.Streamer     // nil: an openai-go client for the configured model
 	Now        func() time.Time // nil: time.Now
+	// DiscoveryWait is how long Open waits for the providers' model lists
+	// (windows) when they are not cached: a headless run waits a moment,
+	// the TUI (0) never does and picks them up from its next run on.
+	DiscoveryWait time.Duration
 }
+
+// HeadlessDiscoveryWait bounds the wait of a headless run for windows.
+const HeadlessDiscoveryWait = 2 * time.Second
 
 // App is a wired Polly.
 type App struct {
@@ -48,6 +57,7 @@ type App struct {
 	Deps       *agent.Deps
 	Warnings   []string // problems that did not stop start-up, for the user
 
+	models  *modelState
 	current atomic.Pointer[agent.Session] // the session decisions are logged under
 }
 
@@ -62,7 +72,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("project dir: %w", err)
 	}
-	a := &App{Config: cfg, Model: cfg.ActiveModel(), ProjectDir: root, StateDir: filepath.Join(root, ".agent")}
+	a := &App{Config: cfg, ProjectDir: root, StateDir: filepath.Join(root, ".agent")}
 	a.Warnings = append(a.Warnings, cfg.Warnings()...)
 
 	if st, err := store.Open(filepath.Join(a.StateDir, "polly.db")); err != nil {
@@ -70,6 +80,16 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	} else {
 		a.Store = st
 	}
+
+	cat := models.New(models.Options{CacheDir: cfg.CacheDir(), Debug: a.debugLog})
+	cfg.SetModelFacts(cat)
+	startDiscovery(ctx, cat, cfg, opts.DiscoveryWait)
+	a.Model = cfg.ActiveModel()
+	a.models = &modelState{cfg: cfg, cat: cat, overrides: map[string]string{}, clients: map[string]llm.Streamer{},
+		llmCfg: func(m config.ModelInfo) llm.Config {
+			return llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, MaxRetries: retries(cfg.LLM.MaxRetries),
+				IdleTimeout: cfg.LLM.IdleTimeout(), CallTimeout: cfg.LLM.CallTimeout(), Headers: m.Headers}
+		}}
 
 	var personaDir string
 	if opts.Template != nil {
@@ -86,6 +106,14 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		a.Warnings = append(a.Warnings, "persona skipped: "+e.Error())
 	}
 	a.Personas = set
+	for _, p := range set.All() {
+		if p.Model == "" {
+			continue
+		}
+		if _, err := a.models.infoFor(p); err != nil {
+			a.Warnings = append(a.Warnings, fmt.Sprintf("persona %s will be refused when used: %v", p.ID, err))
+		}
+	}
 
 	pol, err := permission.New(permission.Options{
 		Mode: permission.Mode(cfg.Mode), Root: root, StateDir: a.StateDir, Asker: opts.Asker,
@@ -106,14 +134,9 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 
 	client := opts.LLM
 	if client == nil {
-		client = llm.New(llm.Config{
-			BaseURL:     a.Model.BaseURL,
-			APIKey:      a.Model.APIKey,
-			MaxRetries:  retries(cfg.LLM.MaxRetries),
-			IdleTimeout: cfg.LLM.IdleTimeout(),
-			CallTimeout: cfg.LLM.CallTimeout(),
-			Headers:     a.Model.Headers,
-		})
+		client = a.models.client(a.Model)
+	} else {
+		a.models.clients[endpointKey(a.Model)] = client // personas on the default endpoint share it
 	}
 
 	secrets, secretVars := secretsOf(cfg, a.Model)
@@ -140,6 +163,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		MaxParallel: cfg.Team.MaxParallel,
 		MaxDepth:    depthOf(cfg.Team.MaxDepth),
 		Now:         opts.Now,
+		Models:      a,
 	}
 	if a.Workspace != nil {
 		a.Deps.Prompts = prompts{ws: a.Workspace, project: root, now: opts.Now}
@@ -161,6 +185,12 @@ func secretsOf(cfg *config.Config, m config.ModelInfo) (secrets, vars []string) 
 	}
 	if m.APIKey != "" {
 		secrets = append(secrets, m.APIKey)
+	}
+	// Personas may talk to other providers: their keys are secrets too.
+	for _, name := range slices.Sorted(maps.Keys(cfg.Providers)) {
+		if k := cfg.ProviderEndpoint(name).APIKey; k != "" && !slices.Contains(secrets, k) {
+			secrets = append(secrets, k)
+		}
 	}
 	return secrets, vars
 }
@@ -235,7 +265,7 @@ func (a *App) LatestSessionID(ctx context.Context) (string, error) {
 }
 
 func modelOf(m config.ModelInfo) agent.Model {
-	out := agent.Model{Name: m.Name, ContextWindow: m.ContextWindow}
+	out := agent.Model{Name: m.Name, Provider: m.Provider, ContextWindow: m.ContextWindow}
 	if m.Price != nil {
 		out.InputPrice, out.OutputPrice, out.CachedPrice = m.Price.Input, m.Price.Output, m.Price.CachedInput
 	}

@@ -297,6 +297,7 @@ func run(ctx context.Context, env Env) error {
 	}
 	switch cmd {
 	case "config":
+		app.DiscoverModels(ctx, cfg, app.HeadlessDiscoveryWait)
 		return printConfig(env, cfg, o.configJSON)
 	case "init":
 		return initWorkspace(env, cfg)

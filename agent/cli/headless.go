@@ -40,7 +40,8 @@ func headless(ctx context.Context, env Env, cfg *config.Config, o options) error
 			return err
 		}
 	}
-	a, err := app.Open(ctx, app.Options{Config: cfg, ProjectDir: env.Dir, Template: env.Template, LLM: env.LLM})
+	a, err := app.Open(ctx, app.Options{Config: cfg, ProjectDir: env.Dir, Template: env.Template, LLM: env.LLM,
+		DiscoveryWait: app.HeadlessDiscoveryWait})
 	if err != nil {
 		return err
 	}

@@ -64,6 +64,7 @@ func load(opts LoadOptions, read func(string) ([]byte, error)) (*Config, error) 
 	}
 	c := Defaults(opts.Version)
 	c.home = opts.Home
+	c.cacheDir = cacheDir(opts.Home, getenv)
 
 	userPath, explicit, err := userConfigPath(opts.Home, getenv)
 	if err != nil {
@@ -120,6 +121,17 @@ func userConfigPath(home string, getenv func(string) string) (path string, expli
 		return filepath.Join(home, ".config", "polly", "config.json"), false, nil
 	}
 	return "", false, nil
+}
+
+// cacheDir follows the XDG spec, as userConfigPath does for the config.
+func cacheDir(home string, getenv func(string) string) string {
+	if x := getenv("XDG_CACHE_HOME"); filepath.IsAbs(x) {
+		return filepath.Join(x, "polly")
+	}
+	if home != "" {
+		return filepath.Join(home, ".cache", "polly")
+	}
+	return ""
 }
 
 func readFile(path string) ([]byte, error) {
