@@ -57,8 +57,9 @@ type App struct {
 	Deps       *agent.Deps
 	Warnings   []string // problems that did not stop start-up, for the user
 
-	models  *modelState
-	current atomic.Pointer[agent.Session] // the session decisions are logged under
+	models    *modelState
+	discovery <-chan struct{}               // closed when the model lists are in (nil: none asked for)
+	current   atomic.Pointer[agent.Session] // the session decisions are logged under
 }
 
 // Open wires everything. Only a problem that makes Polly useless is an
@@ -83,7 +84,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 
 	cat := models.New(models.Options{CacheDir: cfg.CacheDir(), Debug: a.debugLog})
 	cfg.SetModelFacts(cat)
-	startDiscovery(ctx, cat, cfg, opts.DiscoveryWait)
+	a.discovery = startDiscovery(ctx, cat, cfg, opts.DiscoveryWait)
 	a.Model = cfg.ActiveModel()
 	a.models = &modelState{cfg: cfg, cat: cat, overrides: map[string]string{}, clients: map[string]llm.Streamer{},
 		llmCfg: func(m config.ModelInfo) llm.Config {
@@ -212,8 +213,12 @@ func retries(n int) int {
 	return n
 }
 
-// Close releases the store.
+// Close waits for model discovery (bounded by its timeout) so no cache
+// write outlives the App, and releases the store.
 func (a *App) Close() error {
+	if a.discovery != nil {
+		<-a.discovery
+	}
 	if a.Store != nil {
 		return a.Store.Close()
 	}

@@ -236,17 +236,18 @@ func discoveryEndpoints(cfg *config.Config) map[string]models.Endpoint {
 
 // startDiscovery refreshes the catalogue in the background and waits at
 // most wait for it, so a headless run starts with the real window while
-// the TUI (wait 0) never waits for a frame.
-func startDiscovery(ctx context.Context, cat *models.Catalogue, cfg *config.Config, wait time.Duration) {
+// the TUI (wait 0) never waits for a frame. The channel closes when
+// discovery has ended (nil when there was none to do).
+func startDiscovery(ctx context.Context, cat *models.Catalogue, cfg *config.Config, wait time.Duration) <-chan struct{} {
 	eps := discoveryEndpoints(cfg)
 	if len(eps) == 0 {
-		return
+		return nil
 	}
 	// Discovery outlives Open's ctx on purpose (it is bounded by its own
 	// timeout), so a slow provider fills the cache for next time.
 	done := cat.Refresh(context.WithoutCancel(ctx), eps)
 	if wait <= 0 {
-		return
+		return done
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
@@ -255,6 +256,7 @@ func startDiscovery(ctx context.Context, cat *models.Catalogue, cfg *config.Conf
 	case <-t.C:
 	case <-ctx.Done():
 	}
+	return done
 }
 
 // debugLog appends one line to .agent/debug.log; problems that change
