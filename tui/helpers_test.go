@@ -37,6 +37,7 @@ type harnessOpts struct {
 	modelErr error
 	w, h     int
 	config   string // .agent/config.json of the project
+	models   string // the fake server's GET /v1/models body ("" the default list)
 }
 
 func newHarness(t testing.TB, o harnessOpts, steps ...llmtest.Step) *harness {
@@ -51,6 +52,9 @@ func newHarness(t testing.TB, o harnessOpts, steps ...llmtest.Step) *harness {
 		}
 	}
 	srv := llmtest.NewServer(t, steps...)
+	if o.models != "" {
+		srv.SetModelsResponse(200, "application/json", o.models)
+	}
 	if o.mode == "" {
 		o.mode = "yolo"
 	}

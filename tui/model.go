@@ -97,6 +97,7 @@ type Model struct {
 	mem        memoryPanel
 	outs       outputsPanel
 	sessP      sessionsPanel
+	modelsP    modelsPanel
 	teamP      teamPanel
 	infoScroll int // help and task panels
 

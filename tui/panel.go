@@ -19,6 +19,7 @@ const (
 	pTeam
 	pOutputs
 	pSessions
+	pModels
 )
 
 // panelHotkey opens (or, pressed again, closes) a panel from anywhere.
@@ -61,6 +62,8 @@ func (m *Model) openPanel(p panelKind) tea.Cmd {
 		return m.fetchStatus(m.current())
 	case pTeam:
 		m.teamP.open = nil
+	case pModels:
+		m.modelsP.open(m)
 	}
 	return nil
 }
@@ -81,6 +84,8 @@ func (m *Model) panelKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.sessP.key(m, msg)
 	case pTeam:
 		return m.teamP.key(m, msg)
+	case pModels:
+		return m.modelsP.key(m, msg)
 	}
 	switch msg.String() {
 	case "esc", "q":
@@ -183,6 +188,8 @@ func (m *Model) panelLines(w, h int) []string {
 		return m.sessP.view(m, w, h)
 	case pTeam:
 		return m.teamP.view(m, w, h)
+	case pModels:
+		return m.modelsP.view(m, w, h)
 	}
 	return nil
 }

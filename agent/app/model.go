@@ -283,3 +283,63 @@ func DiscoverModels(ctx context.Context, cfg *config.Config, wait time.Duration)
 	startDiscovery(ctx, cat, cfg, wait)
 	return cat
 }
+
+// ModelRow is one line of `polly models` and of the TUI's /model picker.
+type ModelRow struct {
+	Ref        string // what /model takes: "provider/name"
+	Info       config.ModelInfo
+	Configured bool // the config or the built-in table lists it
+	Discovered bool // the provider's model list has it
+}
+
+// ModelRows lists every model Polly knows: per provider (sorted), the
+// configured ones (built-in table rows only on the vendor's official
+// endpoint) and the discovered ones, each resolved (window, prices).
+func ModelRows(cfg *config.Config, cat *models.Catalogue) []ModelRow {
+	var rows []ModelRow
+	for _, prov := range slices.Sorted(maps.Keys(cfg.Providers)) {
+		seen := map[string]*ModelRow{}
+		var names []string
+		add := func(name string) *ModelRow {
+			if r, ok := seen[name]; ok {
+				return r
+			}
+			seen[name] = &ModelRow{Ref: prov + "/" + name, Info: cfg.ResolveOn(prov, name)}
+			names = append(names, name)
+			return seen[name]
+		}
+		for _, name := range slices.Sorted(maps.Keys(cfg.Providers[prov].Models)) {
+			if m := cfg.ResolveOn(prov, name); m.Known {
+				add(name).Configured = true
+			}
+		}
+		if l, ok := cat.Listing(prov); ok {
+			for _, m := range l.Models {
+				add(m.ID).Discovered = true
+			}
+		}
+		for _, name := range names {
+			rows = append(rows, *seen[name])
+		}
+	}
+	return rows
+}
+
+// ModelRows lists the models this App knows (see the function ModelRows).
+func (a *App) ModelRows() []ModelRow { return ModelRows(a.Config, a.models.cat) }
+
+// WindowText shows a window: "16000 (discovered)", or "unknown".
+func WindowText(m config.ModelInfo) string {
+	if m.ContextWindow <= 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%d (%s)", m.ContextWindow, m.WindowSource)
+}
+
+// PriceText shows prices per 1M tokens in and out, or "—" when unknown.
+func PriceText(m config.ModelInfo) string {
+	if m.Price == nil {
+		return "—"
+	}
+	return fmt.Sprintf("$%g/$%g", m.Price.Input, m.Price.Output)
+}

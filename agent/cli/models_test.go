@@ -156,3 +156,31 @@ func TestBrokenModelListIsIgnored(t *testing.T) {
 		})
 	}
 }
+
+// polly models lists configured and discovered models with window, price
+// and who lists them; a local gpt-4.1 has no price.
+func TestModelsCommand(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	srv.SetModelsResponse(http.StatusOK, "application/json",
+		`{"data":[{"id":"gpt-4.1","max_model_len":16000},{"id":"qwen3-coder","max_model_len":32768}]}`)
+	env, polly := cliEnv(t, srv.URL(), nil)
+	cfg := filepath.Join(env.Home, ".config", "polly", "config.json")
+	os.MkdirAll(filepath.Dir(cfg), 0o755)
+	os.WriteFile(cfg, []byte(`{"providers": {"openai": {"models": {"tiny": {"context_window": 4096, "input_price": 0.1, "output_price": 0.2}}}}}`), 0o644)
+	r := polly("models")
+	if r.code != 0 {
+		t.Fatalf("code %d stderr %s", r.code, r.stderr)
+	}
+	for _, re := range []string{
+		`(?m)^\* openai/gpt-4\.1 +16000 \(discovered\) +— +provider$`,
+		`(?m)^  openai/qwen3-coder +32768 \(discovered\) +— +provider$`,
+		`(?m)^  openai/tiny +4096 \(config\) +\$0\.1/\$0\.2 +config$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(r.stdout) {
+			t.Errorf("polly models lacks %s:\n%s", re, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "gpt-4o") {
+		t.Errorf("OpenAI's table listed for a local endpoint:\n%s", r.stdout)
+	}
+}

@@ -357,6 +357,10 @@ func (c *Config) ResolveModel(name string) ModelInfo {
 	return c.resolve(active, name)
 }
 
+// ResolveOn resolves model name on a named provider, as is (no prefix
+// parsing): for lists that already know both.
+func (c *Config) ResolveOn(provider, name string) ModelInfo { return c.resolve(provider, name) }
+
 // ProviderEndpoint is how calls reach a provider: BaseURL, APIKey and
 // Headers of the result, with the env and flag overrides of the active
 // provider applied.
