@@ -119,6 +119,13 @@ func (a *App) ResolveModel(p personas.Persona) (agent.Binding, error) {
 	return agent.Binding{LLM: a.models.client(m), Model: modelOf(m), Context: settingsOf(m.Context)}, nil
 }
 
+// LearnWindow is agent.WindowLearner: a window a provider stated in a
+// context-length error, kept in the cache directory and used from the next
+// resolution on (it wins over config, discovery and the built-in table).
+func (a *App) LearnWindow(provider, model string, tokens int) error {
+	return a.models.cat.Learn(provider, model, tokens)
+}
+
 // Catalogue is the model catalogue (discovered and learned windows).
 func (a *App) Catalogue() *models.Catalogue { return a.models.cat }
 
