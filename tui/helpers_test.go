@@ -38,6 +38,7 @@ type harnessOpts struct {
 	w, h     int
 	config   string // .agent/config.json of the project
 	models   string // the fake server's GET /v1/models body ("" the default list)
+	personas map[string]string // workspace persona files: name → JSON
 }
 
 func newHarness(t testing.TB, o harnessOpts, steps ...llmtest.Step) *harness {
@@ -58,10 +59,19 @@ func newHarness(t testing.TB, o harnessOpts, steps ...llmtest.Step) *harness {
 	if o.mode == "" {
 		o.mode = "yolo"
 	}
+	ws := filepath.Join(t.TempDir(), "ws")
+	for name, body := range o.personas {
+		if err := os.MkdirAll(filepath.Join(ws, "personas"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, "personas", name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	env := map[string]string{
 		"OPENAI_BASE_URL": srv.URL(),
 		"OPENAI_API_KEY":  "test-key",
-		"POLLY_WORKSPACE": filepath.Join(t.TempDir(), "ws"),
+		"POLLY_WORKSPACE": ws,
 		"POLLY_MODE":      o.mode,
 	}
 	cfg, err := config.Load(config.LoadOptions{ProjectDir: dir, Home: t.TempDir(), Getenv: func(k string) string { return env[k] }})

@@ -50,3 +50,42 @@ func TestModelPickerSwitchesThePersonasModel(t *testing.T) {
 		t.Fatalf("Polly's request named %q after the coder's switch", got)
 	}
 }
+
+// Must show 3 in the TUI: the coder persona's file names a model on a
+// second provider; on its tab and as Polly's sub-agent its requests go to
+// the second server, which Polly's own requests never reach.
+func TestPersonaModelOnItsTabGoesToItsProvider(t *testing.T) {
+	second := llmtest.NewServer(t, llmtest.Text("coder on the second server"), llmtest.Text("build is green"))
+	h := newHarness(t, harnessOpts{
+		config:   `{"providers": {"second": {"base_url": "` + second.URL() + `"}}}`,
+		personas: map[string]string{"coder.json": `{"id": "coder", "model": "second/local-coder"}`},
+	},
+		llmtest.Call("delegate_task", `{"agent":"coder","task":"report the build status"}`),
+		llmtest.Text("The coder says the build is green."))
+
+	h.prompt("/persona coder")
+	if !strings.Contains(h.screen(), "local-coder") {
+		t.Fatalf("status bar does not show the coder's model:\n%s", h.screen())
+	}
+	h.prompt("hello coder")
+	h.until("the coder's reply", func() bool { return h.idle() && second.Calls() == 1 })
+	if h.srv.Calls() != 0 || second.Last().Model != "local-coder" {
+		t.Fatalf("first server %d requests; second asked for %q", h.srv.Calls(), second.Last().Model)
+	}
+
+	h.prompt("/persona default")
+	h.prompt("ask the coder about the build")
+	h.until("Polly's answer", func() bool { return h.idle() && h.srv.Calls() == 2 })
+	if second.Calls() != 2 || !strings.Contains(second.Last().LastMessage().Content, "report the build status") {
+		t.Fatalf("the sub-agent's request did not reach the second server: %d requests", second.Calls())
+	}
+	for _, r := range h.srv.Requests() {
+		if r.Model != "gpt-4.1" {
+			t.Fatalf("first server got a request for %q", r.Model)
+		}
+	}
+	h.key("ctrl+g")
+	if scr := h.screen(); !strings.Contains(scr, "local-cod") {
+		t.Fatalf("team panel does not show the sub-agent's model:\n%s", scr)
+	}
+}
