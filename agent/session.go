@@ -64,7 +64,7 @@ func (s *Session) ID() string {
 }
 
 // ensureID creates the session row on first use.
-func (s *Session) ensureID(ctx context.Context, persona, title string) (string, error) {
+func (s *Session) ensureID(ctx context.Context, persona, model, title string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.id != "" {
@@ -75,7 +75,7 @@ func (s *Session) ensureID(ctx context.Context, persona, title string) (string, 
 		return s.id, nil
 	}
 	cwd, _ := os.Getwd()
-	sess, err := s.deps.Store.CreateSession(ctx, store.Session{Persona: persona, Title: title, Cwd: cwd, Model: s.deps.Model.Name, Status: store.StatusActive})
+	sess, err := s.deps.Store.CreateSession(ctx, store.Session{Persona: persona, Title: title, Cwd: cwd, Model: model, Status: store.StatusActive})
 	if err != nil {
 		return "", fmt.Errorf("create session: %w", err)
 	}
@@ -121,7 +121,7 @@ func (s *Session) Send(ctx context.Context, persona, text string) (Outcome, erro
 	if err != nil {
 		return Outcome{Reason: "error"}, err
 	}
-	id, err := s.ensureID(ctx, a.persona.ID, text)
+	id, err := s.ensureID(ctx, a.persona.ID, a.model(), text)
 	if err != nil {
 		return Outcome{Reason: "error"}, err
 	}

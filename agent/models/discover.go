@@ -61,7 +61,8 @@ const maxShow = 12
 // Discover lists the models of ep and their windows. It tries
 // GET <base>/models first (vLLM's max_model_len, OpenRouter's
 // context_length, context_window); for models still without a window,
-// llama.cpp's /props (n_ctx), then Ollama's /api/show (num_ctx, else
+// llama.cpp's /props (n_ctx), LM Studio's /api/v0/models
+// (max_context_length), then Ollama's /api/show (num_ctx, else
 // <arch>.context_length). Only the first request must succeed: the later
 // ones are best effort.
 func Discover(ctx context.Context, hc *http.Client, ep Endpoint) (Listing, error) {
@@ -95,13 +96,31 @@ func Discover(ctx context.Context, hc *http.Client, ep Endpoint) (Listing, error
 			return l, nil
 		}
 	}
+	// LM Studio's own API lists the loaded context (max_context_length).
+	if b, err := get(ctx, hc, ep, http.MethodGet, root+"/api/v0/models", nil); err == nil {
+		if more, err := parseModelList(b); err == nil {
+			found := false
+			for i := range l.Models {
+				for _, m := range more {
+					if m.ID == l.Models[i].ID && l.Models[i].Window == 0 && m.Window > 0 {
+						l.Models[i].Window, found = m.Window, true
+					}
+				}
+			}
+			if found {
+				l.Via = "/api/v0/models"
+				return l, nil
+			}
+		}
+	}
 	shown := 0
 	for i := range l.Models {
 		if l.Models[i].Window != 0 || shown == maxShow || ctx.Err() != nil {
 			continue
 		}
 		shown++
-		req, _ := json.Marshal(map[string]string{"model": l.Models[i].ID})
+		// "name" is what Ollama before 0.5 read; newer ones read "model".
+		req, _ := json.Marshal(map[string]string{"model": l.Models[i].ID, "name": l.Models[i].ID})
 		b, err := get(ctx, hc, ep, http.MethodPost, root+"/api/show", req)
 		if err != nil {
 			break // not Ollama, or it is down: the rest would fail the same way
@@ -185,7 +204,7 @@ func parseModelList(b []byte) ([]Model, error) {
 
 // windowField finds a model's window among the names servers use.
 func windowField(m map[string]json.RawMessage) int {
-	for _, k := range []string{"max_model_len", "context_length", "context_window", "max_context_length"} {
+	for _, k := range []string{"max_model_len", "context_length", "context_window", "loaded_context_length", "max_context_length"} {
 		if n := positive(m[k]); n > 0 {
 			return n
 		}

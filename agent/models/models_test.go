@@ -89,6 +89,17 @@ func TestDiscoverLlamaCppProps(t *testing.T) {
 	}
 }
 
+func TestDiscoverLMStudio(t *testing.T) {
+	f := newFake(t, map[string]string{
+		"/v1/models":     `{"object":"list","data":[{"id":"qwen2.5-coder-7b","object":"model","owned_by":"organization_owner"}]}`,
+		"/api/v0/models": `{"object":"list","data":[{"id":"qwen2.5-coder-7b","state":"loaded","max_context_length":32768}]}`,
+	})
+	l, err := discover(t, f)
+	if err != nil || l.Window("qwen2.5-coder-7b") != 32768 || l.Via != "/api/v0/models" {
+		t.Fatalf("listing %+v, %v", l, err)
+	}
+}
+
 func TestDiscoverOllamaShow(t *testing.T) {
 	f := newFake(t, map[string]string{"/v1/models": `{"object":"list","data":[{"id":"llama3:8b"},{"id":"qwen3:4b"}]}`})
 	f.show = map[string]string{
