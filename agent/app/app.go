@@ -57,9 +57,10 @@ type App struct {
 	Deps       *agent.Deps
 	Warnings   []string // problems that did not stop start-up, for the user
 
-	models    *modelState
-	discovery <-chan struct{}               // closed when the model lists are in (nil: none asked for)
-	current   atomic.Pointer[agent.Session] // the session decisions are logged under
+	models        *modelState
+	discovery     <-chan struct{}               // closed when the model lists are in (nil: none asked for)
+	stopDiscovery context.CancelFunc            // ends a discovery still running at Close
+	current       atomic.Pointer[agent.Session] // the session decisions are logged under
 }
 
 // Open wires everything. Only a problem that makes Polly useless is an
@@ -84,7 +85,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 
 	cat := models.New(models.Options{CacheDir: cfg.CacheDir(), Debug: a.debugLog})
 	cfg.SetModelFacts(cat)
-	a.discovery = startDiscovery(ctx, cat, cfg, opts.DiscoveryWait)
+	a.discovery, a.stopDiscovery = startDiscovery(ctx, cat, cfg, opts.DiscoveryWait)
 	a.Model = cfg.ActiveModel()
 	a.models = &modelState{cfg: cfg, cat: cat, overrides: map[string]string{}, clients: map[string]llm.Streamer{},
 		llmCfg: func(m config.ModelInfo) llm.Config {
@@ -213,10 +214,11 @@ func retries(n int) int {
 	return n
 }
 
-// Close waits for model discovery (bounded by its timeout) so no cache
-// write outlives the App, and releases the store.
+// Close stops model discovery and waits for it, so no cache write
+// outlives the App, and releases the store.
 func (a *App) Close() error {
 	if a.discovery != nil {
+		a.stopDiscovery()
 		<-a.discovery
 	}
 	if a.Store != nil {

@@ -244,17 +244,19 @@ func discoveryEndpoints(cfg *config.Config) map[string]models.Endpoint {
 // startDiscovery refreshes the catalogue in the background and waits at
 // most wait for it, so a headless run starts with the real window while
 // the TUI (wait 0) never waits for a frame. The channel closes when
-// discovery has ended (nil when there was none to do).
-func startDiscovery(ctx context.Context, cat *models.Catalogue, cfg *config.Config, wait time.Duration) <-chan struct{} {
+// discovery has ended (nil when there was none to do); stop ends it early.
+func startDiscovery(ctx context.Context, cat *models.Catalogue, cfg *config.Config, wait time.Duration) (done <-chan struct{}, stop context.CancelFunc) {
 	eps := discoveryEndpoints(cfg)
 	if len(eps) == 0 {
-		return nil
+		return nil, func() {}
 	}
 	// Discovery outlives Open's ctx on purpose (it is bounded by its own
-	// timeout), so a slow provider fills the cache for next time.
-	done := cat.Refresh(context.WithoutCancel(ctx), eps)
+	// timeout), so a slow provider fills the cache for next time; only
+	// closing the App stops it.
+	dctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	done = cat.Refresh(dctx, eps)
 	if wait <= 0 {
-		return done
+		return done, stop
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
@@ -263,7 +265,7 @@ func startDiscovery(ctx context.Context, cat *models.Catalogue, cfg *config.Conf
 	case <-t.C:
 	case <-ctx.Done():
 	}
-	return done
+	return done, stop
 }
 
 // debugLog appends one line to .agent/debug.log; problems that change
@@ -287,7 +289,7 @@ func (a *App) debugLog(line string) {
 func DiscoverModels(ctx context.Context, cfg *config.Config, wait time.Duration) *models.Catalogue {
 	cat := models.New(models.Options{CacheDir: cfg.CacheDir()})
 	cfg.SetModelFacts(cat)
-	startDiscovery(ctx, cat, cfg, wait)
+	startDiscovery(ctx, cat, cfg, wait) // left running: the command's process ends soon
 	return cat
 }
 

@@ -3,9 +3,11 @@ package app
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"polly/agent/config"
 	"polly/agent/llmtest"
@@ -68,5 +70,41 @@ func TestBindingFollowsDiscoveredThenLearnedWindow(t *testing.T) {
 	// The second process used the cached list: one GET /v1/models in all.
 	if n := srv.ModelListRequests(); n != 1 {
 		t.Fatalf("%d model-list requests, want 1 (cached)", n)
+	}
+}
+
+// A provider whose model list never answers holds Open for at most the
+// wait it was given: nothing for the TUI, HeadlessDiscoveryWait for a
+// headless run.
+func TestDiscoveryNeverHoldsStartUp(t *testing.T) {
+	hang := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-hang:
+		case <-r.Context().Done():
+		}
+	}))
+	defer slow.Close()
+	defer close(hang)
+	for _, wait := range []time.Duration{0, HeadlessDiscoveryWait} {
+		project, home := t.TempDir(), t.TempDir()
+		ws := filepath.Join(home, "ws")
+		os.MkdirAll(filepath.Join(home, ".config", "polly"), 0o755)
+		os.WriteFile(filepath.Join(home, ".config", "polly", "config.json"),
+			[]byte(`{"providers": {"slow": {"base_url": "`+slow.URL+`/v1"}}}`), 0o644)
+		cfg, err := config.Load(config.LoadOptions{ProjectDir: project, Home: home, Flags: config.Flags{Workspace: &ws}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		a, err := Open(context.Background(), Options{Config: cfg, ProjectDir: project, DiscoveryWait: wait})
+		if err != nil {
+			t.Fatal(err)
+		}
+		took := time.Since(start)
+		a.Close()
+		if took > wait+time.Second {
+			t.Errorf("Open with wait %v took %v", wait, took)
+		}
 	}
 }

@@ -150,10 +150,18 @@ func (c *Catalogue) claim(name string) (chan struct{}, bool) {
 	return ch, true
 }
 
-func (c *Catalogue) discover(ctx context.Context, name string, ep Endpoint) {
-	ctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
+func (c *Catalogue) discover(parent context.Context, name string, ep Endpoint) {
+	ctx, cancel := context.WithTimeout(parent, c.o.Timeout)
 	defer cancel()
 	l, err := Discover(ctx, c.o.HTTPClient, ep)
+	if parent.Err() != nil {
+		// Stopped by the caller (Polly is closing): nothing was learned
+		// about the provider, so nothing is recorded.
+		c.mu.Lock()
+		delete(c.inflight, name)
+		c.mu.Unlock()
+		return
+	}
 	l.FetchedAt = c.o.Now()
 	if err != nil {
 		l.Models, l.Error = nil, err.Error()

@@ -220,3 +220,29 @@ func TestLearnedWindowPersists(t *testing.T) {
 		t.Fatalf("learned window after restart = %d", got)
 	}
 }
+
+// Discovery stopped by its caller (Polly closing) records no failure, so
+// the next start asks again.
+func TestCancelledDiscoveryRecordsNothing(t *testing.T) {
+	block := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-block:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(block)
+	dir := t.TempDir()
+	c := New(Options{CacheDir: dir})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := c.Refresh(ctx, map[string]Endpoint{"p": {BaseURL: srv.URL + "/v1"}})
+	cancel()
+	<-done
+	if _, ok := c.Listing("p"); ok {
+		t.Fatal("a cancelled discovery left a listing")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "models", "p.json")); !os.IsNotExist(err) {
+		t.Fatalf("a cancelled discovery was cached: %v", err)
+	}
+}
