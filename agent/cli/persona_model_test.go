@@ -55,6 +55,28 @@ func TestPersonaModelRoutesToItsProvider(t *testing.T) {
 		t.Fatalf("second server got Authorization %q", auth)
 	}
 
+	// Its context numbers follow its model: the 8192 window configured for
+	// local-coder, not the default's.
+	second.Push(llmtest.Text("again"))
+	r = polly("-p", "once more", "--persona", "coder", "--output-format", "stream-json")
+	threshold := -1
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var ev struct {
+			Type      string `json:"type"`
+			Model     string `json:"model"`
+			Threshold int    `json:"threshold"`
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Type == "usage" && ev.Model == "local-coder" {
+			threshold = ev.Threshold
+		}
+	}
+	if threshold <= 0 || threshold >= 8192 {
+		t.Fatalf("coder's threshold %d is not derived from its 8192 window:\n%s", threshold, r.stdout)
+	}
+	if first.Calls() != 0 || second.Calls() != 2 {
+		t.Fatalf("first got %d requests, second %d", first.Calls(), second.Calls())
+	}
+
 	// As a sub-agent of Polly (who stays on the first server).
 	first.Push(llmtest.Call("delegate_task", `{"agent":"coder","task":"report the build status"}`), llmtest.Text("The coder says the build is green."))
 	second.Push(llmtest.Text("build is green"))
@@ -62,8 +84,8 @@ func TestPersonaModelRoutesToItsProvider(t *testing.T) {
 	if r.code != 0 || r.stdout != "The coder says the build is green.\n" {
 		t.Fatalf("code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
-	if first.Calls() != 2 || second.Calls() != 2 {
-		t.Fatalf("first got %d requests (want Polly's 2), second %d (want the coder's 2)", first.Calls(), second.Calls())
+	if first.Calls() != 2 || second.Calls() != 3 {
+		t.Fatalf("first got %d requests (want Polly's 2), second %d (want the coder's 3)", first.Calls(), second.Calls())
 	}
 	child := second.Last()
 	if child.Model != "local-coder" || !strings.Contains(child.LastMessage().Content, "report the build status") {
