@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"polly/agent/llm"
@@ -34,6 +33,7 @@ var ErrLoop = errors.New("stopped: the model is repeating itself")
 // Model describes the model an agent talks to.
 type Model struct {
 	Name          string
+	Provider      string  // the configured provider it is reached through; "" when not known
 	ContextWindow int     // tokens; 0 when unknown
 	MaxOutput     int     // tokens reserved for (and sent as) the reply's max; 0: not sent, 4,096 reserved
 	SafetyMargin  int     // tokens kept free for estimate errors; 0: 2% of the window
@@ -102,8 +102,10 @@ type Deps struct {
 	MaxDepth    int
 	Now         func() time.Time
 
-	limitsMu sync.Mutex
-	learned  map[string]int // model → context limit stated by its provider (0: none)
+	limits *limitBook // learned context limits, shared by every copy of these Deps (bind copies them per persona)
+	// Models resolves each persona's model (nil: all use LLM, Model and
+	// Context above).
+	Models ModelResolver
 }
 
 func (d *Deps) now() time.Time {
@@ -125,7 +127,8 @@ type Outcome struct {
 
 // Agent is one persona's conversation inside a session.
 type Agent struct {
-	deps    *Deps
+	deps    *Deps  // root with this agent's model bound (see bind)
+	root    *Deps  // the shared deps, for sub-agents and rebinding
 	id      string // agent instance id: persona id, "coder#2" for a second concurrent run
 	persona personas.Persona
 	session string

@@ -220,6 +220,7 @@ type SubAgentStarted struct {
 	CallID       string `json:"call_id"`       // the parent's delegate_task call
 	Task         string `json:"task"`          // the task given
 	ChildSession string `json:"child_session"` // the sub-agent's transcript (a child session)
+	Model        string `json:"model"`         // the model it talks to
 }
 
 // SubAgentProgress is the live line of a running sub-agent, sent when its

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // LimitStore remembers the context limit a provider stated for a model in
@@ -44,12 +45,28 @@ func ParseContextLimit(msg string) (int, bool) {
 	return 0, false
 }
 
+// limitBook holds the limits learned this session. Deps point at one book
+// so the per-persona copies bind makes share what any of them learned.
+type limitBook struct {
+	mu      sync.Mutex
+	learned map[string]int
+}
+
+// ensureLimits gives Deps its book; OpenSession and newAgent call it before
+// any copy is made or any agent runs.
+func (d *Deps) ensureLimits() {
+	if d.limits == nil {
+		d.limits = &limitBook{learned: map[string]int{}}
+	}
+}
+
 // limitFor is the context limit learned for a model: this session's, else
 // the stored one; 0 when none.
 func (d *Deps) limitFor(model string) int {
-	d.limitsMu.Lock()
-	defer d.limitsMu.Unlock()
-	if n, ok := d.learned[model]; ok {
+	b := d.limits
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if n, ok := b.learned[model]; ok {
 		return n
 	}
 	n := 0
@@ -58,10 +75,7 @@ func (d *Deps) limitFor(model string) int {
 			n = l
 		}
 	}
-	if d.learned == nil {
-		d.learned = map[string]int{}
-	}
-	d.learned[model] = n
+	b.learned[model] = n
 	return n
 }
 
@@ -72,9 +86,9 @@ func (d *Deps) learnLimit(model string, tokens int) (bool, error) {
 	if known > 0 && known <= tokens {
 		return false, nil
 	}
-	d.limitsMu.Lock()
-	d.learned[model] = tokens
-	d.limitsMu.Unlock()
+	d.limits.mu.Lock()
+	d.limits.learned[model] = tokens
+	d.limits.mu.Unlock()
 	if d.Limits == nil {
 		return true, nil
 	}

@@ -64,7 +64,7 @@ func (s *Session) ID() string {
 }
 
 // ensureID creates the session row on first use.
-func (s *Session) ensureID(ctx context.Context, persona, title string) (string, error) {
+func (s *Session) ensureID(ctx context.Context, persona, model, title string) (string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.id != "" {
@@ -75,7 +75,7 @@ func (s *Session) ensureID(ctx context.Context, persona, title string) (string, 
 		return s.id, nil
 	}
 	cwd, _ := os.Getwd()
-	sess, err := s.deps.Store.CreateSession(ctx, store.Session{Persona: persona, Title: title, Cwd: cwd, Model: s.deps.Model.Name, Status: store.StatusActive})
+	sess, err := s.deps.Store.CreateSession(ctx, store.Session{Persona: persona, Title: title, Cwd: cwd, Model: model, Status: store.StatusActive})
 	if err != nil {
 		return "", fmt.Errorf("create session: %w", err)
 	}
@@ -98,6 +98,9 @@ func (s *Session) Agent(ctx context.Context, persona string) (*Agent, error) {
 		return a, nil
 	}
 	a = newAgent(s.deps, p, id, "", p.ID, s.emit, &s.team, 0)
+	if err := a.bind(); err != nil {
+		return nil, err
+	}
 	if id != "" {
 		if err := a.load(ctx); err != nil {
 			return nil, err
@@ -127,11 +130,14 @@ func (s *Session) Send(ctx context.Context, persona, text string) (Outcome, erro
 	if err != nil {
 		return Outcome{Reason: "error"}, err
 	}
-	id, err := s.ensureID(ctx, a.persona.ID, text)
+	id, err := s.ensureID(ctx, a.persona.ID, a.model(), text)
 	if err != nil {
 		return Outcome{Reason: "error"}, err
 	}
 	a.session = id
+	if err := a.bind(); err != nil {
+		return Outcome{Reason: "error"}, err
+	}
 	out, err := a.Run(ctx, text)
 	if s.deps.Store != nil {
 		status := store.StatusDone
@@ -151,7 +157,8 @@ func newAgent(deps *Deps, p personas.Persona, session, parent, id string, emit f
 	if t == nil {
 		t = &team{}
 	}
-	a := &Agent{deps: deps, id: id, persona: p, session: session, parent: parent, emit: emit, team: t, depth: depth}
+	deps.ensureLimits()
+	a := &Agent{deps: deps, root: deps, id: id, persona: p, session: session, parent: parent, emit: emit, team: t, depth: depth}
 	model := p.Model
 	if model == "" {
 		model = deps.Model.Name

@@ -191,8 +191,10 @@ func (a *Agent) account(ctx context.Context, model string, latency time.Duration
 	return cost
 }
 
+// model is the name sent to the provider: the bound model's, or without
+// a resolver the persona's own name as it is.
 func (a *Agent) model() string {
-	if a.persona.Model != "" {
+	if a.persona.Model != "" && a.root.Models == nil {
 		return a.persona.Model
 	}
 	return a.deps.Model.Name

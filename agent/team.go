@@ -92,13 +92,18 @@ func (a *Agent) delegate(ctx context.Context, args delegateArgs) (tools.Result, 
 	if strings.TrimSpace(args.Task) == "" {
 		return tools.Result{}, fmt.Errorf("task is empty; say what %s should do and what result you expect", p.Name)
 	}
+	child := newAgent(a.root, p, "", a.id, "", nil, a.team, a.depth+1)
+	if err := child.bind(); err != nil {
+		return tools.Result{}, err
+	}
 	id := a.team.claim(p.ID)
 	defer a.team.release(id)
+	child.id = id
 
 	childSession := ""
 	if a.deps.Store != nil {
 		sess, err := a.deps.Store.CreateSession(context.WithoutCancel(ctx), store.Session{ParentID: a.session, Persona: p.ID,
-			Title: args.Task, Model: a.deps.Model.Name, Status: store.StatusActive})
+			Title: args.Task, Model: child.model(), Status: store.StatusActive})
 		if err != nil {
 			return tools.Result{}, fmt.Errorf("start %s: %w", p.Name, err)
 		}
@@ -106,9 +111,9 @@ func (a *Agent) delegate(ctx context.Context, args delegateArgs) (tools.Result, 
 	}
 	start := time.Now()
 	callID := callIDFrom(ctx)
-	a.send(SubAgentStarted{Header: a.childHeader(id, p), CallID: callID, Task: args.Task, ChildSession: childSession})
+	a.send(SubAgentStarted{Header: a.childHeader(id, p), CallID: callID, Task: args.Task, ChildSession: childSession, Model: child.model()})
 
-	child := newAgent(a.deps, p, childSession, a.id, id, nil, a.team, a.depth+1)
+	child.session = childSession
 	child.turn = a.turn // its edits are undone with the turn that asked for them
 	child.emit = a.progressRelay(child, start)
 

@@ -15,7 +15,7 @@ type slashCommand struct {
 var slashCommands = []slashCommand{
 	{"/help", "", "every key and command"},
 	{"/persona", "NAME", "talk to another persona"},
-	{"/model", "NAME", "switch the model (between turns)"},
+	{"/model", "[NAME]", "pick this persona's model from a list, or switch to NAME"},
 	{"/compact", "", "summarize this persona's conversation now"},
 	{"/clear", "", "start a new session"},
 	{"/sessions", "", "pick a session to resume"},
@@ -98,19 +98,19 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 	return nil, true
 }
 
-// setModel is /model NAME. Agents cache numbers made for their model, so
-// after App.SetModel the session is reopened by id: fresh agents, same
-// stored history.
+// setModel is /model NAME (and the picker's Enter): the current persona
+// gets the model (on Polly's tab, the default model). Agents cache numbers
+// made for their model, so the session is reopened by id: fresh agents,
+// same stored history. /model alone opens the picker.
 func (m *Model) setModel(name string) tea.Cmd {
 	if name == "" {
-		m.flash = "usage: /model NAME — now " + m.app.Model.Name
-		return nil
+		return m.openPanel(pModels)
 	}
 	if m.anyOp() || m.team.running() > 0 {
 		m.flash = "wait for the running work to end before switching models"
 		return nil
 	}
-	if err := m.app.SetModel(name); err != nil {
+	if err := m.app.SetPersonaModel(m.current().p.ID, name); err != nil {
 		m.flash = err.Error()
 		return nil
 	}
@@ -123,7 +123,9 @@ func (m *Model) setModel(name string) tea.Cmd {
 	for _, p := range m.personas {
 		p.hasStatus = false
 	}
-	m.current().tr.add(&item{kind: kSystem, text: "model: " + m.app.Model.Name + " (" + m.app.Model.BaseURL + ")"})
+	if info, err := m.app.PersonaModel(m.current().p.ID); err == nil {
+		m.current().tr.add(&item{kind: kSystem, text: "model: " + info.Provider + "/" + info.Name + " (" + info.BaseURL + ")"})
+	}
 	return nil
 }
 

@@ -36,31 +36,45 @@ type harnessOpts struct {
 	mode     string // permission mode; default yolo
 	modelErr error
 	w, h     int
-	config   string // .agent/config.json of the project
+	config   string            // the user's config.json (a project's file would need trust)
+	models   string            // the fake server's GET /v1/models body ("" the default list)
+	personas map[string]string // workspace persona files: name → JSON
 }
 
 func newHarness(t testing.TB, o harnessOpts, steps ...llmtest.Step) *harness {
 	t.Helper()
-	dir := t.TempDir()
+	dir, home := t.TempDir(), t.TempDir()
 	if o.config != "" {
-		if err := os.MkdirAll(filepath.Join(dir, ".agent"), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(home, ".config", "polly"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, ".agent", "config.json"), []byte(o.config), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(home, ".config", "polly", "config.json"), []byte(o.config), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	srv := llmtest.NewServer(t, steps...)
+	if o.models != "" {
+		srv.SetModelsResponse(200, "application/json", o.models)
+	}
 	if o.mode == "" {
 		o.mode = "yolo"
+	}
+	ws := filepath.Join(t.TempDir(), "ws")
+	for name, body := range o.personas {
+		if err := os.MkdirAll(filepath.Join(ws, "personas"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, "personas", name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	env := map[string]string{
 		"OPENAI_BASE_URL": srv.URL(),
 		"OPENAI_API_KEY":  "test-key",
-		"POLLY_WORKSPACE": filepath.Join(t.TempDir(), "ws"),
+		"POLLY_WORKSPACE": ws,
 		"POLLY_MODE":      o.mode,
 	}
-	cfg, err := config.Load(config.LoadOptions{ProjectDir: dir, Home: t.TempDir(), Getenv: func(k string) string { return env[k] }})
+	cfg, err := config.Load(config.LoadOptions{ProjectDir: dir, Home: home, Getenv: func(k string) string { return env[k] }})
 	if err != nil {
 		t.Fatal(err)
 	}

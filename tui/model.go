@@ -98,6 +98,7 @@ type Model struct {
 	outs       outputsPanel
 	sessP      sessionsPanel
 	rewP       rewindPanel
+	modelsP    modelsPanel
 	teamP      teamPanel
 	infoScroll int // help and task panels
 

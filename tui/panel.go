@@ -20,6 +20,7 @@ const (
 	pOutputs
 	pSessions
 	pRewind
+	pModels
 )
 
 // panelHotkey opens (or, pressed again, closes) a panel from anywhere.
@@ -65,6 +66,8 @@ func (m *Model) openPanel(p panelKind) tea.Cmd {
 		return m.fetchStatus(m.current())
 	case pTeam:
 		m.teamP.open = nil
+	case pModels:
+		m.modelsP.open(m)
 	}
 	return nil
 }
@@ -87,6 +90,8 @@ func (m *Model) panelKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.rewP.key(m, msg)
 	case pTeam:
 		return m.teamP.key(m, msg)
+	case pModels:
+		return m.modelsP.key(m, msg)
 	}
 	switch msg.String() {
 	case "esc", "q":
@@ -198,6 +203,8 @@ func (m *Model) panelLines(w, h int) []string {
 		return m.rewP.view(m, w, h)
 	case pTeam:
 		return m.teamP.view(m, w, h)
+	case pModels:
+		return m.modelsP.view(m, w, h)
 	}
 	return nil
 }

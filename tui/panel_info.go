@@ -62,7 +62,7 @@ func (p *teamPanel) view(m *Model, w, h int) []string {
 	if len(m.team.rows) == 0 {
 		return append(out, th.dim.Render(clip("  no sub-agents in this session yet: Polly starts them with delegate_task", w)))
 	}
-	out = append(out, th.dim.Render(clip(fmt.Sprintf(" %-10s %-11s %-28s %-24s %8s %6s %8s %9s", "PERSONA", "STATUS", "TASK", "NOW", "ELAPSED", "TOOLS", "TOKENS", "COST"), w)))
+	out = append(out, th.dim.Render(clip(fmt.Sprintf(" %-10s %-10s %-10s %-28s %-24s %7s %5s %7s %8s", "PERSONA", "MODEL", "STATUS", "TASK", "NOW", "ELAPSED", "TOOLS", "TOKENS", "COST"), w)))
 	now := m.now()
 	rows := make([]string, len(m.team.rows))
 	for i, r := range m.team.rows {
@@ -77,7 +77,7 @@ func (p *teamPanel) view(m *Model, w, h int) []string {
 		if r.cost > 0 {
 			cost = fmt.Sprintf("$%.4f", r.cost)
 		}
-		rows[i] = fmt.Sprintf(" %-10s %-11s %-28s %-24s %8s %6d %8s %9s", clip(r.personaName(), 10), r.status,
+		rows[i] = fmt.Sprintf(" %-10s %-10s %-10s %-28s %-24s %7s %5d %7s %8s", clip(r.personaName(), 10), clip(r.model, 10), r.status,
 			clip(oneLine(r.task), 28), clip(cur, 24), fmtDur(r.elapsedAt(now).Truncate(1e8)), r.toolCalls,
 			fmtCount(r.usage.PromptTokens+r.usage.CompletionTokens), cost)
 	}

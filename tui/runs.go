@@ -185,7 +185,7 @@ func (m *Model) subStarted(ev agent.SubAgentStarted) {
 	if !fresh && !r.running() {
 		r, fresh = m.team.start(ev.Header, m.now()), true
 	}
-	r.callID, r.task, r.session, r.status = ev.CallID, ev.Task, ev.ChildSession, "running"
+	r.callID, r.task, r.session, r.status, r.model = ev.CallID, ev.Task, ev.ChildSession, "running", ev.Model
 	if p, ok := m.app.Personas.Find(r.persona); ok {
 		r.name = p.Name
 	}

@@ -19,6 +19,7 @@ type subRow struct {
 	parent    string // parent agent id
 	callID    string // the parent's delegate_task call
 	task      string
+	model     string // the model it talks to
 	tool      string // current tool, "" while the model thinks
 	brief     string
 	status    string // "running", then completed, failed, cancelled, max_turns

@@ -306,7 +306,7 @@ func TestTeamPanelShowsParallelSubAgents(t *testing.T) {
 	evs := []any{
 		agent.ToolStarted{Header: parent, CallID: "c1", Tool: "delegate_task", Brief: "agent=coder"},
 		agent.ToolStarted{Header: parent, CallID: "c2", Tool: "delegate_task", Brief: "agent=web_scraper"},
-		agent.SubAgentStarted{Header: startHdr("coder", "coder"), CallID: "c1", Task: "fix the failing test", ChildSession: "k1"},
+		agent.SubAgentStarted{Header: startHdr("coder", "coder"), CallID: "c1", Task: "fix the failing test", ChildSession: "k1", Model: "qwen3:4b"},
 		agent.SubAgentStarted{Header: startHdr("web_scraper", "web_scraper"), CallID: "c2", Task: "collect the pricing pages", ChildSession: "k2"},
 		agent.TextDelta{Header: child("coder", "coder", "k1"), Text: "Looking at the test output"},
 		agent.ToolStarted{Header: child("coder", "coder", "k1"), CallID: "x1", Tool: "run_command", Brief: "command=go test ./..."},
@@ -316,7 +316,7 @@ func TestTeamPanelShowsParallelSubAgents(t *testing.T) {
 	h.send(eventsMsg{items: evs})
 	h.key("ctrl+g")
 	scr := h.screen()
-	for _, want := range []string{"Team", "coder", "fix the failing test", "run_command command=go", "12.3k", "$0.0123",
+	for _, want := range []string{"Team", "MODEL", "coder", "qwen3:4b", "fix the failing test", "run_command command=go", "12.3k", "$0.0123",
 		"scraper", "collect the pricing pages", "fetch_url url=https://e", "8.1k", "$0.0456", "running"} {
 		if !strings.Contains(scr, want) {
 			t.Errorf("team panel lacks %q:\n%s", want, scr)
@@ -466,6 +466,19 @@ func TestModelSwitch(t *testing.T) {
 	h.until("idle", h.idle)
 	if got := h.srv.Last().Model; got != "gpt-4.1-mini" {
 		t.Errorf("request used model %q", got)
+	}
+}
+
+// Must show 4 in the TUI: gpt-4.1 on a local endpoint (the harness's fake
+// server) has no known prices, so the status bar shows "$—", never a cost
+// from OpenAI's table.
+func TestLocalEndpointStatusShowsNoCost(t *testing.T) {
+	h := newHarness(t, harnessOpts{}, llmtest.Reply{Text: "ok", Usage: &llmtest.Usage{Prompt: 500000, Completion: 100000}})
+	h.prompt("hi")
+	h.until("idle", h.idle)
+	scr := h.screen()
+	if !strings.Contains(scr, "$—") || strings.Contains(scr, "$0.") || strings.Contains(scr, "$1.") {
+		t.Fatalf("status bar:\n%s", scr)
 	}
 }
 

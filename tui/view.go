@@ -89,10 +89,16 @@ func (m *Model) statusLine() string {
 	p := m.current()
 	s := p.status
 	model := m.app.Model.Name
+	threshold := s.Threshold
+	if info, err := m.app.PersonaModel(p.p.ID); err == nil {
+		model = info.Name // before its first status: the persona's own model
+		if threshold == 0 {
+			threshold = info.SummarizeAt()
+		}
+	}
 	if p.hasStatus && s.Model != "" {
 		model = s.Model
 	}
-	threshold := s.Threshold
 	if threshold == 0 {
 		threshold = m.app.Deps.Context.WithDefaults().Threshold(m.app.Deps.Model.ContextWindow)
 	}
@@ -111,6 +117,8 @@ func (m *Model) statusLine() string {
 		segs = append(segs, seg{fmt.Sprintf("↑%s ↓%s", fmtCount(s.Usage.PromptTokens), fmtCount(s.Usage.CompletionTokens)), 3})
 		if s.HasPrices {
 			segs = append(segs, seg{fmt.Sprintf("$%.4f", s.Cost), 2})
+		} else {
+			segs = append(segs, seg{"$—", 2}) // prices unknown for this endpoint: no guess
 		}
 	}
 	if m.modelErr != nil {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"polly/agent"
 	"polly/agent/config"
 	"polly/agent/llm"
+	"polly/agent/models"
 	"polly/memory/store"
 	"polly/memory/window"
 	"polly/personas"
@@ -37,7 +39,14 @@ type Options struct {
 	LLM        llm.Streamer     // nil: an openai-go client for the configured model
 	Now        func() time.Time // nil: time.Now
 	CacheDir   string           // learned context limits live here; "": the user cache dir's polly/
+	// DiscoveryWait is how long Open waits for the providers' model lists
+	// (windows) when they are not cached: a headless run waits a moment,
+	// the TUI (0) never does and picks them up from its next run on.
+	DiscoveryWait time.Duration
 }
+
+// HeadlessDiscoveryWait bounds the wait of a headless run for windows.
+const HeadlessDiscoveryWait = 2 * time.Second
 
 // App is a wired Polly.
 type App struct {
@@ -59,6 +68,10 @@ type App struct {
 	gcOnce sync.Once          // the daily retention pass starts with the first session
 	stopGC context.CancelFunc // nil when no pass runs
 	gcDone chan struct{}      // closed when the pass ends
+
+	models        *modelState
+	discovery     <-chan struct{}    // closed when the model lists are in (nil: none asked for)
+	stopDiscovery context.CancelFunc // ends a discovery still running at Close
 }
 
 // Open wires everything. Only a problem that makes Polly useless is an
@@ -75,7 +88,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if err := cfg.CheckRuleTools(ToolNames()); err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, Model: cfg.ActiveModel(), ProjectDir: root, StateDir: filepath.Join(root, ".agent")}
+	a := &App{Config: cfg, ProjectDir: root, StateDir: filepath.Join(root, ".agent")}
 	a.Warnings = append(a.Warnings, cfg.Warnings()...)
 
 	if st, err := store.Open(filepath.Join(a.StateDir, "polly.db")); err != nil {
@@ -83,6 +96,16 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	} else {
 		a.Store = st
 	}
+
+	cat := models.New(models.Options{CacheDir: cfg.CacheDir(), Debug: a.debugLog})
+	cfg.SetModelFacts(cat)
+	a.discovery, a.stopDiscovery = startDiscovery(ctx, cat, cfg, opts.DiscoveryWait)
+	a.Model = cfg.ActiveModel()
+	a.models = &modelState{cfg: cfg, cat: cat, overrides: map[string]string{}, clients: map[string]llm.Streamer{},
+		llmCfg: func(m config.ModelInfo) llm.Config {
+			return llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, MaxRetries: retries(cfg.LLM.MaxRetries),
+				IdleTimeout: cfg.LLM.IdleTimeout(), CallTimeout: cfg.LLM.CallTimeout(), Headers: m.Headers}
+		}}
 
 	var personaDir string
 	if opts.Template != nil {
@@ -99,6 +122,14 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		a.Warnings = append(a.Warnings, "persona skipped: "+e.Error())
 	}
 	a.Personas = set
+	for _, p := range set.All() {
+		if p.Model == "" {
+			continue
+		}
+		if _, err := a.models.infoFor(p); err != nil {
+			a.Warnings = append(a.Warnings, fmt.Sprintf("persona %s will be refused when used: %v", p.ID, err))
+		}
+	}
 
 	home := Home()
 	a.Sandbox = sandbox.Resolve(sandbox.Settings{Mode: sandbox.Mode(cfg.Sandbox.Mode), Network: cfg.Sandbox.Network})
@@ -137,14 +168,9 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 
 	client := opts.LLM
 	if client == nil {
-		client = llm.New(llm.Config{
-			BaseURL:     a.Model.BaseURL,
-			APIKey:      a.Model.APIKey,
-			MaxRetries:  retries(cfg.LLM.MaxRetries),
-			IdleTimeout: cfg.LLM.IdleTimeout(),
-			CallTimeout: cfg.LLM.CallTimeout(),
-			Headers:     a.Model.Headers,
-		})
+		client = a.models.client(a.Model)
+	} else {
+		a.models.clients[endpointKey(a.Model)] = client // personas on the default endpoint share it
 	}
 
 	secrets, secretVars := secretsOf(cfg, a.Model)
@@ -172,6 +198,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		MaxParallel: cfg.Team.MaxParallel,
 		MaxDepth:    depthOf(cfg.Team.MaxDepth),
 		Now:         opts.Now,
+		Models:      a,
 	}
 	if l := openLimits(opts.CacheDir); l != nil {
 		a.Deps.Limits = l
@@ -218,6 +245,12 @@ func secretsOf(cfg *config.Config, m config.ModelInfo) (secrets, vars []string) 
 	if m.APIKey != "" {
 		secrets = append(secrets, m.APIKey)
 	}
+	// Personas may talk to other providers: their keys are secrets too.
+	for _, name := range slices.Sorted(maps.Keys(cfg.Providers)) {
+		if k := cfg.ProviderEndpoint(name).APIKey; k != "" && !slices.Contains(secrets, k) {
+			secrets = append(secrets, k)
+		}
+	}
 	return secrets, vars
 }
 
@@ -238,12 +271,17 @@ func retries(n int) int {
 	return n
 }
 
-// Close stops the background retention pass, releases the store and
-// removes the commands' TMPDIR.
+// Close stops the background retention pass and model discovery (so no
+// cache write outlives the App), releases the store and removes the
+// commands' TMPDIR.
 func (a *App) Close() error {
 	if a.stopGC != nil {
 		a.stopGC()
 		<-a.gcDone
+	}
+	if a.discovery != nil {
+		a.stopDiscovery()
+		<-a.discovery
 	}
 	if a.tmpDir != "" {
 		os.RemoveAll(a.tmpDir)
@@ -300,7 +338,7 @@ func (a *App) LatestSessionID(ctx context.Context) (string, error) {
 }
 
 func modelOf(m config.ModelInfo) agent.Model {
-	out := agent.Model{Name: m.Name, ContextWindow: m.ContextWindow, MaxOutput: m.MaxOutput, SafetyMargin: m.SafetyMargin}
+	out := agent.Model{Name: m.Name, Provider: m.Provider, ContextWindow: m.ContextWindow, MaxOutput: m.MaxOutput, SafetyMargin: m.SafetyMargin}
 	if m.Price != nil {
 		out.InputPrice, out.OutputPrice, out.CachedPrice = m.Price.Input, m.Price.Output, m.Price.CachedInput
 	}

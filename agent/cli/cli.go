@@ -185,6 +185,7 @@ Usage:
   polly gc [--older-than DAYS] [--dry-run]
                                 remove sessions idle longer than DAYS (default retention.days) and tidy
                                 ERRORS.md and MEMORY.md; prints what went and the bytes freed
+  polly models                  list the models of every provider: window, price, where they come from
   polly leads list [LIST]       show saved leads (or the lists with counts)
   polly leads export LIST [PATH]  write a lead list as CSV (stdout when no path)
   polly undo [--session ID] [--turns N]   take back the file changes of the last N turns (default 1)
@@ -311,7 +312,7 @@ func run(ctx context.Context, env Env) error {
 		if len(o.args) > 1 {
 			return usagef("polly %s takes flags only (got %q)", cmd, strings.Join(o.args[1:], " "))
 		}
-	case "sessions", "init", "config", "gc":
+	case "sessions", "init", "config", "gc", "models":
 		if len(o.args) > 1 {
 			return usagef("polly %s takes no arguments (got %q)", cmd, strings.Join(o.args[1:], " "))
 		}
@@ -343,7 +344,10 @@ func run(ctx context.Context, env Env) error {
 	}
 	switch cmd {
 	case "config":
+		app.DiscoverModels(ctx, cfg, app.HeadlessDiscoveryWait)
 		return printConfig(env, cfg, o.configJSON)
+	case "models":
+		return listModels(ctx, env, cfg)
 	case "init":
 		return initWorkspace(env, cfg)
 	case "sessions":
@@ -396,6 +400,34 @@ func printConfig(env Env, cfg *config.Config, asJSON bool) error {
 		return enc.Encode(cfg.Values())
 	}
 	return cfg.Print(env.Stdout)
+}
+
+// listModels prints the table the TUI's /model picker shows: configured
+// and discovered models per provider, with window and price.
+func listModels(ctx context.Context, env Env, cfg *config.Config) error {
+	cat := app.DiscoverModels(ctx, cfg, app.HeadlessDiscoveryWait)
+	active := cfg.ActiveModel()
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  MODEL\tWINDOW\tPRICE IN/OUT PER 1M\tLISTED BY")
+	for _, r := range app.ModelRows(cfg, cat) {
+		mark := " "
+		if r.Info.Provider == active.Provider && r.Info.Name == active.Name {
+			mark = "*"
+		}
+		var by []string
+		if r.Configured {
+			by = append(by, "config")
+		}
+		if r.Discovered {
+			by = append(by, "provider")
+		}
+		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\n", mark, r.Ref, app.WindowText(r.Info), app.PriceText(r.Info), strings.Join(by, "+"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(env.Stdout, "\n* the default model. Switch with --model PROVIDER/MODEL or /model in the TUI.")
+	return nil
 }
 
 func initWorkspace(env Env, cfg *config.Config) error {

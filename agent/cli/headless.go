@@ -29,7 +29,7 @@ type Result struct {
 	Turns      int        `json:"turns"`
 	ToolCalls  int        `json:"tool_calls"`
 	Usage      chat.Usage `json:"usage"`
-	Cost       float64    `json:"cost_usd"`
+	Cost       *float64   `json:"cost_usd"` // null when the model's prices are unknown: no guess
 	DurationMs int64      `json:"duration_ms"`
 }
 
@@ -40,7 +40,8 @@ func headless(ctx context.Context, env Env, cfg *config.Config, o options) error
 			return err
 		}
 	}
-	a, err := app.Open(ctx, app.Options{Config: cfg, ProjectDir: env.Dir, Template: env.Template, LLM: env.LLM})
+	a, err := app.Open(ctx, app.Options{Config: cfg, ProjectDir: env.Dir, Template: env.Template, LLM: env.LLM,
+		DiscoveryWait: app.HeadlessDiscoveryWait})
 	if err != nil {
 		return err
 	}
@@ -73,7 +74,10 @@ func headless(ctx context.Context, env Env, cfg *config.Config, o options) error
 	start := time.Now()
 	out, runErr := sess.Send(ctx, persona, o.prompt)
 	res := Result{Type: "result", Session: sess.ID(), Persona: persona, Reason: out.Reason, Result: out.Final,
-		Turns: out.Turns, ToolCalls: out.ToolCalls, Usage: out.Usage, Cost: out.Cost, DurationMs: time.Since(start).Milliseconds()}
+		Turns: out.Turns, ToolCalls: out.ToolCalls, Usage: out.Usage, DurationMs: time.Since(start).Milliseconds()}
+	if m, err := a.PersonaModel(persona); err == nil && m.Price != nil {
+		res.Cost = &out.Cost
+	}
 	if runErr != nil {
 		res.IsError = true
 		res.Error = runErr.Error()
@@ -105,9 +109,10 @@ func headless(ctx context.Context, env Env, cfg *config.Config, o options) error
 		return nil
 	}
 	// The error event already told a text-mode user what happened; say it
-	// once more only for the other formats, on stderr.
+	// once more only for the other formats, on stderr, or when the run
+	// never started (a persona refused before its first turn).
 	msg := runErr
-	if o.format == FormatText && !errors.Is(runErr, context.Canceled) && !errors.Is(runErr, agent.ErrMaxTurns) && !errors.Is(runErr, agent.ErrLoop) {
+	if o.format == FormatText && out.Turns > 0 && !errors.Is(runErr, context.Canceled) && !errors.Is(runErr, agent.ErrMaxTurns) && !errors.Is(runErr, agent.ErrLoop) {
 		msg = errors.New("")
 	}
 	if errors.Is(runErr, context.Canceled) {

@@ -7,6 +7,7 @@ package config
 
 import (
 	"maps"
+	"net/url"
 	"reflect"
 	"strings"
 	"time"
@@ -47,6 +48,8 @@ type Config struct {
 	envKeys  map[string]string // provider name → value of its api_key_env, read at Load
 	userFile string            // display path of the user file, even when it does not exist
 	home     string            // for ~ in displayed paths
+	cacheDir string            // $XDG_CACHE_HOME/polly or ~/.cache/polly; "" when unknown
+	facts    ModelFacts        // windows learned and discovered at run time; nil: none
 	warnings []string
 
 	opts        LoadOptions  // what Load was given, for Reload
@@ -188,24 +191,100 @@ type TUISettings struct {
 
 // Built-in values that Load and the tests refer to.
 const (
-	DefaultProvider      = "openai"
-	DefaultModel         = "gpt-4.1"
-	DefaultBaseURL       = "https://api.openai.com/v1"
-	DefaultContextWindow = 128000 // for models no provider lists
+	DefaultProvider = "openai"
+	DefaultModel    = "gpt-4.1"
+	DefaultBaseURL  = "https://api.openai.com/v1"
 )
+
+// Where a model's window or price came from (ModelInfo.WindowSource and
+// PriceSource), strongest first. A window Polly cannot know is 0 and
+// "unknown": no guess (a local model is not a 128k model).
+const (
+	SourceLearned    = "learned"    // stated by the provider's context-length error
+	SourceConfig     = "config"     // a user or project file
+	SourceDiscovered = "discovered" // the provider's model list (agent/models)
+	SourceBuiltin    = "built-in"   // Polly's table, for the vendor's official endpoint only
+	SourceUnknown    = "unknown"
+)
+
+// ModelFacts is what Polly found out about models while running: windows
+// a provider's context-length errors stated, and windows its model list
+// reports. agent/models implements it. Zero means nothing known.
+type ModelFacts interface {
+	LearnedWindow(provider, model string) int
+	DiscoveredWindow(provider, model string) int
+}
+
+// SetModelFacts makes resolution consult f (learned and discovered
+// windows). It must be safe for concurrent use.
+func (c *Config) SetModelFacts(f ModelFacts) { c.facts = f }
+
+// CacheDir is Polly's cache directory ($XDG_CACHE_HOME/polly, else
+// ~/.cache/polly); "" when neither is known.
+func (c *Config) CacheDir() string { return c.cacheDir }
+
+// officialHosts maps a vendor's official API host to its built-in models.
+// Prices and windows from this table never apply to another endpoint: a
+// local server answering to "gpt-4o" is not OpenAI and costs nothing known.
+func builtinModel(baseURL, name string) (ModelSpec, bool) {
+	var table map[string]ModelSpec
+	switch hostOf(baseURL) {
+	case "api.openai.com":
+		table = openAIModels()
+	case "api.anthropic.com":
+		table = anthropicModels()
+	}
+	spec, ok := table[name]
+	return spec, ok
+}
+
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(u.Hostname())
+}
+
+// modelSpec is a built-in table row; prices are list prices per 1M tokens
+// when this was written (a config file overrides them).
+func modelSpec(window int, in, out, cached float64) ModelSpec {
+	return ModelSpec{ContextWindow: window, InputPrice: &in, OutputPrice: &out, CachedInputPrice: &cached}
+}
+
+func openAIModels() map[string]ModelSpec {
+	return map[string]ModelSpec{
+		"gpt-4.1":      modelSpec(1047576, 2.00, 8.00, 0.50),
+		"gpt-4.1-mini": modelSpec(1047576, 0.40, 1.60, 0.10),
+		"gpt-4.1-nano": modelSpec(1047576, 0.10, 0.40, 0.025),
+		"gpt-4o":       modelSpec(128000, 2.50, 10.00, 1.25),
+		"gpt-4o-mini":  modelSpec(128000, 0.15, 0.60, 0.075),
+		"o3":           modelSpec(200000, 2.00, 8.00, 0.50),
+		"o4-mini":      modelSpec(200000, 1.10, 4.40, 0.275),
+		"gpt-5":        modelSpec(400000, 1.25, 10.00, 0.125),
+		"gpt-5-mini":   modelSpec(400000, 0.25, 2.00, 0.025),
+		"gpt-5-nano":   modelSpec(400000, 0.05, 0.40, 0.005),
+	}
+}
+
+// anthropicModels are for Anthropic's OpenAI-compatible endpoint
+// (https://api.anthropic.com/v1/).
+func anthropicModels() map[string]ModelSpec {
+	return map[string]ModelSpec{
+		"claude-opus-4-1":         modelSpec(200000, 15.00, 75.00, 1.50),
+		"claude-opus-4-0":         modelSpec(200000, 15.00, 75.00, 1.50),
+		"claude-sonnet-4-5":       modelSpec(200000, 3.00, 15.00, 0.30),
+		"claude-sonnet-4-0":       modelSpec(200000, 3.00, 15.00, 0.30),
+		"claude-haiku-4-5":        modelSpec(200000, 1.00, 5.00, 0.10),
+		"claude-3-5-haiku-latest": modelSpec(200000, 0.80, 4.00, 0.08),
+	}
+}
 
 // Defaults returns the built-in configuration. version goes into the web
 // user agent ("dev" when empty). Every call returns fresh maps.
 func Defaults(version string) *Config {
 	if version == "" {
 		version = "dev"
-	}
-	price := func(in, out, cached float64) (p, q, r *float64) { return &in, &out, &cached }
-	model := func(window int, in, out, cached float64) ModelSpec {
-		m := ModelSpec{ContextWindow: window}
-		// List prices per 1M tokens when this was written; override in the config.
-		m.InputPrice, m.OutputPrice, m.CachedInputPrice = price(in, out, cached)
-		return m
 	}
 	return &Config{
 		Model:    DefaultModel,
@@ -214,18 +293,7 @@ func Defaults(version string) *Config {
 			DefaultProvider: {
 				BaseURL:   DefaultBaseURL,
 				APIKeyEnv: "OPENAI_API_KEY",
-				Models: map[string]ModelSpec{
-					"gpt-4.1":      model(1047576, 2.00, 8.00, 0.50),
-					"gpt-4.1-mini": model(1047576, 0.40, 1.60, 0.10),
-					"gpt-4.1-nano": model(1047576, 0.10, 0.40, 0.025),
-					"gpt-4o":       model(128000, 2.50, 10.00, 1.25),
-					"gpt-4o-mini":  model(128000, 0.15, 0.60, 0.075),
-					"o3":           model(200000, 2.00, 8.00, 0.50),
-					"o4-mini":      model(200000, 1.10, 4.40, 0.275),
-					"gpt-5":        model(400000, 1.25, 10.00, 0.125),
-					"gpt-5-mini":   model(400000, 0.25, 2.00, 0.025),
-					"gpt-5-nano":   model(400000, 0.05, 0.40, 0.005),
-				},
+				Models:    openAIModels(),
 			},
 		},
 		Persona:   "default",
@@ -277,11 +345,13 @@ type ModelInfo struct {
 	APIKey        string // "" when none is configured
 	APIKeyEnv     string // the variable the key is read from, for messages
 	Headers       map[string]string
-	ContextWindow int
+	ContextWindow int    // tokens; 0 when unknown
+	WindowSource  string // SourceLearned … SourceUnknown
 	MaxOutput     int    // max output tokens (0: not sent)
 	SafetyMargin  int    // tokens kept free (0: the default share)
-	Known         bool   // the provider lists the model (else ContextWindow is the default)
-	Price         *Price // nil when unknown
+	Known         bool   // the config or the built-in table lists the model
+	Price         *Price // nil when unknown: no cost is shown
+	PriceSource   string // SourceConfig, SourceBuiltin or SourceUnknown
 	Context       ContextSettings
 }
 
@@ -291,8 +361,12 @@ type Price struct {
 }
 
 // SummarizeAt is the token count that triggers summarization:
-// min(summarize_at_tokens, summarize_window_ratio × context window).
+// min(summarize_at_tokens, summarize_window_ratio × context window), or
+// summarize_at_tokens when the window is unknown.
 func (m ModelInfo) SummarizeAt() int {
+	if m.ContextWindow <= 0 {
+		return m.Context.SummarizeAtTokens
+	}
 	return min(m.Context.SummarizeAtTokens, int(m.Context.SummarizeWindowRatio*float64(m.ContextWindow)))
 }
 
@@ -320,6 +394,15 @@ func (c *Config) ResolveModel(name string) ModelInfo {
 	}
 	return c.resolve(active, name)
 }
+
+// ResolveOn resolves model name on a named provider, as is (no prefix
+// parsing): for lists that already know both.
+func (c *Config) ResolveOn(provider, name string) ModelInfo { return c.resolve(provider, name) }
+
+// ProviderEndpoint is how calls reach a provider: BaseURL, APIKey and
+// Headers of the result, with the env and flag overrides of the active
+// provider applied.
+func (c *Config) ProviderEndpoint(name string) ModelInfo { return c.resolve(name, "") }
 
 // ContextFor returns the context numbers for a model: the global ones with
 // the model's overrides applied. A per-model value wins over a global one
@@ -351,22 +434,17 @@ func (c *Config) activeProviderAndName() (provider, name string) {
 
 func (c *Config) resolve(provider, name string) ModelInfo {
 	p := c.Providers[provider]
-	spec, known := p.Models[name]
+	spec, listed := p.Models[name]
 	m := ModelInfo{
-		Name:          name,
-		Provider:      provider,
-		BaseURL:       p.BaseURL,
-		APIKey:        p.APIKey,
-		APIKeyEnv:     p.APIKeyEnv,
-		Headers:       maps.Clone(p.Headers),
-		ContextWindow: spec.ContextWindow,
-		MaxOutput:     spec.MaxOutputTokens,
-		SafetyMargin:  spec.SafetyMargin,
-		Known:         known,
-		Context:       spec.Context.apply(c.Context),
-	}
-	if m.ContextWindow == 0 {
-		m.ContextWindow = DefaultContextWindow
+		Name:         name,
+		Provider:     provider,
+		BaseURL:      p.BaseURL,
+		APIKey:       p.APIKey,
+		APIKeyEnv:    p.APIKeyEnv,
+		Headers:      maps.Clone(p.Headers),
+		MaxOutput:    spec.MaxOutputTokens,
+		SafetyMargin: spec.SafetyMargin,
+		Context:      spec.Context.apply(c.Context),
 	}
 	if k := c.envKeys[provider]; k != "" {
 		m.APIKey = k
@@ -381,13 +459,68 @@ func (c *Config) resolve(provider, name string) ModelInfo {
 			m.APIKey = c.apiKey
 		}
 	}
-	if spec.InputPrice != nil && spec.OutputPrice != nil {
-		m.Price = &Price{Input: *spec.InputPrice, Output: *spec.OutputPrice, CachedInput: *spec.InputPrice}
-		if spec.CachedInputPrice != nil {
-			m.Price.CachedInput = *spec.CachedInputPrice
+	builtin, official := builtinModel(m.BaseURL, name)
+	m.Known = official || (listed && c.fromFile(provider, name))
+	m.ContextWindow, m.WindowSource = c.window(provider, name, spec, builtin)
+	m.Price, m.PriceSource = c.price(provider, name, spec, builtin)
+	return m
+}
+
+// fromFile reports whether a config file (or a higher layer) set anything
+// for this model; the built-in defaults alone do not count.
+func (c *Config) fromFile(provider, name string) bool {
+	specPath := joinPath(joinPath("providers", provider)+".models", name)
+	for _, f := range []string{"context_window", "input_price", "output_price", "cached_input_price"} {
+		if c.Source(specPath+"."+f).Kind != KindDefault {
+			return true
 		}
 	}
-	return m
+	return false
+}
+
+// window applies the precedence learned > config > discovered > built-in
+// (official endpoint only) > unknown.
+func (c *Config) window(provider, name string, spec, builtin ModelSpec) (int, string) {
+	specPath := joinPath(joinPath("providers", provider)+".models", name)
+	if c.facts != nil {
+		if n := c.facts.LearnedWindow(provider, name); n > 0 {
+			return n, SourceLearned
+		}
+	}
+	if spec.ContextWindow > 0 && c.Source(specPath+".context_window").Kind != KindDefault {
+		return spec.ContextWindow, SourceConfig
+	}
+	if c.facts != nil {
+		if n := c.facts.DiscoveredWindow(provider, name); n > 0 {
+			return n, SourceDiscovered
+		}
+	}
+	if builtin.ContextWindow > 0 {
+		return builtin.ContextWindow, SourceBuiltin
+	}
+	return 0, SourceUnknown
+}
+
+// price is the configured price, else the built-in one on the vendor's
+// official endpoint, else unknown (nil): never a guess by name.
+func (c *Config) price(provider, name string, spec, builtin ModelSpec) (*Price, string) {
+	specPath := joinPath(joinPath("providers", provider)+".models", name)
+	set := func(f string) bool { return c.Source(specPath+"."+f).Kind != KindDefault }
+	if spec.InputPrice != nil && spec.OutputPrice != nil && (set("input_price") || set("output_price") || set("cached_input_price")) {
+		return priceOf(spec), SourceConfig
+	}
+	if builtin.InputPrice != nil && builtin.OutputPrice != nil {
+		return priceOf(builtin), SourceBuiltin
+	}
+	return nil, SourceUnknown
+}
+
+func priceOf(spec ModelSpec) *Price {
+	p := &Price{Input: *spec.InputPrice, Output: *spec.OutputPrice, CachedInput: *spec.InputPrice}
+	if spec.CachedInputPrice != nil {
+		p.CachedInput = *spec.CachedInputPrice
+	}
+	return p
 }
 
 // apply returns s with the non-nil overrides in place. It relies on the two

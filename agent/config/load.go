@@ -70,6 +70,7 @@ func load(opts LoadOptions, read func(string) ([]byte, error)) (*Config, error) 
 	if dir := userConfigDir(opts.Home, getenv); dir != "" {
 		c.trust.Store = filepath.Join(dir, TrustFile)
 	}
+	c.cacheDir = cacheDir(opts.Home, getenv)
 
 	userPath, explicit, err := userConfigPath(opts.Home, getenv)
 	if err != nil {
@@ -126,6 +127,17 @@ func userConfigPath(home string, getenv func(string) string) (path string, expli
 		return filepath.Join(home, ".config", "polly", "config.json"), false, nil
 	}
 	return "", false, nil
+}
+
+// cacheDir follows the XDG spec, as userConfigPath does for the config.
+func cacheDir(home string, getenv func(string) string) string {
+	if x := getenv("XDG_CACHE_HOME"); filepath.IsAbs(x) {
+		return filepath.Join(x, "polly")
+	}
+	if home != "" {
+		return filepath.Join(home, ".cache", "polly")
+	}
+	return ""
 }
 
 func readFile(path string) ([]byte, error) {

@@ -113,17 +113,29 @@ func (c *Config) groups() [][]Value {
 		}
 		add(&model, "headers."+h, val, c.Source(joinPath(provPath+".headers", h)))
 	}
-	windowSrc := c.Source(specPath + ".context_window")
-	if !m.Known {
-		windowSrc = Source{Detail: "model not listed"}
+	window, windowSrc := "unknown", Source{Detail: SourceUnknown}
+	if m.ContextWindow > 0 {
+		window = strconv.Itoa(m.ContextWindow)
+		windowSrc = c.Source(specPath + ".context_window")
+		if m.WindowSource != SourceConfig {
+			windowSrc = Source{Detail: m.WindowSource}
+		}
 	}
-	add(&model, "context_window", strconv.Itoa(m.ContextWindow), windowSrc)
-	for _, p := range []struct {
-		key string
-		v   *float64
-	}{{"input_price", spec.InputPrice}, {"output_price", spec.OutputPrice}, {"cached_input_price", spec.CachedInputPrice}} {
-		if p.v != nil {
-			add(&model, p.key, strconv.FormatFloat(*p.v, 'g', -1, 64), c.Source(specPath+"."+p.key))
+	add(&model, "context_window", window, windowSrc)
+	add(&model, "summarize_threshold", strconv.Itoa(m.SummarizeAt()), Source{Detail: thresholdWhy(m)})
+	if m.Price == nil {
+		add(&model, "price", "unknown (no cost shown)", Source{Detail: SourceUnknown})
+	}
+	if m.Price != nil {
+		for _, p := range []struct {
+			key string
+			v   float64
+		}{{"input_price", m.Price.Input}, {"output_price", m.Price.Output}, {"cached_input_price", m.Price.CachedInput}} {
+			src := c.Source(specPath + "." + p.key)
+			if m.PriceSource != SourceConfig {
+				src = Source{Detail: m.PriceSource}
+			}
+			add(&model, p.key, strconv.FormatFloat(p.v, 'g', -1, 64), src)
 		}
 	}
 
@@ -193,6 +205,17 @@ func (c *Config) groups() [][]Value {
 		add(&provs, path, fmt.Sprintf("%s (%d models)", c.Providers[p].BaseURL, len(c.Providers[p].Models)), c.Source(path))
 	}
 	return append(groups, provs)
+}
+
+// thresholdWhy says what the summarization threshold was derived from.
+func thresholdWhy(m ModelInfo) string {
+	if m.ContextWindow <= 0 {
+		return "context.summarize_at_tokens (window unknown)"
+	}
+	if m.SummarizeAt() < m.Context.SummarizeAtTokens {
+		return fmt.Sprintf("%g × context_window %d", m.Context.SummarizeWindowRatio, m.ContextWindow)
+	}
+	return "context.summarize_at_tokens"
 }
 
 // structValues flattens a settings struct of scalars.

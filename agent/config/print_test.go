@@ -42,7 +42,10 @@ func TestPrint(t *testing.T) {
 		{"api_key", "sk-…abcd", "env OPENAI_API_KEY"},
 		{"headers.Authorization", "…9876", "user " + userFile + ":5"},
 		{"headers.X-Title", "Polly", "user " + userFile + ":5"},
-		{"context_window", "1047576", "default"},
+		// gpt-4.1 on a local server: OpenAI's window and prices do not apply.
+		{"context_window", "unknown", "default (unknown)"},
+		{"summarize_threshold", "30000", "default (context.summarize_at_tokens (window unknown))"},
+		{"price", "unknown (no cost shown)", "default (unknown)"},
 		{"workspace", "~/.agent/workspace", "default"},
 		{"mode", "ask", "default"}, // the project is not trusted
 		{"mode", `"auto-edit"`, "project " + projectFile + ":2 (ignored: project not trusted)"},

@@ -8,14 +8,11 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-
-	"polly/memory/chat"
 )
 
 // Defaults for the zero fields of Config.
@@ -184,48 +181,28 @@ func (c *Client) attempt(callCtx context.Context, params openai.ChatCompletionNe
 	stream := c.chat.NewStreaming(ctx, params, option.WithMiddleware(tap.middleware))
 	defer stream.Close()
 
-	var (
-		acc       openai.ChatCompletionAccumulator
-		text      strings.Builder
-		began     bool
-		chunks    int
-		finish    string
-		accFailed bool
-	)
+	acc := newAccumulator()
+	began := false
+	chunks := 0
 	for stream.Next() {
-		chunk := stream.Current()
 		chunks++
-		if !acc.AddChunk(chunk) {
-			accFailed = true
-			break
-		}
-		for _, ch := range chunk.Choices {
-			if ch.Index != 0 {
-				continue // we never ask for n > 1
-			}
-			if ch.FinishReason != "" {
-				finish = ch.FinishReason
-			}
-			if r := reasoningOf(ch.Delta); r != "" {
-				began = true
-				if obs.OnDelta != nil {
-					obs.OnDelta(Delta{Reasoning: r})
-				}
-			}
-			if ch.Delta.Content != "" {
-				began = true
-				text.WriteString(ch.Delta.Content)
-				if obs.OnDelta != nil {
-					obs.OnDelta(Delta{Text: ch.Delta.Content})
-				}
-			}
-			if len(ch.Delta.ToolCalls) > 0 {
-				began = true
+		text, reasoning, calls := acc.add(stream.Current())
+		if reasoning != "" {
+			began = true
+			if obs.OnDelta != nil {
+				obs.OnDelta(Delta{Reasoning: reasoning})
 			}
 		}
+		if text != "" {
+			began = true
+			if obs.OnDelta != nil {
+				obs.OnDelta(Delta{Text: text})
+			}
+		}
+		began = began || calls
 	}
-	resp := Response{Model: acc.Model}
-	partial := text.String()
+	resp := Response{Model: acc.model}
+	partial := acc.text.String()
 
 	// Why the attempt ended, most specific first.
 	if cause := context.Cause(ctx); errors.Is(cause, stalled) {
@@ -240,40 +217,19 @@ func (c *Client) attempt(callCtx context.Context, params openai.ChatCompletionNe
 		return resp, began, e
 	}
 	switch {
-	case accFailed:
-		return resp, began, &Error{Kind: KindStream, Partial: partial,
-			Message: fmt.Sprintf("chunk %d does not continue the stream (changed id or bad index)", chunks)}
 	case chunks == 0:
 		return resp, began, emptyStream(tap)
-	case len(acc.Choices) == 0:
+	case acc.choices == 0:
 		return resp, began, &Error{Kind: KindStream, Message: "stream ended without any choice"}
-	case finish == "":
+	case acc.finish == "":
 		// The stream closed without finish_reason (and so without [DONE]):
 		// whatever arrived may be cut short, so it is not a reply.
 		return resp, began, &Error{Kind: KindStream, Partial: partial,
 			Message: "stream ended before the reply finished (no finish_reason)"}
 	}
-
-	msg := acc.Choices[0].Message
-	out := chat.Message{Role: chat.Assistant, Content: msg.Content}
-	for i, tc := range msg.ToolCalls {
-		if tc.ID == "" && tc.Function.Name == "" && tc.Function.Arguments == "" {
-			continue // a gap left by sparse tool-call indices
-		}
-		id := tc.ID
-		if id == "" {
-			// Some local servers omit ids; the next request needs them to pair results.
-			id = fmt.Sprintf("call_%d_%x", i, rand.Uint32())
-		}
-		out.ToolCalls = append(out.ToolCalls, chat.ToolCall{ID: id, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
-	}
-	resp.Message = out
-	resp.FinishReason = finish
-	resp.Usage = chat.Usage{
-		PromptTokens:     int(acc.Usage.PromptTokens),
-		CompletionTokens: int(acc.Usage.CompletionTokens),
-		CachedTokens:     int(acc.Usage.PromptTokensDetails.CachedTokens),
-	}
+	resp.Message = acc.message()
+	resp.FinishReason = acc.finish
+	resp.Usage = acc.usage
 	return resp, began, nil
 }
 

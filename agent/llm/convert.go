@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/openai/openai-go/v3"
@@ -85,21 +84,4 @@ func toolParam(t ToolSpec) openai.ChatCompletionToolUnionParam {
 		fn.Description = openai.String(t.Description)
 	}
 	return openai.ChatCompletionFunctionTool(fn)
-}
-
-// reasoningOf returns the reasoning text of a delta: DeepSeek, vLLM and
-// llama.cpp send reasoning_content, OpenRouter sends reasoning. openai-go
-// does not know either field, so they sit in ExtraFields as raw JSON.
-func reasoningOf(d openai.ChatCompletionChunkChoiceDelta) string {
-	for _, key := range [...]string{"reasoning_content", "reasoning"} {
-		f, ok := d.JSON.ExtraFields[key]
-		if !ok {
-			continue
-		}
-		var s string
-		if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
-			return s // some providers send both with the same text: take one
-		}
-	}
-	return ""
 }

@@ -20,6 +20,9 @@ func FuzzStream(f *testing.F) {
 	f.Add([]byte("data: {\"choices\":[],\"usage\":{\"prompt_tokens\":-5,\"completion_tokens\":1e99}}\n\ndata: [DONE]\n\n"))
 	f.Add([]byte("<html>502</html>"))
 	f.Add([]byte{})
+	// Quirks of real servers (agent/testdata/streams has them in full).
+	f.Add([]byte("data:{\"id\":\"a\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":{\"name\":\"x\",\"arguments\":\"{\"}}]}}]}\n\n: PROCESSING\n\ndata:{\"id\":\"b\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"function\":{\"arguments\":\"}\"}}]},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":3}}\n\ndata:[DONE]\n\n"))
+	f.Add([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_details\":[{\"type\":\"reasoning.text\",\"text\":\"t\"}]},\"finish_reason\":\"stop\"}]}\n\n"))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")

@@ -27,8 +27,10 @@ type Server struct {
 	reqs      []Request
 	strict    bool
 	models    []string
-	nextCall  int // tool-call ids handed out so far
-	nextReply int // completion ids handed out so far
+	modelsRaw *Fail // a raw answer to GET /v1/models instead of the list
+	modelsGot int   // GET /v1/models requests received
+	nextCall  int   // tool-call ids handed out so far
+	nextReply int   // completion ids handed out so far
 	exhausted bool
 	fallback  Func // answers every request once the script is used up (Serve)
 }
@@ -149,10 +151,32 @@ func (s *Server) Last() Request {
 	return s.reqs[len(s.reqs)-1]
 }
 
-func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request) {
+// SetModelsResponse makes GET /v1/models answer with status and body as
+// given (contentType "" sniffs it): a vLLM list with max_model_len, an
+// OpenRouter one with context_length, or an HTML error page.
+func (s *Server) SetModelsResponse(status int, contentType, body string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.modelsRaw = &Fail{Status: status, Body: body, ContentType: contentType}
+}
+
+// ModelListRequests is the number of GET /v1/models requests received.
+func (s *Server) ModelListRequests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.modelsGot
+}
+
+func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	ids := append([]string(nil), s.models...)
+	raw := s.modelsRaw
+	s.modelsGot++
 	s.mu.Unlock()
+	if raw != nil {
+		raw.serve(&exchange{srv: s, w: w, r: r})
+		return
+	}
 	type model struct {
 		ID      string `json:"id"`
 		Object  string `json:"object"`

@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
 
 // Step is one scripted answer to one chat request: Reply (and its shorthands
-// Text and Call), Fail, StreamError, Drop, Stall, MalformedSSE or Func.
+// Text and Call), Fail, StreamError, Drop, Stall, MalformedSSE, Raw or Func.
 type Step interface {
 	serve(x *exchange)
 }
@@ -528,4 +529,37 @@ func (m MalformedSSE) serve(x *exchange) {
 		return
 	}
 	s.data([]byte(`{"id":"` + s.id + `","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"tru`))
+}
+
+// Raw answers with Body exactly as written, as a 200 text/event-stream
+// response flushed one SSE event (blank-line separated) at a time. It is
+// how a test replays a recorded stream from a real server, quirks and all.
+// The scripted tool-call ids and usage of Reply do not apply: what the
+// body says is what the client gets.
+type Raw struct {
+	Body        string
+	ContentType string // default "text/event-stream"
+}
+
+func (raw Raw) serve(x *exchange) {
+	ct := raw.ContentType
+	if ct == "" {
+		ct = "text/event-stream"
+	}
+	x.w.Header().Set("Content-Type", ct)
+	x.w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(x.w)
+	rest := raw.Body
+	for rest != "" {
+		end := strings.Index(rest, "\n\n")
+		if end < 0 {
+			end = len(rest)
+		} else {
+			end += 2
+		}
+		if _, err := x.w.Write([]byte(rest[:end])); err != nil || rc.Flush() != nil || !x.alive() {
+			return
+		}
+		rest = rest[end:]
+	}
 }

@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"polly/agent/llmtest"
+)
+
+// vllmList is what vLLM answers to GET /v1/models for the model in use.
+const vllmList = `{"object":"list","data":[{"id":"gpt-4.1","object":"model","created":1,"owned_by":"vllm","root":"gpt-4.1","max_model_len":16000}]}`
+
+// words is n characters of varied prose, so the tokenizer counts it like
+// real text (about four characters a token).
+func words(seed, n int) string {
+	vocab := strings.Fields("the parser reads each record checks its fields and writes a clean row to the output table while counting errors per column so the report can list them later")
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		b.WriteString(vocab[(i*7+seed)%len(vocab)])
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
+
+// growingTask is a model that writes a file of ~1,200 characters per step
+// until it has written max of them, answering the summarizer (a request
+// without tools) with a structured summary. It records the characters of
+// the conversation in the last main request before the first summary.
+func growingTask(max int, charsBeforeSummary *int) llmtest.Func {
+	written, last := 0, 0
+	return func(r llmtest.Request) llmtest.Step {
+		if len(r.Tools) == 0 {
+			if *charsBeforeSummary == 0 {
+				*charsBeforeSummary = last
+			}
+			return llmtest.Text("## CURRENT TASK\nWrite the notes files.\n\n## DONE SO FAR\nWrote notes files one by one.\n\n## NEXT STEPS\nWrite the rest, then report.\n")
+		}
+		last = 0
+		for _, m := range r.Messages { // the conversation, without the JSON around it
+			last += len(m.Content)
+			for _, c := range m.ToolCalls {
+				last += len(c.Name) + len(c.Args)
+			}
+		}
+		if written == max {
+			return llmtest.Text("All notes written.")
+		}
+		written++
+		args := fmt.Sprintf(`{"path":"notes/%02d.txt","content":%q}`, written, words(written, 1200))
+		return llmtest.Call("write_file", args)
+	}
+}
+
+// Must show 2: /v1/models says max_model_len 16000 for the model in use;
+// with no window configured, the threshold derives from 16,000 — shown by
+// `polly config` and by the summarizer request reaching the server before
+// the conversation got near 16k tokens.
+func TestDiscoveredWindowDrivesTheSummaryThreshold(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	srv.SetModelsResponse(http.StatusOK, "application/json", vllmList)
+	env, polly := cliEnv(t, srv.URL(), nil)
+
+	r := polly("config")
+	if r.code != 0 {
+		t.Fatalf("polly config: %d %s", r.code, r.stderr)
+	}
+	if !regexp.MustCompile(`(?m)^context_window +16000 +default \(discovered\)$`).MatchString(r.stdout) {
+		t.Fatalf("polly config shows no discovered window:\n%s", r.stdout)
+	}
+	m := regexp.MustCompile(`(?m)^summarize_threshold +(\d+) +.*16000`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("polly config shows no threshold derived from 16000:\n%s", r.stdout)
+	}
+	if n, _ := strconv.Atoi(m[1]); n <= 0 || n >= 16000 {
+		t.Fatalf("threshold %d is not below the 16000 window", n)
+	}
+	// The list was cached for the next start.
+	if _, err := os.Stat(filepath.Join(env.Home, ".cache", "polly", "models", "openai.json")); err != nil {
+		t.Fatalf("model list not cached: %v", err)
+	}
+
+	var before int
+	srv.Serve(growingTask(60, &before))
+	r = polly("-p", "write the notes files", "--mode", "auto-edit")
+	if r.code != 0 {
+		t.Fatalf("run: %d %s", r.code, r.stderr)
+	}
+	summarizer := 0
+	for _, req := range srv.Requests() {
+		if len(req.Tools) == 0 {
+			summarizer++
+		}
+	}
+	// ~4 characters a token: the conversation before the summary was well
+	// under 16k tokens.
+	if summarizer == 0 || before == 0 || before/4 >= 16000 {
+		t.Fatalf("%d summarizer requests; last request before it %d chars (~%d tokens)\n%s", summarizer, before, before/4, r.stderr)
+	}
+	t.Logf("summary after a last request of %d chars", before)
+	if !strings.Contains(r.stderr, "context summarized") {
+		t.Fatalf("no summary reported:\n%s", r.stderr)
+	}
+}
+
+// The control: the same task against a server whose list gives no window
+// runs with the 40,000 default and never summarizes.
+func TestNoDiscoveredWindowNoEarlySummary(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	_, polly := cliEnv(t, srv.URL(), nil)
+	var before int
+	srv.Serve(growingTask(60, &before))
+	r := polly("-p", "write the notes files", "--mode", "auto-edit")
+	if r.code != 0 {
+		t.Fatalf("run: %d %s", r.code, r.stderr)
+	}
+	for _, req := range srv.Requests() {
+		if len(req.Tools) == 0 {
+			t.Fatalf("a summary happened without a known window (last request %d chars)", before)
+		}
+	}
+}
+
+// Bad input: /v1/models answering HTML, 404 or garbage changes nothing —
+// the run works with the window unknown — and leaves one debug-log line.
+func TestBrokenModelListIsIgnored(t *testing.T) {
+	for name, answer := range map[string]struct {
+		status int
+		body   string
+	}{
+		"html":    {http.StatusOK, "<html><body>Welcome to nginx!</body></html>"},
+		"404":     {http.StatusNotFound, `{"detail":"Not Found"}`},
+		"garbage": {http.StatusOK, "\x00\x17garbage{{"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := llmtest.NewServer(t, llmtest.Text("hello"))
+			srv.SetModelsResponse(answer.status, "", answer.body)
+			env, polly := cliEnv(t, srv.URL(), nil)
+			r := polly("-p", "hi")
+			if r.code != 0 || r.stdout != "hello\n" || strings.Contains(r.stderr, "warning") {
+				t.Fatalf("code %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+			}
+			b, err := os.ReadFile(filepath.Join(env.Dir, ".agent", "debug.log"))
+			if err != nil || strings.Count(string(b), "\n") != 1 || !strings.Contains(string(b), "discovery for provider openai gave up") {
+				t.Fatalf("debug log = %q, %v", b, err)
+			}
+			r = polly("config")
+			if !regexp.MustCompile(`(?m)^context_window +unknown`).MatchString(r.stdout) {
+				t.Fatalf("window after a broken list:\n%s", r.stdout)
+			}
+		})
+	}
+}
+
+// polly models lists configured and discovered models with window, price
+// and who lists them; a local gpt-4.1 has no price.
+func TestModelsCommand(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	srv.SetModelsResponse(http.StatusOK, "application/json",
+		`{"data":[{"id":"gpt-4.1","max_model_len":16000},{"id":"qwen3-coder","max_model_len":32768}]}`)
+	env, polly := cliEnv(t, srv.URL(), nil)
+	cfg := filepath.Join(env.Home, ".config", "polly", "config.json")
+	os.MkdirAll(filepath.Dir(cfg), 0o755)
+	os.WriteFile(cfg, []byte(`{"providers": {"openai": {"models": {"tiny": {"context_window": 4096, "input_price": 0.1, "output_price": 0.2}}}}}`), 0o644)
+	r := polly("models")
+	if r.code != 0 {
+		t.Fatalf("code %d stderr %s", r.code, r.stderr)
+	}
+	for _, re := range []string{
+		`(?m)^\* openai/gpt-4\.1 +16000 \(discovered\) +— +provider$`,
+		`(?m)^  openai/qwen3-coder +32768 \(discovered\) +— +provider$`,
+		`(?m)^  openai/tiny +4096 \(config\) +\$0\.1/\$0\.2 +config$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(r.stdout) {
+			t.Errorf("polly models lacks %s:\n%s", re, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "gpt-4o") {
+		t.Errorf("OpenAI's table listed for a local endpoint:\n%s", r.stdout)
+	}
+}

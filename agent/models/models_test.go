@@ -1,0 +1,248 @@
+package models
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeServer answers the given paths with JSON bodies (status 200) and
+// 404 elsewhere; it counts requests and keeps the last Authorization.
+type fakeServer struct {
+	*httptest.Server
+	hits atomic.Int32
+	auth atomic.Value
+	show map[string]string // model → /api/show body
+}
+
+func newFake(t *testing.T, routes map[string]string) *fakeServer {
+	f := &fakeServer{}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.hits.Add(1)
+		f.auth.Store(r.Header.Get("Authorization"))
+		if r.URL.Path == "/api/show" && f.show != nil {
+			var req struct{ Model string }
+			b, _ := io.ReadAll(r.Body)
+			_ = json.Unmarshal(b, &req)
+			if body, ok := f.show[req.Model]; ok && r.Method == http.MethodPost {
+				w.Write([]byte(body))
+				return
+			}
+		}
+		body, ok := routes[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		if strings.HasPrefix(body, "<") {
+			w.Header().Set("Content-Type", "text/html")
+		}
+		w.Write([]byte(body))
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+func discover(t *testing.T, f *fakeServer) (Listing, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return Discover(ctx, nil, Endpoint{BaseURL: f.URL + "/v1", APIKey: "sk-x"})
+}
+
+func TestDiscoverWindowFields(t *testing.T) {
+	for _, tt := range []struct{ name, body string }{
+		{"vllm max_model_len", `{"object":"list","data":[{"id":"m","object":"model","max_model_len":16000}]}`},
+		{"openrouter context_length", `{"data":[{"id":"m","context_length":16000,"pricing":{"prompt":"0.000001"}}]}`},
+		{"context_window", `{"data":[{"id":"m","context_window":16000}]}`},
+		{"top_provider", `{"data":[{"id":"m","top_provider":{"context_length":16000}}]}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t, map[string]string{"/v1/models": tt.body})
+			l, err := discover(t, f)
+			if err != nil || l.Window("m") != 16000 || l.Via != "/models" {
+				t.Fatalf("listing %+v, %v", l, err)
+			}
+			if f.auth.Load() != "Bearer sk-x" {
+				t.Errorf("Authorization = %v", f.auth.Load())
+			}
+		})
+	}
+}
+
+func TestDiscoverLlamaCppProps(t *testing.T) {
+	f := newFake(t, map[string]string{
+		"/v1/models": `{"object":"list","data":[{"id":"qwen.gguf","object":"model","meta":{"n_ctx_train":131072}}]}`,
+		"/props":     `{"default_generation_settings":{"n_ctx":8192},"total_slots":1}`,
+	})
+	l, err := discover(t, f)
+	if err != nil || l.Window("qwen.gguf") != 8192 || l.Via != "/props" {
+		t.Fatalf("listing %+v, %v", l, err)
+	}
+}
+
+func TestDiscoverLMStudio(t *testing.T) {
+	f := newFake(t, map[string]string{
+		"/v1/models":     `{"object":"list","data":[{"id":"qwen2.5-coder-7b","object":"model","owned_by":"organization_owner"}]}`,
+		"/api/v0/models": `{"object":"list","data":[{"id":"qwen2.5-coder-7b","state":"loaded","max_context_length":32768}]}`,
+	})
+	l, err := discover(t, f)
+	if err != nil || l.Window("qwen2.5-coder-7b") != 32768 || l.Via != "/api/v0/models" {
+		t.Fatalf("listing %+v, %v", l, err)
+	}
+}
+
+func TestDiscoverOllamaShow(t *testing.T) {
+	f := newFake(t, map[string]string{"/v1/models": `{"object":"list","data":[{"id":"llama3:8b"},{"id":"qwen3:4b"}]}`})
+	f.show = map[string]string{
+		"llama3:8b": `{"parameters":"stop \"<|eot_id|>\"\nnum_ctx 8192","model_info":{"llama.context_length":131072}}`,
+		"qwen3:4b":  `{"parameters":"","model_info":{"qwen3.context_length":40960,"general.architecture":"qwen3"}}`,
+	}
+	l, err := discover(t, f)
+	if err != nil || l.Window("llama3:8b") != 8192 || l.Window("qwen3:4b") != 40960 || l.Via != "/api/show" {
+		t.Fatalf("listing %+v, %v", l, err)
+	}
+}
+
+// HTML, 404 and garbage: discovery fails with an error; nothing else.
+func TestDiscoverGivesUpOnJunk(t *testing.T) {
+	for name, routes := range map[string]map[string]string{
+		"html":    {"/v1/models": "<html><body>Welcome to nginx</body></html>"},
+		"404":     {},
+		"garbage": {"/v1/models": "\x00\x01not json"},
+		"no data": {"/v1/models": `{"models":[]}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFake(t, routes)
+			if l, err := discover(t, f); err == nil || len(l.Models) != 0 {
+				t.Fatalf("listing %+v, err %v", l, err)
+			}
+		})
+	}
+}
+
+func TestCatalogueCachesWithTTL(t *testing.T) {
+	f := newFake(t, map[string]string{"/v1/models": `{"data":[{"id":"m","max_model_len":16000}]}`})
+	dir := t.TempDir()
+	now := time.Date(2026, 11, 26, 3, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	ep := map[string]Endpoint{"local": {BaseURL: f.URL + "/v1"}}
+
+	c := New(Options{CacheDir: dir, Now: clock})
+	<-c.Refresh(context.Background(), ep)
+	if c.DiscoveredWindow("local", "m") != 16000 || f.hits.Load() != 1 {
+		t.Fatalf("window %d after %d requests", c.DiscoveredWindow("local", "m"), f.hits.Load())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "models", "local.json")); err != nil {
+		t.Fatal(err)
+	}
+	// A new process within the TTL reads the cache: no request.
+	c2 := New(Options{CacheDir: dir, Now: clock})
+	<-c2.Refresh(context.Background(), ep)
+	if c2.DiscoveredWindow("local", "m") != 16000 || f.hits.Load() != 1 {
+		t.Fatalf("cached window %d after %d requests", c2.DiscoveredWindow("local", "m"), f.hits.Load())
+	}
+	// After the TTL it asks again.
+	now = now.Add(DefaultTTL + time.Minute)
+	c3 := New(Options{CacheDir: dir, Now: clock})
+	<-c3.Refresh(context.Background(), ep)
+	if f.hits.Load() != 2 {
+		t.Fatalf("%d requests after the TTL, want 2", f.hits.Load())
+	}
+	// Another base URL under the same provider name is another endpoint.
+	g := newFake(t, map[string]string{"/v1/models": `{"data":[{"id":"m","max_model_len":4096}]}`})
+	c4 := New(Options{CacheDir: dir, Now: clock})
+	<-c4.Refresh(context.Background(), map[string]Endpoint{"local": {BaseURL: g.URL + "/v1"}})
+	if c4.DiscoveredWindow("local", "m") != 4096 {
+		t.Fatalf("window after a base URL change = %d", c4.DiscoveredWindow("local", "m"))
+	}
+}
+
+// A failed discovery logs one debug line, is remembered (no retry on the
+// next start within the hour) and changes nothing else.
+func TestCatalogueFailureIsQuiet(t *testing.T) {
+	f := newFake(t, map[string]string{"/v1/models": "<html>502 Bad Gateway</html>"})
+	dir := t.TempDir()
+	var lines []string
+	c := New(Options{CacheDir: dir, Debug: func(l string) { lines = append(lines, l) }})
+	<-c.Refresh(context.Background(), map[string]Endpoint{"p": {BaseURL: f.URL + "/v1"}})
+	if len(lines) != 1 || !strings.Contains(lines[0], "provider p gave up") {
+		t.Fatalf("debug lines = %q", lines)
+	}
+	if c.DiscoveredWindow("p", "m") != 0 {
+		t.Fatal("a window appeared from a failed discovery")
+	}
+	c2 := New(Options{CacheDir: dir})
+	<-c2.Refresh(context.Background(), map[string]Endpoint{"p": {BaseURL: f.URL + "/v1"}})
+	if f.hits.Load() != 1 {
+		t.Fatalf("%d requests: the failure was retried at once", f.hits.Load())
+	}
+}
+
+// A server that never answers does not hold the caller past the timeout.
+func TestCatalogueDiscoveryIsBounded(t *testing.T) {
+	block := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-block:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(block)
+	c := New(Options{Timeout: 200 * time.Millisecond})
+	start := time.Now()
+	select {
+	case <-c.Refresh(context.Background(), map[string]Endpoint{"slow": {BaseURL: srv.URL + "/v1"}}):
+	case <-time.After(5 * time.Second):
+		t.Fatal("discovery ignored its timeout")
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("discovery took %v", d)
+	}
+}
+
+func TestLearnedWindowPersists(t *testing.T) {
+	dir := t.TempDir()
+	c := New(Options{CacheDir: dir})
+	if err := c.Learn("local", "m", 30000); err != nil {
+		t.Fatal(err)
+	}
+	if got := New(Options{CacheDir: dir}).LearnedWindow("local", "m"); got != 30000 {
+		t.Fatalf("learned window after restart = %d", got)
+	}
+}
+
+// Discovery stopped by its caller (Polly closing) records no failure, so
+// the next start asks again.
+func TestCancelledDiscoveryRecordsNothing(t *testing.T) {
+	block := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-block:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(block)
+	dir := t.TempDir()
+	c := New(Options{CacheDir: dir})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := c.Refresh(ctx, map[string]Endpoint{"p": {BaseURL: srv.URL + "/v1"}})
+	cancel()
+	<-done
+	if _, ok := c.Listing("p"); ok {
+		t.Fatal("a cancelled discovery left a listing")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "models", "p.json")); !os.IsNotExist(err) {
+		t.Fatalf("a cancelled discovery was cached: %v", err)
+	}
+}
