@@ -37,7 +37,7 @@ type planWorker struct {
 	doneAt   map[int]int    // request index → calls (and items) the model had made when it arrived
 	askedAt  map[int]int    // request index → questions asked (follow-ups answered) before it
 	asked    int
-	index    int            // requests seen (summarizer ones included)
+	index    int // requests seen (summarizer ones included)
 	final    string
 }
 
