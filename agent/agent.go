@@ -353,6 +353,9 @@ func (a *Agent) finish(ctx context.Context, prompt string, out Outcome, err erro
 	a.saveState(ctx)
 	a.checkpoint(ctx, "end")
 	a.logTaskEnd(prompt, out, err)
+	if out.Reason == "loop" {
+		a.send(Notice{Header: a.header(), Level: "warn", Text: err.Error() + "; send a message to go on differently"})
+	}
 	if err != nil && out.Reason == "error" {
 		ev := ErrorEvent{Header: a.header(), Kind: llm.KindOf(err).String(), Message: err.Error(), Hint: hint(err)}
 		a.send(ev)

@@ -29,7 +29,9 @@ func (s *scripted) Stream(ctx context.Context, req llm.Request, obs llm.Observer
 	}
 	s.left--
 	s.seq++
-	call := chat.ToolCall{ID: fmt.Sprintf("c%d", s.seq), Name: "noop", Arguments: `{"n":1}`}
+	// A different argument each time: the same call with the same result
+	// in a row is what the loop detector stops.
+	call := chat.ToolCall{ID: fmt.Sprintf("c%d", s.seq), Name: "noop", Arguments: fmt.Sprintf(`{"n":%d}`, s.seq)}
 	return llm.Response{Message: chat.Message{Role: chat.Assistant, ToolCalls: []chat.ToolCall{call}}, Usage: chat.Usage{PromptTokens: 1000, CompletionTokens: 10}, Attempts: 1}, nil
 }
 

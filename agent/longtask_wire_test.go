@@ -12,6 +12,7 @@ import (
 
 	"polly/agent/llmtest"
 	"polly/memory/task"
+	"polly/memory/window"
 )
 
 // Issue 12 #1: a 300-call task through the real loop and the fake server,
@@ -94,34 +95,16 @@ func TestThreeHundredCallTaskOnTheWire(t *testing.T) {
 	if n := checkBlocks(t, reqs, w); n < 300 {
 		t.Fatalf("%d requests checked", n)
 	}
-	itemRe := regexp.MustCompile(`ITEM-(\d+) `)
 	covered := map[int]bool{} // items some summarizer request carried
 	peak, afterSummary := 0, 0
 	for i, r := range reqs {
-		if isSummarizer(r) {
-			for _, m := range itemRe.FindAllStringSubmatch(r.LastMessage().Content, -1) {
-				n, _ := strconv.Atoi(m[1])
-				covered[n] = true
-			}
+		if !checkCovered(t, i, r, w, covered) {
 			continue
 		}
 		peak = max(peak, len(r.Raw)/4)
-		produced := w.itemsBefore(i)
-		raw := map[int]bool{}
 		all := strings.Builder{}
 		for _, m := range r.Messages {
 			all.WriteString(m.Content + "\n")
-			if m.Role == "assistant" {
-				for _, mm := range itemRe.FindAllStringSubmatch(m.Content, -1) {
-					n, _ := strconv.Atoi(mm[1])
-					raw[n] = true
-				}
-			}
-		}
-		for n := 1; n <= produced; n++ {
-			if !raw[n] && !covered[n] {
-				t.Fatalf("request %d: ITEM-%d is neither sent nor summarized", i, n)
-			}
 		}
 		if len(sumReqs) > 0 && i > sumReqs[0] {
 			afterSummary++
@@ -156,4 +139,88 @@ func TestThreeHundredCallTaskOnTheWire(t *testing.T) {
 		}
 	}
 	t.Logf("300 calls: %d requests (%d after the first summary), %d summaries, peak ≈%d tokens", len(reqs), afterSummary, summaries, peak)
+}
+
+var itemRe = regexp.MustCompile(`ITEM-(\d+) `)
+
+// checkCovered keeps the invariant "no reply of the model is lost": every
+// item the model wrote before request i is in that request, or some
+// summarizer request before it carried it. Summarizer requests add to
+// covered; it reports whether r is a main request.
+func checkCovered(t *testing.T, i int, r llmtest.Request, w *planWorker, covered map[int]bool) bool {
+	t.Helper()
+	items := func(s string) []int {
+		var out []int
+		for _, m := range itemRe.FindAllStringSubmatch(s, -1) {
+			n, _ := strconv.Atoi(m[1])
+			out = append(out, n)
+		}
+		return out
+	}
+	if isSummarizer(r) {
+		for _, n := range items(r.LastMessage().Content) {
+			covered[n] = true
+		}
+		return false
+	}
+	raw := map[int]bool{}
+	for _, m := range r.Messages {
+		if m.Role == "assistant" {
+			for _, n := range items(m.Content) {
+				raw[n] = true
+			}
+		}
+	}
+	for n := 1; n <= w.itemsBefore(i); n++ {
+		if !raw[n] && !covered[n] {
+			t.Fatalf("request %d: ITEM-%d is neither sent nor summarized", i, n)
+		}
+	}
+	return true
+}
+
+// Issue 12 (summaries): when the replaced messages do not fit one
+// summarizer call they are summarized in parts, each part merging the
+// summary of the parts before it, and together the parts cover every
+// replaced message.
+func TestSummaryInPartsCoversEverything(t *testing.T) {
+	h := newHarness(t)
+	h.deps.MaxTurns = 0
+	// A small window: the transcript budget of one summarizer call is
+	// ~15k characters, less than what a summary replaces.
+	h.deps.Model = Model{Name: "small-model", ContextWindow: 12000}
+	h.deps.Context = window.Settings{KeepRecent: 4}
+	writeSrc(t, h.dir, 40)
+	parts := 0
+	var w *planWorker
+	w = &planWorker{calls: 60, steps: 3, final: "done",
+		text:     func(n int) string { return fmt.Sprintf("ITEM-%d ", n) + narrate(1500)(n) },
+		readArgs: func(n int) string { return fmt.Sprintf(`{"path":"src/f%02d.go","limit":20}`, n%40) },
+		onSummary: func(r llmtest.Request) llmtest.Step {
+			p := r.LastMessage().Content
+			if strings.Contains(p, "— part 2 of ") {
+				parts++
+				if !strings.Contains(p, "PART-SUMMARY-") {
+					return llmtest.Fail{Status: 500, Message: "part 2 did not get the summary of part 1"}
+				}
+			}
+			return llmtest.Text(boldSummary(fmt.Sprintf("PART-SUMMARY-%d", w.index)))
+		}}
+	h.srv.Serve(w.step)
+	if out, err := h.send(context.Background(), "Audit src/ quickly."); err != nil || out.ToolCalls != 60 {
+		t.Fatalf("out=%+v err=%v", out, err)
+	}
+	if parts == 0 {
+		t.Fatal("no summary needed a second part")
+	}
+	covered := map[int]bool{}
+	for i, r := range h.srv.Requests() {
+		checkCovered(t, i, r, w, covered)
+	}
+	for _, s := range eventsOf[SummaryFinished](h) {
+		if s.Heuristic {
+			t.Fatalf("heuristic summary: %s", s.Why)
+		}
+	}
+	t.Logf("%d summaries had a second part", parts)
 }

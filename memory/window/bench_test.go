@@ -1,6 +1,8 @@
 package window
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"polly/memory/task"
@@ -23,5 +25,25 @@ func BenchmarkBuild1000(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Build(Input{System: "system prompt", History: h, Task: st, Counter: c, Settings: Settings{HardLimit: 1 << 30}})
+	}
+}
+
+// BenchmarkTaskBlock is the price of the live task block on every request:
+// render it from a state with a 5,700-character request, two follow-ups, a
+// 10-step plan and 40 files, and count its tokens as Build does.
+func BenchmarkTaskBlock(b *testing.B) {
+	c := tokens.Approx{}
+	st := &task.State{OriginalRequest: strings.Repeat("Check that each returned error is wrapped with context. ", 100), ToolCalls: 150,
+		FollowUps: []string{"also note ignored errors", "write the report as a table"}, Understanding: "1. read\n2. check\n3. report"}
+	for i := 0; i < 10; i++ {
+		st.Plan = append(st.Plan, task.Step{Title: fmt.Sprintf("step %d of the audit", i), Status: task.Todo})
+	}
+	for i := 0; i < 40; i++ {
+		st.FilesRead = append(st.FilesRead, fmt.Sprintf("src/f%02d.go", i))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		m := TaskBlock(st, Settings{})
+		_ = tokens.Message(c, m)
 	}
 }

@@ -56,7 +56,10 @@ func Build(in Input) Output {
 	var block chat.Message
 	if in.Task != nil && blockDue(in.Task) {
 		block = TaskBlock(in.Task, s)
-		block.Tokens = tokens.Message(c, block)
+		// Counted at ~4 characters per token: the block changes with
+		// every tool call, the real tokenizer would cost milliseconds per
+		// request, and the calibration corrects the whole estimate anyway.
+		block.Tokens = tokens.Message(tokens.Approx{}, block)
 		out.Block = &block
 	}
 
