@@ -143,6 +143,9 @@ func TestTrustCommand(t *testing.T) {
 	if r := polly("trust"); r.code != 0 || !strings.Contains(r.stdout, "nothing in .agent/config.json needs trust") {
 		t.Fatalf("trust of a plain dir: %+v", r)
 	}
+	if r := polly("trust", "no-such-dir"); r.code != 2 || !strings.Contains(r.stderr, "not a directory") {
+		t.Fatalf("missing dir: %+v", r)
+	}
 	if r := polly("trust", "a", "b"); r.code != 2 {
 		t.Fatalf("two dirs: %+v", r)
 	}
