@@ -671,11 +671,12 @@ func judgeDeferred(c *classifier, name string, args []wordInfo) {
 
 // makesLinks: the command can create a symlink or hard link, so a later
 // write of the same line may go through one: ln; cp that copies links as
-// links; mv (a link moved to a new name); archive and patch tools; git
-// commands that write the work tree.
+// links; archive and patch tools; git commands that write the work tree.
+// (mv makes a link only when it moves one; the policy checks its sources
+// on disk.)
 func makesLinks(name string, args []wordInfo) bool {
 	switch name {
-	case "ln", "mv", "tar", "unzip", "cpio", "rsync", "patch", "bsdtar", "7z":
+	case "ln", "tar", "unzip", "cpio", "rsync", "patch", "bsdtar", "7z":
 		return true
 	case "cp":
 		for _, a := range args {
