@@ -250,7 +250,7 @@ func TestAttackTable(t *testing.T) {
 		prot(rc("cp -a backup/links . && echo pwned > links/x", Yolo, Asks)),
 		prot(rc("tar xf t.tar && echo pwned > lib/x", Yolo, Asks)),
 		prot(rc("git checkout evil -- . ; echo pwned >> docs/x", Yolo, Asks)),
-		prot(rc("echo x > a; ln -s a b", Yolo, Asks)), // order is not judged: a loop could write after the link
+		prot(rc("echo x > a; ln -s a b", Yolo, Asks)),          // order is not judged: a loop could write after the link
 		prot(rc("mv out o2 && echo pwned > o2/x", Yolo, Asks)), // out is a symlink to outside: moved, it is still one
 		rc("mv src/a.go src/b.go && echo done > build.log", Yolo, Allowed),
 		prot(rc("ln -s /etc z; mv evil z", Yolo, Asks)), // mv into what is a link by then
