@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"text/tabwriter"
 
@@ -18,6 +19,9 @@ func trustCommand(env Env, o options) error {
 		dir = o.args[1]
 		if !filepath.IsAbs(dir) {
 			dir = filepath.Join(env.Dir, dir)
+		}
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return usagef("polly trust: %s is not a directory", o.args[1])
 		}
 	}
 	cfg, err := config.Load(config.LoadOptions{ProjectDir: dir, Home: env.Home, Getenv: env.Getenv, Flags: o.flags, Version: version(env)})

@@ -17,7 +17,9 @@ type fixture struct {
 	home, project string
 }
 
-func newFixture(t *testing.T, user, project string) fixture {
+func newFixture(t *testing.T, user, project string) fixture { return newFixtureTB(t, user, project) }
+
+func newFixtureTB(t testing.TB, user, project string) fixture {
 	t.Helper()
 	f := fixture{home: t.TempDir(), project: t.TempDir()}
 	if user != "" {
@@ -29,7 +31,7 @@ func newFixture(t *testing.T, user, project string) fixture {
 	return f
 }
 
-func writeFile(t *testing.T, path, content string) {
+func writeFile(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)

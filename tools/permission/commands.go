@@ -364,6 +364,7 @@ func judgeRg(_ *classifier, _ string, args []wordInfo) (bool, string) {
 // judgeEnv: env alone prints the environment; env NAME=V cmd runs cmd.
 func judgeEnv(c *classifier, _ string, args []wordInfo) (bool, string) {
 	i := 0
+	chdir := false
 loop:
 	for i < len(args) {
 		a := args[i]
@@ -381,11 +382,34 @@ loop:
 		case t == "--":
 			i++
 			break loop
+		case t == "-S" || t == "--split-string" || strings.HasPrefix(t, "-S") || strings.HasPrefix(t, "--split-string="):
+			// The string is split into the command and its arguments.
+			v, ok := strings.CutPrefix(t, "--split-string=")
+			if !ok {
+				v = strings.TrimPrefix(t, "-S")
+			}
+			if v == "" && i+1 < len(args) {
+				v = args[i+1].text
+			}
+			if c.depth < maxNesting {
+				c.sub(v).parseAndWalk(v)
+			}
+			return false, "env " + t + " splits a string into a command"
+		case t == "-C" || t == "--chdir" || strings.HasPrefix(t, "--chdir="):
+			c.a.ChangesDir = true
+			if !strings.Contains(t, "=") {
+				i++
+			}
+			i++
+			chdir = true
 		case strings.HasPrefix(t, "-"):
+			judgeInner(c, firstCommand(args[i+1:])) // still seen by the hard protections
 			return false, "env " + t + " is not judged"
 		case strings.Contains(t, "="):
-			name, _, _ := strings.Cut(t, "=")
+			name, v, _ := strings.Cut(t, "=")
+			c.shellCodeVar(name, wordInfo{src: v, text: v, lit: true})
 			if !lowerIdent(name) && !safeEnv(name) {
+				judgeInner(c, args[i+1:]) // still seen by the hard protections
 				return false, "env sets " + name + ", which could change what a command runs"
 			}
 			i++
@@ -396,7 +420,21 @@ loop:
 	if i < len(args) {
 		judgeInner(c, args[i:])
 	}
+	if chdir {
+		return false, "env -C runs the command in another directory"
+	}
 	return true, ""
+}
+
+// firstCommand skips leading options and assignments: a best guess at the
+// command a wrapper with options it does not understand runs.
+func firstCommand(args []wordInfo) []wordInfo {
+	for i, a := range args {
+		if a.lit && !strings.HasPrefix(a.text, "-") && !strings.Contains(a.text, "=") {
+			return args[i:]
+		}
+	}
+	return nil
 }
 
 // judgeInner records the command a wrapper runs as a Part of its own.
@@ -438,6 +476,9 @@ func judgeWrapper(c *classifier, name string, args []wordInfo) (bool, string) {
 	}
 	p := spec.parse(args)
 	if p.why != "" {
+		if len(p.operands) > skip {
+			judgeInner(c, p.operands[skip:]) // still seen by the hard protections
+		}
 		return false, name + ": " + p.why
 	}
 	if name == "command" && p.has("v", "V") {
@@ -464,6 +505,9 @@ func judgeXargs(c *classifier, _ string, args []wordInfo) (bool, string) {
 		longVal:  []string{"arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var"},
 		longOpt:  []string{"eof", "replace", "max-lines"}}.parse(args)
 	if p.why != "" {
+		if len(p.operands) > 0 {
+			judgeInner(c, append(append([]wordInfo(nil), p.operands...), dynamic("<arguments from input>")))
+		}
 		return false, "xargs: " + p.why
 	}
 	if p.has("process-slot-var") {
@@ -627,11 +671,12 @@ func judgeDeferred(c *classifier, name string, args []wordInfo) {
 
 // makesLinks: the command can create a symlink or hard link, so a later
 // write of the same line may go through one: ln; cp that copies links as
-// links; mv (a link moved to a new name); archive and patch tools; git
-// commands that write the work tree.
+// links; archive and patch tools; git commands that write the work tree.
+// (mv makes a link only when it moves one; the policy checks its sources
+// on disk.)
 func makesLinks(name string, args []wordInfo) bool {
 	switch name {
-	case "ln", "mv", "tar", "unzip", "cpio", "rsync", "patch", "bsdtar", "7z":
+	case "ln", "tar", "unzip", "cpio", "rsync", "patch", "bsdtar", "7z":
 		return true
 	case "cp":
 		for _, a := range args {

@@ -418,6 +418,9 @@ type target struct {
 // judgeWrites places every write target of a command line.
 func (p *Policy) judgeWrites(an Analysis) []target {
 	var out []target
+	if an.MakesLinks == "" {
+		an.MakesLinks = p.movesLinks(an)
+	}
 	dbPath := filepath.Join(p.pl.state, "polly.db")
 	gitPath := filepath.Join(p.pl.realRoot, ".git")
 	for _, w := range an.Writes {
@@ -504,6 +507,24 @@ func (p *Policy) judgeWrites(an Analysis) []target {
 		}
 	}
 	return out
+}
+
+// movesLinks names an mv of the line whose source is a symlink now (or
+// cannot be known): the link then appears under the new name, and a later
+// write through that name lands where the link points.
+func (p *Policy) movesLinks(an Analysis) string {
+	for _, w := range an.Writes {
+		if w.By != "mv (source)" {
+			continue
+		}
+		if w.Path == "" || w.Glob {
+			return "mv " + w.Text
+		}
+		if fi, err := os.Lstat(p.pl.abs(w.Path, p.pl.root)); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return "mv " + w.Text
+		}
+	}
+	return ""
 }
 
 // bashGlob expands a pattern like bash: without dotglob a component that

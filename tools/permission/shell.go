@@ -345,6 +345,9 @@ func (c *classifier) redirect(r *syntax.Redirect) {
 
 // addWrite records a write target.
 func (c *classifier) addWrite(w wordInfo, by string, tree bool) {
+	if w.lit && harmlessTarget(w.text) {
+		return // go build -o /dev/null writes no file
+	}
 	wr := Write{Text: w.src, By: by, Tree: tree}
 	if w.lit {
 		wr.Path = w.text
@@ -638,6 +641,9 @@ func (c *classifier) assign(as *syntax.Assign) {
 	if as.Name != nil {
 		name = as.Name.Value
 	}
+	if as.Value != nil {
+		c.shellCodeVar(name, c.wordQuiet(as.Value))
+	}
 	switch {
 	case as.Index != nil || as.Array != nil:
 		c.construct(as, "assigns an array element, which is evaluated as arithmetic")
@@ -650,6 +656,28 @@ func (c *classifier) assign(as *syntax.Assign) {
 	default:
 		c.construct(as, "sets "+name+", which could change what a command runs")
 	}
+}
+
+// shellCodeVar judges variables whose value bash runs later: prompts and
+// PROMPT_COMMAND hold code (PS4='$(rm -rf .git)' bash -xc ls), BASH_ENV and
+// ENV name a file a new shell runs. Their writes meet the hard protections.
+func (c *classifier) shellCodeVar(name string, v wordInfo) {
+	switch name {
+	case "PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND":
+		if !v.lit {
+			c.a.Writes = append(c.a.Writes, Write{Text: name + "=" + v.src, By: name})
+		} else if c.depth < maxNesting {
+			c.sub(v.text).parseAndWalk(v.text)
+		}
+	case "BASH_ENV", "ENV":
+		c.a.Writes = append(c.a.Writes, Write{Text: name + "=" + v.src, By: name + " (a script a new shell runs)"})
+	}
+}
+
+// wordQuiet is a word's value without judging what is nested in it again.
+func (c *classifier) wordQuiet(w *syntax.Word) wordInfo {
+	sub := &classifier{a: &Analysis{}, src: c.src, depth: c.depth}
+	return sub.word(w)
 }
 
 func (c *classifier) call(ce *syntax.CallExpr) {
