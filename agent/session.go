@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -165,18 +167,47 @@ func newAgent(deps *Deps, p personas.Persona, session, parent, id string, emit f
 }
 
 // allowedTools is the persona's list, restricted to tools that exist. Only
-// a persona with no list at all (nil) gets every tool.
+// a persona with no list at all (nil) gets every tool. Extensions the
+// persona files cannot know by name follow rules of their own: skill comes
+// with read_file (it only reads), and MCP tools (mcp__server__tool) are
+// given to every persona unless its list names MCP tools by pattern
+// ("mcp__github__*"), which then restricts them.
 func allowedTools(p personas.Persona, r *tools.Registry) []string {
 	if p.Tools == nil {
 		return r.Names()
 	}
 	out := []string{}
+	var mcpPatterns []string
 	for _, n := range p.Tools {
+		if strings.HasPrefix(n, mcpPrefix) {
+			mcpPatterns = append(mcpPatterns, n)
+			continue
+		}
 		if _, ok := r.Get(n); ok {
 			out = append(out, n)
 		}
 	}
+	if _, ok := r.Get("skill"); ok && p.Allows("read_file") && !slices.Contains(out, "skill") {
+		out = append(out, "skill")
+	}
+	for _, n := range r.Names() {
+		if strings.HasPrefix(n, mcpPrefix) && (mcpPatterns == nil || matchAny(mcpPatterns, n)) {
+			out = append(out, n)
+		}
+	}
 	return out
+}
+
+// mcpPrefix starts the name of every tool an MCP server provides.
+const mcpPrefix = "mcp__"
+
+func matchAny(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // setPlan is task_plan's effect on this agent.

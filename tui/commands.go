@@ -23,6 +23,7 @@ var slashCommands = []slashCommand{
 	{"/task", "", "plan, anchor and checkpoint of the current task"},
 	{"/cost", "", "tokens and cost per persona"},
 	{"/init", "", "ask the persona to write or improve AGENTS.md"},
+	{"/skills", "", "the Agent Skills found and how the model loads them"},
 }
 
 // initPrompt is what /init sends.
@@ -71,6 +72,9 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 		return m.openPanel(pTask), true
 	case "/cost":
 		return m.cost(), true
+	case "/skills":
+		m.current().tr.add(&item{kind: kSystem, text: skillsText(m.app.Skills)})
+		return nil, true
 	case "/init":
 		if m.modelErr != nil {
 			m.flash = "sending is disabled: no model is configured"

@@ -23,6 +23,7 @@ import (
 	"polly/tools"
 	"polly/tools/permission"
 	"polly/workspace"
+	"polly/workspace/skills"
 )
 
 // Options open an App.
@@ -32,6 +33,7 @@ type Options struct {
 	Template   fs.FS            // the embedded .agent-template
 	Asker      permission.Asker // nil: headless (what would ask is denied)
 	LLM        llm.Streamer     // nil: an openai-go client for the configured model
+	Home       string           // the user's home: user skill folders; "" skips them
 	Now        func() time.Time // nil: time.Now
 }
 
@@ -45,6 +47,7 @@ type App struct {
 	Workspace  *workspace.Workspace // nil when the workspace is unusable
 	Personas   *personas.Set
 	Policy     *permission.Policy
+	Skills     *skills.Set // Agent Skills found at start-up
 	Deps       *agent.Deps
 	Warnings   []string // problems that did not stop start-up, for the user
 
@@ -141,8 +144,18 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		MaxDepth:    depthOf(cfg.Team.MaxDepth),
 		Now:         opts.Now,
 	}
+	wsDir := ""
 	if a.Workspace != nil {
-		a.Deps.Prompts = prompts{ws: a.Workspace, project: root, now: opts.Now}
+		wsDir = a.Workspace.Dir()
+	}
+	var skillWarnings []string
+	a.Skills, skillWarnings = skills.Discover(skills.Roots(root, opts.Home, wsDir))
+	a.Warnings = append(a.Warnings, skillWarnings...)
+	if a.Skills.Len() > 0 {
+		reg.Add(tools.SkillTool(skillBook{a.Skills}))
+	}
+	a.Deps.Prompts = prompts{ws: a.Workspace, project: root, now: opts.Now, skills: a.Skills.Prompt()}
+	if a.Workspace != nil {
 		a.Deps.Journal = a.Workspace
 		reg.Add(tools.WorkspaceTools(a.Workspace)...)
 	}
@@ -262,23 +275,42 @@ func settingsOf(c config.ContextSettings) window.Settings {
 	}
 }
 
-// prompts assembles system prompts from the workspace memory.
+// prompts assembles system prompts from the workspace memory (when there
+// is one) and the list of skills.
 type prompts struct {
-	ws      *workspace.Workspace
+	ws      *workspace.Workspace // nil: the bare persona prompt
 	project string
 	now     func() time.Time
+	skills  string // the skills section; "" when there are none
 }
 
 func (p prompts) SystemPrompt(per personas.Persona) (string, error) {
-	now := time.Now()
-	if p.now != nil {
-		now = p.now()
+	text := per.SystemPrompt
+	if p.ws != nil {
+		now := time.Now()
+		if p.now != nil {
+			now = p.now()
+		}
+		pr, err := p.ws.SystemPrompt(workspace.PromptInput{PersonaPrompt: per.SystemPrompt, PersonaName: per.Name, ProjectDir: p.project, Now: now})
+		if err != nil {
+			return "", err
+		}
+		text = pr.Text
 	}
-	pr, err := p.ws.SystemPrompt(workspace.PromptInput{PersonaPrompt: per.SystemPrompt, PersonaName: per.Name, ProjectDir: p.project, Now: now})
-	if err != nil {
-		return "", err
+	// Skills are loaded with read_file or skill; a persona with neither
+	// could not use the list.
+	if p.skills != "" && (per.Tools == nil || per.Allows("read_file")) {
+		text += "\n\n" + p.skills
 	}
-	return pr.Text, nil
+	return text, nil
+}
+
+// skillBook adapts the skill set to the skill tool.
+type skillBook struct{ set *skills.Set }
+
+func (b skillBook) LoadSkill(name string) (string, string, []string, error) {
+	k, body, files, err := b.set.Load(name)
+	return k.Dir, body, files, err
 }
 
 // Home returns the user's home directory, or "" when unknown.

@@ -165,6 +165,7 @@ Usage:
   polly sessions                list stored sessions (resume with --session ID or --continue)
   polly init                    create the workspace memory (~/.agent/workspace)
   polly config [--json]         print the effective configuration and where each value came from
+  polly skills                  list the Agent Skills found (SKILL.md folders) and broken ones
   polly leads list [LIST]       show saved leads (or the lists with counts)
   polly leads export LIST [PATH]  write a lead list as CSV (stdout when no path)
   polly version                 print the version
@@ -279,7 +280,7 @@ func run(ctx context.Context, env Env) error {
 		o.prompt, o.promptSet = strings.Join(o.args[1:], " "), true
 		o.args = nil
 	case "leads": // leadsCommand checks its own arguments
-	case "sessions", "init", "config":
+	case "sessions", "init", "config", "skills":
 		if len(o.args) > 1 {
 			return usagef("polly %s takes no arguments (got %q)", cmd, strings.Join(o.args[1:], " "))
 		}
@@ -304,6 +305,8 @@ func run(ctx context.Context, env Env) error {
 		return listSessions(ctx, env, cfg)
 	case "leads":
 		return leadsCommand(ctx, env, cfg, o.args[1:])
+	case "skills":
+		return listSkills(ctx, env, cfg)
 	}
 
 	if o.promptSet {
@@ -322,7 +325,7 @@ func run(ctx context.Context, env Env) error {
 	if env.RunTUI == nil {
 		return usagef("no prompt given (the TUI is not available in this build)")
 	}
-	start := TUIStart{App: app.Options{Config: cfg, ProjectDir: env.Dir, Template: env.Template, LLM: env.LLM}, Persona: cfg.Persona, ModelErr: cfg.CheckModel()}
+	start := TUIStart{App: app.Options{Config: cfg, ProjectDir: env.Dir, Template: env.Template, LLM: env.LLM, Home: env.Home}, Persona: cfg.Persona, ModelErr: cfg.CheckModel()}
 	if o.session != "" {
 		start.ResumeID = o.session
 	}

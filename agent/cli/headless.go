@@ -40,7 +40,7 @@ func headless(ctx context.Context, env Env, cfg *config.Config, o options) error
 			return err
 		}
 	}
-	a, err := app.Open(ctx, app.Options{Config: cfg, ProjectDir: env.Dir, Template: env.Template, LLM: env.LLM})
+	a, err := app.Open(ctx, app.Options{Config: cfg, ProjectDir: env.Dir, Template: env.Template, LLM: env.LLM, Home: env.Home})
 	if err != nil {
 		return err
 	}
