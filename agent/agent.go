@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"polly/agent/hooks"
 	"polly/agent/llm"
 	"polly/memory/chat"
 	"polly/memory/store"
@@ -77,8 +78,10 @@ type Deps struct {
 	Model      Model
 	Context    window.Settings
 	Gate       tools.Gate
-	ProjectDir string // tools resolve relative paths here
-	StateDir   string // .agent: checkpoints and archives
+	Hooks      *hooks.Set // nil: no hooks
+	Mode       string     // the permission mode, for hooks' permission_mode
+	ProjectDir string     // tools resolve relative paths here
+	StateDir   string     // .agent: checkpoints and archives
 	MaxTurns   int
 	// MaxParallel bounds sub-agents running at once (0: 4). MaxDepth is how
 	// many levels of sub-agents may exist below the agent the user talks to
@@ -97,7 +100,7 @@ func (d *Deps) now() time.Time {
 
 // Outcome is how a run ended.
 type Outcome struct {
-	Reason    string // completed, max_turns, cancelled, error
+	Reason    string // completed, max_turns, cancelled, error, blocked (by a UserPromptSubmit hook)
 	Final     string // the last assistant text
 	Turns     int
 	ToolCalls int
@@ -125,17 +128,18 @@ type Agent struct {
 	warned   map[string]bool // warnings already shown once
 	toolTok  int             // cached token estimate of the tool schemas
 
-	retrySummaryAt int    // after a rejected summary: context size at which to try again
-	sysText        string // the last system prompt and its token count
-	sysTok         int
-	toolSpecs      []llm.ToolSpec     // built once
-	pendingHandoff string             // a handoff card to give with the next user message
-	pendingResume  string             // the checkpoint of an interrupted task, given with the next user message
-	lastContext    int                // tokens of the last context sent
-	failures       map[string]failure // failed calls by tool, until that tool succeeds
-	team           *team              // the session's running agents
-	depth          int                // 0 for the agent the user talks to
-	created        []string           // files this agent created (artifacts)
+	retrySummaryAt     int    // after a rejected summary: context size at which to try again
+	sysText            string // the last system prompt and its token count
+	sysTok             int
+	toolSpecs          []llm.ToolSpec     // built once
+	pendingHandoff     string             // a handoff card to give with the next user message
+	pendingResume      string             // the checkpoint of an interrupted task, given with the next user message
+	lastContext        int                // tokens of the last context sent
+	failures           map[string]failure // failed calls by tool, until that tool succeeds
+	pendingHookContext string             // what SessionStart and UserPromptSubmit hooks added, given after the prompt
+	team               *team              // the session's running agents
+	depth              int                // 0 for the agent the user talks to
+	created            []string           // files this agent created (artifacts)
 }
 
 // header stamps an event.
@@ -229,11 +233,16 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 		a.pendingHandoff = ""
 	}
 	a.append(ctx, chat.UserText(prompt))
+	if a.pendingHookContext != "" {
+		a.append(ctx, chat.Message{Role: chat.User, Kind: chat.KindNote, Content: a.pendingHookContext})
+		a.pendingHookContext = ""
+	}
 
 	maxTurns := a.deps.MaxTurns
 	if maxTurns <= 0 {
 		maxTurns = 100
 	}
+	stopContinues := 0
 	for turn := 1; ; turn++ {
 		if turn > maxTurns {
 			out.Reason = "max_turns"
@@ -256,6 +265,10 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 			out.Final = msg.Content
 		}
 		if len(msg.ToolCalls) == 0 {
+			if a.stopHooks(ctx, stopContinues) {
+				stopContinues++
+				continue
+			}
 			out.Reason = "completed"
 			return out, nil
 		}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"polly/agent/hooks"
 	"polly/agent/llm"
 	"polly/memory/chat"
 	"polly/memory/store"
@@ -62,6 +63,14 @@ func (a *Agent) saveState(ctx context.Context) {
 // check it against the checkpoint; accept it only if the context shrinks;
 // then store summary + active-task message + the recent messages.
 func (a *Agent) summarize(ctx context.Context, sys string, reason string) bool {
+	trigger := "auto"
+	if reason == "manual" {
+		trigger = "manual"
+	}
+	if res := a.hook(ctx, hooks.Input{HookEventName: hooks.PreCompact, Trigger: trigger}, trigger); res.Block {
+		a.send(Notice{Header: a.header(), Level: "warn", Text: "summarization skipped: a PreCompact hook blocked it: " + res.Reason})
+		return false
+	}
 	s := a.settings()
 	h := a.history
 	split := window.SplitPoint(h, s.KeepRecent)

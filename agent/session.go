@@ -30,6 +30,9 @@ type Session struct {
 	title  string
 	agents map[string]*Agent // persona id → conversation
 	team   team
+
+	resumed bool // opened with a stored id (SessionStart source "resume")
+	started bool // SessionStart hooks have run
 }
 
 // SessionOptions open a session.
@@ -54,6 +57,7 @@ func OpenSession(ctx context.Context, deps *Deps, emit func(Event), opts Session
 			return nil, fmt.Errorf("resume session %s: %w", opts.ID, err)
 		}
 		s.id, s.title = sess.ID, sess.Title
+		s.resumed = true
 	}
 	return s, nil
 }
@@ -119,6 +123,9 @@ func (s *Session) Send(ctx context.Context, persona, text string) (Outcome, erro
 	a, err := s.Agent(ctx, persona)
 	if err != nil {
 		return Outcome{Reason: "error"}, err
+	}
+	if blocked := s.admit(ctx, a, text); blocked {
+		return Outcome{Reason: "blocked"}, nil
 	}
 	id, err := s.ensureID(ctx, a.persona.ID, text)
 	if err != nil {

@@ -223,3 +223,17 @@ func CallerOf(ctx context.Context) string {
 	id, _ := ctx.Value(callerKey{}).(string)
 	return id
 }
+
+type hookDecisionKey struct{}
+
+// WithHookDecision marks ctx with a PreToolUse hook's permission decision
+// ("allow", "deny" or "ask") for the gate to honour.
+func WithHookDecision(ctx context.Context, decision string) context.Context {
+	return context.WithValue(ctx, hookDecisionKey{}, decision)
+}
+
+// HookDecisionOf returns the decision set by WithHookDecision, or "".
+func HookDecisionOf(ctx context.Context) string {
+	d, _ := ctx.Value(hookDecisionKey{}).(string)
+	return d
+}

@@ -34,7 +34,10 @@ type Options struct {
 	Asker      permission.Asker // nil: headless (what would ask is denied)
 	LLM        llm.Streamer     // nil: an openai-go client for the configured model
 	Home       string           // the user's home: user skill folders; "" skips them
-	Now        func() time.Time // nil: time.Now
+	// TrustProject: the project's files may configure hooks and MCP
+	// servers. Untrusted, those entries are listed in a warning and ignored.
+	TrustProject bool
+	Now          func() time.Time // nil: time.Now
 }
 
 // App is a wired Polly.
@@ -128,6 +131,13 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		reg.Add(tools.LeadTools(a.Store, root)...)
 	}
 
+	hookSet, hookWarnings, err := hooksOf(cfg, root, opts.TrustProject, secretVars)
+	if err != nil {
+		a.Close()
+		return nil, fmt.Errorf("hooks: %w", err)
+	}
+	a.Warnings = append(a.Warnings, hookWarnings...)
+
 	a.Deps = &agent.Deps{
 		Store:       a.Store,
 		LLM:         client,
@@ -136,6 +146,8 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		Model:       modelOf(a.Model),
 		Context:     settingsOf(a.Model.Context),
 		Gate:        a.Policy,
+		Hooks:       hookSet,
+		Mode:        string(cfg.Mode),
 		ProjectDir:  root,
 		StateDir:    a.StateDir,
 		Secrets:     secrets,

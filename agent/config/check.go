@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,6 +63,12 @@ func checkValue(tag string, v reflect.Value) string {
 			if msg := checkEnvName(v.String()); msg != "" {
 				return msg
 			}
+		case "regex":
+			if s := v.String(); s != "" && s != "*" {
+				if _, err := regexp.Compile(s); err != nil {
+					return fmt.Sprintf("%q is not a valid regular expression: %v", s, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+				}
+			}
 		}
 	}
 	return ""
@@ -78,6 +85,15 @@ func checkKey(tag, key string) string {
 		case "keys=nonempty":
 			if key == "" {
 				return "key must not be empty"
+			}
+		case "keys=oneof=" + strings.TrimPrefix(rule, "keys=oneof="):
+			opts := strings.Split(strings.TrimPrefix(rule, "keys=oneof="), "|")
+			if !slices.Contains(opts, key) {
+				msg := fmt.Sprintf("unknown key %q (expected one of %s)", key, strings.Join(opts, ", "))
+				if c := closest(key, opts); c != "" {
+					msg += fmt.Sprintf(" (did you mean %q?)", c)
+				}
+				return msg
 			}
 		case "keys=header":
 			if key == "" || strings.ContainsFunc(key, func(r rune) bool {

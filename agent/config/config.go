@@ -37,6 +37,11 @@ type Config struct {
 	Permissions Permissions         `json:"permissions"`
 	Web         WebSettings         `json:"web"`
 	TUI         TUISettings         `json:"tui"`
+	// Hooks run the user's commands at points of the agent loop, in the
+	// Claude Code schema; MCPServers are MCP servers in the .mcp.json shape.
+	// Project-file entries of both apply only to a trusted project.
+	Hooks      map[string][]HookMatcher `json:"hooks" check:"keys=oneof=PreToolUse|PostToolUse|UserPromptSubmit|Stop|SubagentStop|SessionStart|PreCompact"`
+	MCPServers map[string]MCPServer     `json:"mcp_servers" check:"keys=name"`
 
 	sources  map[string]Source // field path → where its value came from; absent = default
 	baseURL  string            // OPENAI_BASE_URL / --base-url: replaces the active provider's base URL
@@ -45,6 +50,7 @@ type Config struct {
 	userFile string            // display path of the user file, even when it does not exist
 	home     string            // for ~ in displayed paths
 	warnings []string
+	mcpFile  map[string]MCPServer // the project's .mcp.json "mcpServers"
 }
 
 // Provider is an OpenAI-compatible endpoint.
@@ -148,6 +154,35 @@ type WebSettings struct {
 // Timeout is TimeoutSeconds as a duration.
 func (w WebSettings) Timeout() time.Duration {
 	return time.Duration(w.TimeoutSeconds) * time.Second
+}
+
+// HookMatcher is one entry of a hook event: the commands to run when the
+// matcher (a regular expression over tool names; "" or "*" match all)
+// matches.
+type HookMatcher struct {
+	Matcher string        `json:"matcher" check:"regex"`
+	Hooks   []HookCommand `json:"hooks"`
+}
+
+// HookCommand is one hook: a shell command with a timeout in seconds
+// (0: the default).
+type HookCommand struct {
+	Type    string `json:"type" check:"oneof=command"`
+	Command string `json:"command" check:"nonempty"`
+	Timeout int    `json:"timeout" check:"min=0"`
+}
+
+// MCPServer is one MCP server: a command speaking stdio, or (type "http")
+// a streamable-HTTP URL.
+type MCPServer struct {
+	Type           string            `json:"type" check:"oneof=stdio|http|streamable-http|sse"`
+	Command        string            `json:"command"`
+	Args           []string          `json:"args"`
+	Env            map[string]string `json:"env" check:"keys=nonempty secret"`
+	Cwd            string            `json:"cwd"`
+	URL            string            `json:"url" check:"url"`
+	Headers        map[string]string `json:"headers" check:"keys=header secret"`
+	StartupTimeout int               `json:"startup_timeout_seconds" check:"min=1"` // 0: the default
 }
 
 // TUISettings are display preferences.

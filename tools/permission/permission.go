@@ -654,7 +654,7 @@ func (p *Policy) decideNetwork(tool string, a tools.Access) Decision {
 
 // Allow implements tools.Gate.
 func (p *Policy) Allow(ctx context.Context, tool string, a tools.Access) error {
-	d := p.Decide(tool, a)
+	d := p.hookDecision(ctx, p.Decide(tool, a))
 	switch d.Verdict {
 	case Allowed:
 		p.log(ctx, tool, d, true, d.Scope, d.Reason)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"polly/agent"
 	"polly/workspace/skills"
 )
 
@@ -23,4 +24,17 @@ func skillsText(set *skills.Set) string {
 		fmt.Fprintf(&b, "\n  %s — %s [%s]", k.Name, desc, k.Root)
 	}
 	return b.String()
+}
+
+// hookLine is the small transcript line of a hook run.
+func hookLine(ev agent.HookRan) string {
+	target := ""
+	if ev.Target != "" {
+		target = " " + ev.Target
+	}
+	line := fmt.Sprintf("hook %s%s: %s `%s`", ev.Event, target, ev.Outcome, ev.Command)
+	if ev.Outcome == "blocked" && ev.Message != "" {
+		line += " — " + ev.Message
+	}
+	return line
 }
