@@ -66,6 +66,13 @@ type Journal interface {
 	LogError(errText, fix string) (string, error)
 }
 
+// ToolSource provides tools that appear while Polly runs (MCP servers that
+// finish starting); Generation changes whenever Tools would.
+type ToolSource interface {
+	Generation() uint64
+	Tools() []tools.Tool
+}
+
 // Deps are the long-lived parts every agent of a process shares.
 type Deps struct {
 	Store      *store.Store
@@ -79,6 +86,7 @@ type Deps struct {
 	Context    window.Settings
 	Gate       tools.Gate
 	Hooks      *hooks.Set // nil: no hooks
+	Extra      ToolSource // tools that come and go (MCP servers); nil: none
 	Mode       string     // the permission mode, for hooks' permission_mode
 	ProjectDir string     // tools resolve relative paths here
 	StateDir   string     // .agent: checkpoints and archives
@@ -125,6 +133,8 @@ type Agent struct {
 	cost     float64
 	registry *tools.Registry
 	allowed  []string
+	bound    []tools.Tool    // the tools bound to this agent (task_plan, delegate_task…)
+	extraGen uint64          // the ToolSource generation the registry was built from
 	warned   map[string]bool // warnings already shown once
 	toolTok  int             // cached token estimate of the tool schemas
 

@@ -164,13 +164,34 @@ func newAgent(deps *Deps, p personas.Persona, session, parent, id string, emit f
 	if canDelegate(deps, p, depth) {
 		bound = append(bound, a.delegateTool())
 	}
-	base := deps.Tools
+	a.bound = bound
+	a.buildTools()
+	return a
+}
+
+// buildTools makes the agent's registry: the shared tools, the extra tools
+// (MCP) available now, and its bound tools.
+func (a *Agent) buildTools() {
+	base := a.deps.Tools
 	if base == nil {
 		base = tools.NewRegistry()
 	}
-	a.registry = base.With(bound...)
-	a.allowed = allowedTools(p, a.registry)
-	return a
+	var extra []tools.Tool
+	if a.deps.Extra != nil {
+		a.extraGen = a.deps.Extra.Generation()
+		extra = a.deps.Extra.Tools()
+	}
+	a.registry = base.With(append(extra, a.bound...)...)
+	a.allowed = allowedTools(a.persona, a.registry)
+	a.toolSpecs, a.toolTok = nil, 0
+}
+
+// refreshTools rebuilds the tool list when MCP servers came up or went
+// away since the last request.
+func (a *Agent) refreshTools() {
+	if a.deps.Extra != nil && a.deps.Extra.Generation() != a.extraGen {
+		a.buildTools()
+	}
 }
 
 // allowedTools is the persona's list, restricted to tools that exist. Only

@@ -17,6 +17,7 @@ import (
 // outputs, summaries), streams the reply, and recovers once from a
 // provider's context-length error.
 func (a *Agent) step(ctx context.Context) (llm.Response, error) {
+	a.refreshTools()
 	sys := a.systemPrompt()
 	out := a.prepare(ctx, sys, false)
 	// After a rejected summary, wait for the context to grow a quarter

@@ -49,11 +49,12 @@ func Errorf(format string, a ...any) Result {
 type AccessKind int
 
 const (
-	AccessRead    AccessKind = iota // reads files or the store; never asks
-	AccessWrite                     // writes files
-	AccessExecute                   // runs a shell command
-	AccessNetwork                   // fetches a URL
-	AccessMemory                    // writes the workspace memory (always allowed)
+	AccessRead     AccessKind = iota // reads files or the store; never asks
+	AccessWrite                      // writes files
+	AccessExecute                    // runs a shell command
+	AccessNetwork                    // fetches a URL
+	AccessMemory                     // writes the workspace memory (always allowed)
+	AccessExternal                   // calls a tool of an MCP server: anything that server can do
 )
 
 func (k AccessKind) String() string {
@@ -68,6 +69,8 @@ func (k AccessKind) String() string {
 		return "network"
 	case AccessMemory:
 		return "memory"
+	case AccessExternal:
+		return "external"
 	}
 	return fmt.Sprintf("access(%d)", int(k))
 }

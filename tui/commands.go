@@ -24,6 +24,7 @@ var slashCommands = []slashCommand{
 	{"/cost", "", "tokens and cost per persona"},
 	{"/init", "", "ask the persona to write or improve AGENTS.md"},
 	{"/skills", "", "the Agent Skills found and how the model loads them"},
+	{"/mcp", "", "MCP servers: state, tools, last error"},
 }
 
 // initPrompt is what /init sends.
@@ -72,6 +73,8 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 		return m.openPanel(pTask), true
 	case "/cost":
 		return m.cost(), true
+	case "/mcp":
+		return m.openPanel(pMCP), true
 	case "/skills":
 		m.current().tr.add(&item{kind: kSystem, text: skillsText(m.app.Skills)})
 		return nil, true

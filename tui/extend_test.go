@@ -25,3 +25,17 @@ func TestSkillsText(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// /mcp opens the MCP panel; /skills lists the skills in the transcript.
+func TestMCPAndSkillsCommands(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	h.prompt("/mcp")
+	if scr := h.screen(); !strings.Contains(scr, "MCP servers") || !strings.Contains(scr, "no MCP servers configured") {
+		t.Fatalf("/mcp:\n%s", scr)
+	}
+	h.key("esc")
+	h.prompt("/skills")
+	if scr := h.screen(); !strings.Contains(scr, "no skills found") {
+		t.Fatalf("/skills:\n%s", scr)
+	}
+}

@@ -19,6 +19,7 @@ const (
 	pTeam
 	pOutputs
 	pSessions
+	pMCP
 )
 
 // panelHotkey opens (or, pressed again, closes) a panel from anywhere.
@@ -120,7 +121,7 @@ func (m *Model) panelScroll(up bool, n int) {
 				r.tr.scrollDown(m.r, m.w, h, n)
 			}
 		}
-	case pHelp, pTask:
+	case pHelp, pTask, pMCP:
 		if up {
 			m.infoScroll = max(0, m.infoScroll-n)
 		} else {
@@ -175,6 +176,8 @@ func (m *Model) panelLines(w, h int) []string {
 		return m.scrolled(m.helpLines(w), h)
 	case pTask:
 		return m.scrolled(m.taskLines(w), h)
+	case pMCP:
+		return m.scrolled(m.mcpLines(w), h)
 	case pMemory:
 		return m.mem.view(m, w, h)
 	case pOutputs:

@@ -21,6 +21,7 @@ import (
 	"polly/memory/window"
 	"polly/personas"
 	"polly/tools"
+	"polly/tools/mcp"
 	"polly/tools/permission"
 	"polly/workspace"
 	"polly/workspace/skills"
@@ -50,7 +51,8 @@ type App struct {
 	Workspace  *workspace.Workspace // nil when the workspace is unusable
 	Personas   *personas.Set
 	Policy     *permission.Policy
-	Skills     *skills.Set // Agent Skills found at start-up
+	Skills     *skills.Set  // Agent Skills found at start-up
+	MCP        *mcp.Manager // the MCP servers; nil when none is configured
 	Deps       *agent.Deps
 	Warnings   []string // problems that did not stop start-up, for the user
 
@@ -137,6 +139,9 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		return nil, fmt.Errorf("hooks: %w", err)
 	}
 	a.Warnings = append(a.Warnings, hookWarnings...)
+	var mcpWarnings []string
+	a.MCP, mcpWarnings = mcpOf(cfg, root, opts.TrustProject, secretVars)
+	a.Warnings = append(a.Warnings, mcpWarnings...)
 
 	a.Deps = &agent.Deps{
 		Store:       a.Store,
@@ -155,6 +160,9 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		MaxParallel: cfg.Team.MaxParallel,
 		MaxDepth:    depthOf(cfg.Team.MaxDepth),
 		Now:         opts.Now,
+	}
+	if a.MCP != nil {
+		a.Deps.Extra = a.MCP
 	}
 	wsDir := ""
 	if a.Workspace != nil {
@@ -207,8 +215,9 @@ func retries(n int) int {
 	return n
 }
 
-// Close releases the store.
+// Close stops the MCP servers and releases the store.
 func (a *App) Close() error {
+	a.MCP.Close()
 	if a.Store != nil {
 		return a.Store.Close()
 	}
@@ -224,6 +233,7 @@ func (a *App) Session(ctx context.Context, emit func(agent.Event), id string) (*
 	}
 	a.current.Store(s)
 	a.Policy.ResetSession()
+	a.MCP.Start() // in the background; their tools join when ready
 	return s, nil
 }
 

@@ -2,13 +2,16 @@ package app
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"polly/agent/config"
 	"polly/agent/hooks"
+	"polly/tools/mcp"
 )
 
 // untrustedWarning is the warning for a project file's extension settings
@@ -52,4 +55,42 @@ func scrubbedEnv(vars []string) []string {
 		name, _, _ := strings.Cut(kv, "=")
 		return slices.Contains(vars, name)
 	})
+}
+
+// mcpOf prepares the MCP servers of the config files and, for a trusted
+// project, of its .mcp.json and project config. Nothing starts here: the
+// servers start in the background when a session opens.
+func mcpOf(cfg *config.Config, root string, trusted bool, scrub []string) (*mcp.Manager, []string) {
+	var list []mcp.Config
+	var ignored []string
+	for _, e := range cfg.MCPServerEntries() {
+		if e.Source.Kind == config.KindProjectFile && !trusted {
+			ignored = append(ignored, fmt.Sprintf("%s (%s)", e.Name, e.Source))
+			continue
+		}
+		s := e.Server
+		c := mcp.Config{Name: e.Name, Transport: s.Transport(), Command: s.Command, Args: s.Args, URL: s.URL,
+			Headers: s.Headers, StartupTimeout: time.Duration(s.StartupTimeout) * time.Second, Source: e.Source.String(), Dir: root}
+		if s.Cwd != "" {
+			c.Dir = s.Cwd
+			if !filepath.IsAbs(c.Dir) {
+				c.Dir = filepath.Join(root, c.Dir)
+			}
+		}
+		if c.Transport == "stdio" {
+			c.Env = scrubbedEnv(scrub)
+			for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+				c.Env = append(c.Env, k+"="+os.ExpandEnv(s.Env[k]))
+			}
+		}
+		list = append(list, c)
+	}
+	var warnings []string
+	if len(ignored) > 0 {
+		warnings = append(warnings, untrustedWarning("project MCP servers", ignored))
+	}
+	if len(list) == 0 {
+		return nil, warnings
+	}
+	return mcp.New(list, "polly"), warnings
 }

@@ -166,6 +166,7 @@ Usage:
   polly init                    create the workspace memory (~/.agent/workspace)
   polly config [--json]         print the effective configuration and where each value came from
   polly skills                  list the Agent Skills found (SKILL.md folders) and broken ones
+  polly mcp list                start the configured MCP servers and list their state and tools
   polly leads list [LIST]       show saved leads (or the lists with counts)
   polly leads export LIST [PATH]  write a lead list as CSV (stdout when no path)
   polly version                 print the version
@@ -280,6 +281,7 @@ func run(ctx context.Context, env Env) error {
 		o.prompt, o.promptSet = strings.Join(o.args[1:], " "), true
 		o.args = nil
 	case "leads": // leadsCommand checks its own arguments
+	case "mcp": // mcpCommand checks its own arguments
 	case "sessions", "init", "config", "skills":
 		if len(o.args) > 1 {
 			return usagef("polly %s takes no arguments (got %q)", cmd, strings.Join(o.args[1:], " "))
@@ -307,6 +309,8 @@ func run(ctx context.Context, env Env) error {
 		return leadsCommand(ctx, env, cfg, o.args[1:])
 	case "skills":
 		return listSkills(ctx, env, cfg)
+	case "mcp":
+		return mcpCommand(ctx, env, cfg, o.args[1:])
 	}
 
 	if o.promptSet {

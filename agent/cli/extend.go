@@ -8,6 +8,7 @@ import (
 
 	"polly/agent/app"
 	"polly/agent/config"
+	"polly/tools/mcp"
 )
 
 // listSkills prints the Agent Skills Polly found, and the SKILL.md files it
@@ -38,4 +39,71 @@ func listSkills(ctx context.Context, env Env, cfg *config.Config) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", k.Name, k.Root, desc)
 	}
 	return tw.Flush()
+}
+
+// mcpProblems words the MCP servers that failed and the tools left out.
+func mcpProblems(a *app.App) []string {
+	var out []string
+	for _, s := range a.MCP.Status() {
+		switch s.State {
+		case mcp.Failed:
+			out = append(out, fmt.Sprintf("MCP server %s failed: %s", s.Name, s.Err))
+		case mcp.Starting:
+			out = append(out, fmt.Sprintf("MCP server %s is still starting; its tools are not available yet", s.Name))
+		}
+		for _, k := range s.Skipped {
+			out = append(out, fmt.Sprintf("MCP server %s: tool left out: %s", s.Name, k))
+		}
+	}
+	return out
+}
+
+// mcpCommand is `polly mcp list`: start every configured server, wait for
+// it, and show its state, tools and last error.
+func mcpCommand(ctx context.Context, env Env, cfg *config.Config, args []string) error {
+	if len(args) != 1 || args[0] != "list" {
+		return usagef("usage: polly mcp list")
+	}
+	a, err := app.Open(ctx, app.Options{Config: cfg, ProjectDir: env.Dir, Home: env.Home, LLM: env.LLM})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	for _, w := range a.Warnings {
+		if strings.Contains(w, "MCP") {
+			fmt.Fprintf(env.Stderr, "polly: warning: %s\n", w)
+		}
+	}
+	if a.MCP.Len() == 0 {
+		fmt.Fprintln(env.Stdout, "no MCP servers configured (add them to .mcp.json or \"mcp_servers\" in the config)")
+		return nil
+	}
+	a.MCP.Wait(ctx)
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tTRANSPORT\tSTATE\tTOOLS\tFROM")
+	var details []string
+	for _, s := range a.MCP.Status() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.Name, s.Transport, s.State, len(s.Tools), s.Source)
+		for _, t := range s.Tools {
+			details = append(details, "  "+t)
+		}
+		if s.Err != "" {
+			details = append(details, fmt.Sprintf("  %s: %s", s.Name, s.Err))
+		}
+		for _, k := range s.Skipped {
+			details = append(details, fmt.Sprintf("  %s: left out %s", s.Name, k))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(details) > 0 {
+		fmt.Fprintln(env.Stdout, strings.Join(details, "\n"))
+	}
+	for _, s := range a.MCP.Status() {
+		if s.State != mcp.Ready {
+			return &exitError{code: ExitFailed, err: fmt.Errorf("MCP server %s: %s", s.Name, s.State)}
+		}
+	}
+	return nil
 }

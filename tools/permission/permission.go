@@ -230,6 +230,8 @@ func (p *Policy) Decide(tool string, a tools.Access) Decision {
 		return p.decideExec(tool, a)
 	case tools.AccessNetwork:
 		return p.decideNetwork(tool, a)
+	case tools.AccessExternal:
+		return p.decideExternal(tool, a)
 	}
 	return Decision{Verdict: Asks, Scope: store.ScopeMode, Kind: a.Kind.String(), Key: tool + "\x00" + a.Kind.String(),
 		Covers: "calls of " + tool, Reason: "has an effect the permission policy does not know (" + a.Kind.String() + ")"}

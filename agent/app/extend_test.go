@@ -1,0 +1,59 @@
+package app
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"polly/agent"
+	"polly/agent/config"
+	"polly/agent/llm"
+	"polly/agent/llmtest"
+	"polly/tools/mcp"
+)
+
+// A trusted project's .mcp.json servers and project hooks are used; an
+// untrusted one's are listed in a warning and ignored.
+func TestProjectExtensionsNeedTrust(t *testing.T) {
+	for _, trusted := range []bool{false, true} {
+		srv := llmtest.NewServer(t, llmtest.Text("hi"))
+		project, home := t.TempDir(), t.TempDir()
+		marker := filepath.Join(project, "hook-ran")
+		os.WriteFile(filepath.Join(project, ".mcp.json"), []byte(`{"mcpServers": {"proj": {"command": "false"}}}`), 0o644)
+		os.MkdirAll(filepath.Join(project, ".agent"), 0o755)
+		os.WriteFile(filepath.Join(project, ".agent/config.json"),
+			[]byte(`{"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "touch `+marker+`"}]}]}}`), 0o644)
+		cfg, err := config.Load(config.LoadOptions{ProjectDir: project, Home: home})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := Open(context.Background(), Options{Config: cfg, ProjectDir: project, TrustProject: trusted,
+			LLM: llm.New(llm.Config{BaseURL: srv.URL(), APIKey: "k"})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sess, err := a.Session(context.Background(), func(agent.Event) {}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := sess.Send(context.Background(), "default", "hello"); err != nil {
+			t.Fatal(err)
+		}
+		a.MCP.Wait(context.Background())
+		warnings := strings.Join(a.Warnings, "\n")
+		_, statErr := os.Stat(marker)
+		if trusted {
+			st := a.MCP.Status()
+			if len(st) != 1 || st[0].Name != "proj" || st[0].State != mcp.Failed || st[0].Source != "project .mcp.json:1" || statErr != nil {
+				t.Fatalf("trusted: status %+v, hook ran: %v", st, statErr == nil)
+			}
+		} else {
+			if a.MCP != nil || statErr == nil || !strings.Contains(warnings, "project MCP servers ignored") || !strings.Contains(warnings, "project hooks ignored") {
+				t.Fatalf("untrusted: mcp %v, hook ran %v, warnings:\n%s", a.MCP, statErr == nil, warnings)
+			}
+		}
+		a.Close()
+	}
+}

@@ -1,0 +1,84 @@
+package agent
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"polly/agent/llmtest"
+	"polly/personas"
+	"polly/tools"
+)
+
+type noArgs struct{}
+
+func stubTool(name string) tools.Tool {
+	return tools.New(name, "test tool", func(context.Context, noArgs) (tools.Result, error) { return tools.Result{}, nil }, nil)
+}
+
+// Personas get MCP tools unless their file restricts them with patterns;
+// skill comes with read_file.
+func TestAllowedToolsForExtensions(t *testing.T) {
+	r := tools.NewRegistry(stubTool("read_file"), stubTool("run_command"), stubTool("skill"),
+		stubTool("mcp__github__search"), stubTool("mcp__github__issue"), stubTool("mcp__db__query"))
+	for _, tt := range []struct {
+		tools []string
+		want  string
+	}{
+		{nil, "mcp__db__query mcp__github__issue mcp__github__search read_file run_command skill"},
+		{[]string{"read_file"}, "read_file skill mcp__db__query mcp__github__issue mcp__github__search"},
+		{[]string{"run_command"}, "run_command mcp__db__query mcp__github__issue mcp__github__search"},
+		{[]string{"read_file", "mcp__github__*"}, "read_file skill mcp__github__issue mcp__github__search"},
+		{[]string{"mcp__db__query"}, "mcp__db__query"},
+	} {
+		got := strings.Join(allowedTools(personas.Persona{Tools: tt.tools}, r), " ")
+		if got != tt.want {
+			t.Errorf("%v: %s, want %s", tt.tools, got, tt.want)
+		}
+	}
+}
+
+// lateTools is a ToolSource whose tools arrive after the first request, as
+// an MCP server that finishes starting late.
+type lateTools struct {
+	gen   atomic.Uint64
+	tools []tools.Tool
+	mu    sync.Mutex
+}
+
+func (l *lateTools) Generation() uint64 { return l.gen.Load() }
+func (l *lateTools) Tools() []tools.Tool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.tools
+}
+
+// Tools that appear while a run goes on are in the next request.
+func TestLateToolsJoinTheNextRequest(t *testing.T) {
+	src := &lateTools{}
+	h := newHarness(t,
+		llmtest.Func(func(req llmtest.Request) llmtest.Step {
+			src.mu.Lock()
+			src.tools = []tools.Tool{stubTool("mcp__late__ping")}
+			src.mu.Unlock()
+			src.gen.Add(1)
+			return llmtest.Call("list_dir", `{"path":"."}`)
+		}),
+		llmtest.Call("mcp__late__ping", `{}`),
+		llmtest.Text("done"),
+	)
+	h.deps.Extra = src
+	if _, err := h.send(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := h.srv.Requests()
+	if slices.Contains(reqs[0].Tools, "mcp__late__ping") || !slices.Contains(reqs[1].Tools, "mcp__late__ping") {
+		t.Fatalf("tools: first %v, second %v", reqs[0].Tools, reqs[1].Tools)
+	}
+	if got := reqs[2].LastMessage(); got.Role != "tool" || strings.Contains(got.Content, "unknown tool") {
+		t.Fatalf("the late tool did not run: %+v", got)
+	}
+}
