@@ -69,8 +69,18 @@ func mcpOf(cfg *config.Config, root string, trusted bool, scrub []string) (*mcp.
 			continue
 		}
 		s := e.Server
-		c := mcp.Config{Name: e.Name, Transport: s.Transport(), Command: s.Command, Args: s.Args, URL: s.URL,
-			Headers: s.Headers, StartupTimeout: time.Duration(s.StartupTimeout) * time.Second, Source: e.Source.String(), Dir: root}
+		// ${VAR} in args, url, headers and env values comes from Polly's
+		// environment, as in Claude Code's .mcp.json ("Bearer ${GITHUB_TOKEN}").
+		args := make([]string, len(s.Args))
+		for i, a := range s.Args {
+			args[i] = os.ExpandEnv(a)
+		}
+		headers := make(map[string]string, len(s.Headers))
+		for k, v := range s.Headers {
+			headers[k] = os.ExpandEnv(v)
+		}
+		c := mcp.Config{Name: e.Name, Transport: s.Transport(), Command: s.Command, Args: args, URL: os.ExpandEnv(s.URL),
+			Headers: headers, StartupTimeout: time.Duration(s.StartupTimeout) * time.Second, Source: e.Source.String(), Dir: root}
 		if s.Cwd != "" {
 			c.Dir = s.Cwd
 			if !filepath.IsAbs(c.Dir) {
