@@ -233,6 +233,7 @@ func (a *App) Session(ctx context.Context, emit func(agent.Event), id string) (*
 	}
 	a.current.Store(s)
 	a.Policy.ResetSession()
+	a.MCP.OnChange(func(st mcp.Status) { emit(mcpNotice(st)) })
 	a.MCP.Start() // in the background; their tools join when ready
 	return s, nil
 }

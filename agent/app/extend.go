@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"polly/agent"
 	"polly/agent/config"
 	"polly/agent/hooks"
 	"polly/tools/mcp"
@@ -103,4 +104,22 @@ func mcpOf(cfg *config.Config, root string, trusted bool, scrub []string) (*mcp.
 		return nil, warnings
 	}
 	return mcp.New(list, "polly"), warnings
+}
+
+// mcpNotice tells the user what happened to an MCP server.
+func mcpNotice(st mcp.Status) agent.Notice {
+	n := agent.Notice{Header: agent.Header{Time: time.Now()}, Level: "warn"}
+	switch st.State {
+	case mcp.Ready:
+		n.Level, n.Text = "info", fmt.Sprintf("MCP server %s is ready (%d tools)", st.Name, len(st.Tools))
+		if len(st.Skipped) > 0 {
+			n.Level = "warn"
+			n.Text += "; left out: " + strings.Join(st.Skipped, "; ")
+		}
+	case mcp.Restarting:
+		n.Text = fmt.Sprintf("MCP server %s stopped (%s); restarting it once", st.Name, st.Err)
+	default:
+		n.Text = fmt.Sprintf("MCP server %s %s: %s", st.Name, st.State, st.Err)
+	}
+	return n
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"polly/agent"
@@ -34,7 +35,15 @@ func TestProjectExtensionsNeedTrust(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sess, err := a.Session(context.Background(), func(agent.Event) {}, "")
+		var mu sync.Mutex
+		var notices []string
+		sess, err := a.Session(context.Background(), func(e agent.Event) {
+			if n, ok := e.(agent.Notice); ok {
+				mu.Lock()
+				notices = append(notices, n.Text)
+				mu.Unlock()
+			}
+		}, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,6 +57,12 @@ func TestProjectExtensionsNeedTrust(t *testing.T) {
 			st := a.MCP.Status()
 			if len(st) != 1 || st[0].Name != "proj" || st[0].State != mcp.Failed || st[0].Source != "project .mcp.json:1" || statErr != nil {
 				t.Fatalf("trusted: status %+v, hook ran: %v", st, statErr == nil)
+			}
+			mu.Lock()
+			shown := strings.Join(notices, "\n")
+			mu.Unlock()
+			if !strings.Contains(shown, "MCP server proj failed: could not start") {
+				t.Fatalf("the failure was not shown: %q", shown)
 			}
 		} else {
 			if a.MCP != nil || statErr == nil || !strings.Contains(warnings, "project MCP servers ignored") || !strings.Contains(warnings, "project hooks ignored") {

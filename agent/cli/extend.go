@@ -41,18 +41,13 @@ func listSkills(ctx context.Context, env Env, cfg *config.Config) error {
 	return tw.Flush()
 }
 
-// mcpProblems words the MCP servers that failed and the tools left out.
+// mcpProblems words the MCP servers still starting when a headless run
+// begins (failures and left-out tools were told as they happened).
 func mcpProblems(a *app.App) []string {
 	var out []string
 	for _, s := range a.MCP.Status() {
-		switch s.State {
-		case mcp.Failed:
-			out = append(out, fmt.Sprintf("MCP server %s failed: %s", s.Name, s.Err))
-		case mcp.Starting:
+		if s.State == mcp.Starting {
 			out = append(out, fmt.Sprintf("MCP server %s is still starting; its tools are not available yet", s.Name))
-		}
-		for _, k := range s.Skipped {
-			out = append(out, fmt.Sprintf("MCP server %s: tool left out: %s", s.Name, k))
 		}
 	}
 	return out

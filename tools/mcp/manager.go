@@ -74,6 +74,35 @@ type Manager struct {
 	ctx       context.Context
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
+
+	notifyMu sync.Mutex
+	notify   func(Status) // hears when a server becomes ready, restarts or fails
+}
+
+// OnChange sets the function told when a server becomes ready, is
+// restarted or fails (the UI shows it); it replaces an earlier one.
+func (m *Manager) OnChange(f func(Status)) {
+	if m == nil {
+		return
+	}
+	m.notifyMu.Lock()
+	m.notify = f
+	m.notifyMu.Unlock()
+}
+
+func (m *Manager) changed(s *server) {
+	m.gen.Add(1)
+	m.notifyMu.Lock()
+	f := m.notify
+	m.notifyMu.Unlock()
+	if f == nil {
+		return
+	}
+	for _, st := range m.Status() {
+		if st.Name == s.cfg.Name {
+			f(st)
+		}
+	}
 }
 
 // New prepares the servers; nothing starts before Start.
@@ -208,7 +237,11 @@ func (s *server) set(state State, err string) {
 	s.mu.Lock()
 	s.state, s.err = state, err
 	s.mu.Unlock()
-	s.m.gen.Add(1)
+	if state == Stopped {
+		s.m.gen.Add(1)
+		return
+	}
+	s.m.changed(s)
 }
 
 // run connects, waits for the connection to end, restarts once, then gives up.
@@ -284,7 +317,7 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	s.mu.Lock()
 	s.session, s.tools, s.skipped, s.state, s.err = cs, list, skipped, Ready, ""
 	s.mu.Unlock()
-	s.m.gen.Add(1)
+	s.m.changed(s)
 	return cs, nil
 }
 
