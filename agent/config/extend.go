@@ -136,3 +136,27 @@ func (c *Config) MCPServerEntries() []MCPEntry {
 	slices.SortStableFunc(out, func(a, b MCPEntry) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
+
+// extensionValues are the hooks and MCP servers as `polly config` shows
+// them: one line per hook command and per server.
+func (c *Config) extensionValues() []Value {
+	var out []Value
+	for _, e := range c.HookEntries() {
+		key := fmt.Sprintf("hooks.%s[%q]", e.Event, e.Matcher.Matcher)
+		for _, h := range e.Matcher.Hooks {
+			out = append(out, Value{key, h.Command, e.Source})
+		}
+	}
+	for _, e := range c.MCPServerEntries() {
+		what := e.Server.URL
+		if e.Server.Transport() == "stdio" {
+			what = strings.TrimSpace(e.Server.Command + " " + strings.Join(e.Server.Args, " "))
+		}
+		prefix := "mcp_servers."
+		if e.Source.Detail == MCPFile {
+			prefix = "mcpServers."
+		}
+		out = append(out, Value{prefix + e.Name, e.Server.Transport() + " " + what, e.Source})
+	}
+	return out
+}

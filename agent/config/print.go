@@ -160,6 +160,9 @@ func (c *Config) groups() [][]Value {
 		groups = append(groups, perms)
 	}
 	groups = append(groups, c.structValues("web", c.Web), c.structValues("tui", c.TUI))
+	if ext := c.extensionValues(); len(ext) > 0 {
+		groups = append(groups, ext)
+	}
 
 	var provs []Value
 	for _, p := range slices.Sorted(maps.Keys(c.Providers)) {

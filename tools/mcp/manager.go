@@ -39,6 +39,9 @@ type Config struct {
 	Headers        map[string]string
 	StartupTimeout time.Duration // 0: DefaultStartupTimeout
 	Source         string        // where it was configured, for people
+	// Start builds a stdio server's process; nil runs the command as is.
+	// It is the seam where the command sandbox can be put in later.
+	Start func(command string, args ...string) *exec.Cmd
 }
 
 // State is where a server is in its life.
@@ -381,7 +384,11 @@ func (s *server) transport() (sdk.Transport, *exec.Cmd, error) {
 	if s.cfg.Command == "" {
 		return nil, nil, errors.New("no command")
 	}
-	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
+	start := s.cfg.Start
+	if start == nil {
+		start = exec.Command
+	}
+	cmd := start(s.cfg.Command, s.cfg.Args...)
 	cmd.Env, cmd.Dir = s.cfg.Env, s.cfg.Dir
 	cmd.SysProcAttr = procAttr()
 	t := &tail{}
