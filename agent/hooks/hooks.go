@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"regexp"
 	"slices"
@@ -65,7 +66,7 @@ func Bash(ctx context.Context, command, dir string, env []string) *exec.Cmd {
 // Options configure a Set.
 type Options struct {
 	Dir   string   // the project root: the hooks' working directory and "cwd"
-	Env   []string // the hooks' environment (CLAUDE_PROJECT_DIR is added)
+	Env   []string // the hooks' environment (nil: Polly's); CLAUDE_PROJECT_DIR is added
 	Start Starter  // nil: Bash
 }
 
@@ -86,6 +87,9 @@ type compiled struct {
 func New(list []Hook, opts Options) (*Set, error) {
 	if opts.Start == nil {
 		opts.Start = Bash
+	}
+	if opts.Env == nil {
+		opts.Env = os.Environ()
 	}
 	opts.Env = append(slices.Clone(opts.Env), "CLAUDE_PROJECT_DIR="+opts.Dir, "POLLY_PROJECT_DIR="+opts.Dir)
 	s := &Set{opts: opts}
