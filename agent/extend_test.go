@@ -2,12 +2,15 @@ package agent
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"polly/agent/hooks"
 	"polly/agent/llmtest"
 	"polly/personas"
 	"polly/tools"
@@ -80,5 +83,53 @@ func TestLateToolsJoinTheNextRequest(t *testing.T) {
 	}
 	if got := reqs[2].LastMessage(); got.Role != "tool" || strings.Contains(got.Content, "unknown tool") {
 		t.Fatalf("the late tool did not run: %+v", got)
+	}
+}
+
+// A PreCompact hook that exits 2 keeps the conversation as it is (no
+// summarizer call) and says why; the same compaction with a hook that
+// exits 0 does call the summarizer.
+func TestPreCompactHookBlocks(t *testing.T) {
+	var steps []llmtest.Step
+	for range 12 {
+		steps = append(steps, llmtest.Text("noted"))
+	}
+	h := newHarness(t, steps...)
+	seen := filepath.Join(t.TempDir(), "precompact.json")
+	block := filepath.Join(t.TempDir(), "block")
+	os.WriteFile(block, nil, 0o644)
+	set, err := hooks.New([]hooks.Hook{{Event: hooks.PreCompact, Matcher: "manual",
+		Command: "cat > " + seen + "; test -e " + block + " || exit 0; echo 'keep it all' >&2; exit 2"}}, hooks.Options{Dir: h.dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.deps.Hooks = set
+	for i := range 12 {
+		if _, err := h.send(context.Background(), "fact number "+strings.Repeat("x", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := h.srv.Calls()
+	ok, err := h.session.Compact(context.Background(), "default")
+	if err != nil || ok || h.srv.Calls() != calls {
+		t.Fatalf("compact ran: ok=%v err=%v calls %d → %d", ok, err, calls, h.srv.Calls())
+	}
+	if b, _ := os.ReadFile(seen); !strings.Contains(string(b), `"trigger":"manual"`) {
+		t.Fatalf("PreCompact stdin = %s", b)
+	}
+	var warned bool
+	for _, n := range eventsOf[Notice](h) {
+		warned = warned || strings.Contains(n.Text, "a PreCompact hook blocked it: keep it all")
+	}
+	if !warned {
+		t.Fatal("no notice for the blocked compaction")
+	}
+	// The control: the hook lets it through, the summarizer is asked.
+	os.Remove(block)
+	h.srv.Strict(false)
+	h.srv.Push(llmtest.Text("## Summary\nfacts were noted"))
+	h.session.Compact(context.Background(), "default")
+	if h.srv.Calls() != calls+1 {
+		t.Fatalf("without the block the summarizer was not called (%d calls)", h.srv.Calls()-calls)
 	}
 }
