@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"polly/agent/hooks"
 	"polly/agent/llm"
 	"polly/memory/chat"
 	"polly/memory/store"
@@ -78,6 +79,13 @@ type FactStore interface {
 	LearnFacts(session string, facts []string) ([]string, error)
 }
 
+// ToolSource provides tools that appear while Polly runs (MCP servers that
+// finish starting); Generation changes whenever Tools would.
+type ToolSource interface {
+	Generation() uint64
+	Tools() []tools.Tool
+}
+
 // Deps are the long-lived parts every agent of a process shares.
 type Deps struct {
 	Store      *store.Store
@@ -92,9 +100,12 @@ type Deps struct {
 	Model      Model
 	Context    window.Settings
 	Gate       tools.Gate
-	ProjectDir string // tools resolve relative paths here
-	StateDir   string // .agent: checkpoints and archives
-	MaxTurns   int    // 0: no cap
+	Hooks      *hooks.Set // nil: no hooks
+	Extra      ToolSource // tools that come and go (MCP servers); nil: none
+	Mode       string     // the permission mode, for hooks' permission_mode
+	ProjectDir string     // tools resolve relative paths here
+	StateDir   string     // .agent: checkpoints and archives
+	MaxTurns   int        // 0: no cap
 	// MaxParallel bounds sub-agents running at once (0: 4). MaxDepth is how
 	// many levels of sub-agents may exist below the agent the user talks to
 	// (0: 1, so sub-agents cannot delegate; negative: no delegation at all).
@@ -117,7 +128,7 @@ func (d *Deps) now() time.Time {
 
 // Outcome is how a run ended.
 type Outcome struct {
-	Reason    string // completed, max_turns, cancelled, error
+	Reason    string // completed, max_turns, cancelled, error, blocked (by a UserPromptSubmit hook)
 	Final     string // the last assistant text
 	Turns     int
 	ToolCalls int
@@ -143,24 +154,27 @@ type Agent struct {
 	cost     float64
 	registry *tools.Registry
 	allowed  []string
+	bound    []tools.Tool    // the tools bound to this agent (task_plan, delegate_task…)
+	extraGen uint64          // the ToolSource generation the registry was built from
 	warned   map[string]bool // warnings already shown once
 	toolTok  int             // cached token estimate of the tool schemas
 
-	retrySummaryAt int    // after a rejected summary: context size at which to try again
-	sysText        string // the last system prompt and its token count
-	sysTok         int
-	toolSpecs      []llm.ToolSpec     // built once
-	pendingHandoff string             // a handoff card to give with the next user message
-	pendingResume  string             // the checkpoint of an interrupted task, given with the next user message
-	lastContext    int                // tokens of the last context sent
-	lastBlock      string             // the task block of the last request
-	failures       map[string]failure // failed calls by operation (tool + key arguments), until it succeeds
-	team           *team              // the session's running agents
-	depth          int                // 0 for the agent the user talks to
-	created        []string           // files this agent created (artifacts)
-	loop           loopState          // identical calls in a row, this run
-	run            runNotes           // what the current Run did, for its daily-log entry
-	turn           turnRef            // the user turn its file changes belong to (a sub-agent's is its parent's)
+	retrySummaryAt     int    // after a rejected summary: context size at which to try again
+	sysText            string // the last system prompt and its token count
+	sysTok             int
+	toolSpecs          []llm.ToolSpec     // built once
+	pendingHandoff     string             // a handoff card to give with the next user message
+	pendingResume      string             // the checkpoint of an interrupted task, given with the next user message
+	lastContext        int                // tokens of the last context sent
+	lastBlock          string             // the task block of the last request
+	failures           map[string]failure // failed calls by operation (tool + key arguments), until it succeeds
+	team               *team              // the session's running agents
+	depth              int                // 0 for the agent the user talks to
+	created            []string           // files this agent created (artifacts)
+	loop               loopState          // identical calls in a row, this run
+	run                runNotes           // what the current Run did, for its daily-log entry
+	turn               turnRef            // the user turn its file changes belong to (a sub-agent's is its parent's)
+	pendingHookContext string             // what SessionStart and UserPromptSubmit hooks added, given after the prompt
 }
 
 // header stamps an event.
@@ -259,9 +273,14 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 		a.pendingHandoff = ""
 	}
 	a.beginTurn(ctx, a.append(ctx, chat.UserText(prompt)))
+	if a.pendingHookContext != "" {
+		a.append(ctx, chat.Message{Role: chat.User, Kind: chat.KindNote, Content: a.pendingHookContext})
+		a.pendingHookContext = ""
+	}
 
 	maxTurns := a.deps.MaxTurns
 	a.loop = loopState{}
+	stopContinues := 0
 	for turn := 1; ; turn++ {
 		if maxTurns > 0 && turn > maxTurns {
 			out.Reason = "max_turns"
@@ -284,6 +303,10 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 			out.Final = msg.Content
 		}
 		if len(msg.ToolCalls) == 0 {
+			if a.stopHooks(ctx, stopContinues) {
+				stopContinues++
+				continue
+			}
 			out.Reason = "completed"
 			return out, nil
 		}

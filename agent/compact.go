@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"polly/agent/hooks"
 	"polly/agent/llm"
 	"polly/memory/chat"
 	"polly/memory/store"
@@ -67,6 +68,14 @@ func (a *Agent) saveState(ctx context.Context) {
 // accept it only if the context shrinks; then store it and the recent
 // messages, and write its durable facts to MEMORY.md.
 func (a *Agent) summarize(ctx context.Context, sys string, reason string) bool {
+	trigger := "auto"
+	if reason == "manual" {
+		trigger = "manual"
+	}
+	if res := a.hook(ctx, hooks.Input{HookEventName: hooks.PreCompact, Trigger: trigger}, trigger); res.Block {
+		a.send(Notice{Header: a.header(), Level: "warn", Text: "summarization skipped: a PreCompact hook blocked it: " + res.Reason})
+		return false
+	}
 	h := a.history
 	split := a.keepSplit(h)
 	var prev string

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
+	"slices"
 	"strings"
 	"sync"
 
@@ -28,6 +30,9 @@ type Session struct {
 	title  string
 	agents map[string]*Agent // persona id → conversation
 	team   team
+
+	resumed bool // opened with a stored id (SessionStart source "resume")
+	started bool // SessionStart hooks have run
 }
 
 // SessionOptions open a session.
@@ -52,6 +57,7 @@ func OpenSession(ctx context.Context, deps *Deps, emit func(Event), opts Session
 			return nil, fmt.Errorf("resume session %s: %w", opts.ID, err)
 		}
 		s.id, s.title = sess.ID, sess.Title
+		s.resumed = true
 	}
 	return s, nil
 }
@@ -130,6 +136,9 @@ func (s *Session) Send(ctx context.Context, persona, text string) (Outcome, erro
 	if err != nil {
 		return Outcome{Reason: "error"}, err
 	}
+	if blocked := s.admit(ctx, a, text); blocked {
+		return Outcome{Reason: "blocked"}, nil
+	}
 	id, err := s.ensureID(ctx, a.persona.ID, a.model(), text)
 	if err != nil {
 		return Outcome{Reason: "error"}, err
@@ -171,31 +180,83 @@ func newAgent(deps *Deps, p personas.Persona, session, parent, id string, emit f
 	if canDelegate(deps, p, depth) {
 		bound = append(bound, a.delegateTool())
 	}
-	base := deps.Tools
-	if base == nil {
-		base = tools.NewRegistry()
+	if deps.Tools != nil && deps.Store != nil && deps.ProjectDir != "" {
+		if run, ok := deps.Tools.Get("run_command"); ok {
+			bound = append(bound, trackedCommand(run, deps.ProjectDir))
+		}
 	}
-	if run, ok := base.Get("run_command"); ok && deps.Store != nil && deps.ProjectDir != "" {
-		bound = append(bound, trackedCommand(run, deps.ProjectDir))
-	}
-	a.registry = base.With(bound...)
-	a.allowed = allowedTools(p, a.registry)
+	a.bound = bound
+	a.buildTools()
 	return a
 }
 
+// buildTools makes the agent's registry: the shared tools, the extra tools
+// (MCP) available now, and its bound tools.
+func (a *Agent) buildTools() {
+	base := a.deps.Tools
+	if base == nil {
+		base = tools.NewRegistry()
+	}
+	var extra []tools.Tool
+	if a.deps.Extra != nil {
+		a.extraGen = a.deps.Extra.Generation()
+		extra = a.deps.Extra.Tools()
+	}
+	a.registry = base.With(append(extra, a.bound...)...)
+	a.allowed = allowedTools(a.persona, a.registry)
+	a.toolSpecs, a.toolTok = nil, 0
+}
+
+// refreshTools rebuilds the tool list when MCP servers came up or went
+// away since the last request.
+func (a *Agent) refreshTools() {
+	if a.deps.Extra != nil && a.deps.Extra.Generation() != a.extraGen {
+		a.buildTools()
+	}
+}
+
 // allowedTools is the persona's list, restricted to tools that exist. Only
-// a persona with no list at all (nil) gets every tool.
+// a persona with no list at all (nil) gets every tool. Extensions the
+// persona files cannot know by name follow rules of their own: skill comes
+// with read_file (it only reads), and MCP tools (mcp__server__tool) are
+// given to every persona unless its list names MCP tools by pattern
+// ("mcp__github__*"), which then restricts them.
 func allowedTools(p personas.Persona, r *tools.Registry) []string {
 	if p.Tools == nil {
 		return r.Names()
 	}
 	out := []string{}
+	var mcpPatterns []string
 	for _, n := range p.Tools {
+		if strings.HasPrefix(n, mcpPrefix) {
+			mcpPatterns = append(mcpPatterns, n)
+			continue
+		}
 		if _, ok := r.Get(n); ok {
 			out = append(out, n)
 		}
 	}
+	if _, ok := r.Get("skill"); ok && p.Allows("read_file") && !slices.Contains(out, "skill") {
+		out = append(out, "skill")
+	}
+	for _, n := range r.Names() {
+		if strings.HasPrefix(n, mcpPrefix) && (mcpPatterns == nil || matchAny(mcpPatterns, n)) {
+			out = append(out, n)
+		}
+	}
 	return out
+}
+
+// mcpPrefix starts the name of every tool an MCP server provides.
+const mcpPrefix = "mcp__"
+
+func matchAny(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // setPlan is task_plan's effect on this agent.

@@ -17,6 +17,7 @@ import (
 // outputs, summaries), streams the reply, and recovers once from a
 // provider's context-length error.
 func (a *Agent) step(ctx context.Context) (llm.Response, error) {
+	a.refreshTools()
 	sys := a.systemPrompt()
 	if err := a.checkFits(sys); err != nil {
 		return llm.Response{}, err

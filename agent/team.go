@@ -239,7 +239,13 @@ func (a *Agent) runParallel(ctx context.Context, calls []chat.ToolCall) []timedR
 			}
 			defer func() { <-sem }()
 			start := time.Now()
-			res := a.registry.Execute(a.callContext(ctx, call), call, tools.Exec{Gate: a.deps.Gate, Allowed: a.allowed})
+			cctx, blocked := a.preToolUse(a.callContext(ctx, call), call)
+			if blocked != nil {
+				results[i] = timedResult{res: *blocked, dur: time.Since(start)}
+				return
+			}
+			res := a.registry.Execute(cctx, call, tools.Exec{Gate: a.deps.Gate, Allowed: a.allowed})
+			res = a.postToolUse(ctx, call, res)
 			results[i] = timedResult{res: res, dur: time.Since(start)}
 		}()
 	}

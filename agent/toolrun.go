@@ -49,7 +49,13 @@ func (a *Agent) runTools(ctx context.Context, calls []chat.ToolCall) {
 func (a *Agent) runTool(ctx context.Context, call chat.ToolCall) {
 	a.send(ToolStarted{Header: a.header(), CallID: call.ID, Tool: call.Name, Args: call.Arguments, Brief: call.Brief()})
 	start := time.Now()
-	res := a.registry.Execute(a.callContext(ctx, call), call, tools.Exec{Gate: a.deps.Gate, Allowed: a.allowed})
+	cctx, blocked := a.preToolUse(a.callContext(ctx, call), call)
+	if blocked != nil {
+		a.finishTool(ctx, call, *blocked, time.Since(start))
+		return
+	}
+	res := a.registry.Execute(cctx, call, tools.Exec{Gate: a.deps.Gate, Allowed: a.allowed})
+	res = a.postToolUse(ctx, call, res)
 	a.finishTool(ctx, call, res, time.Since(start))
 }
 

@@ -193,6 +193,10 @@ func checkTools(names []string) (ok, unknown []string) {
 		case slices.Contains(ok, n):
 		case slices.Contains(known, n):
 			ok = append(ok, n)
+		case strings.HasPrefix(n, "mcp__"):
+			// MCP tools by name or pattern ("mcp__github__*"): listing any
+			// restricts the persona to the MCP tools they match.
+			ok = append(ok, n)
 		default:
 			unknown = append(unknown, fmt.Sprintf("%q", n))
 		}

@@ -51,11 +51,12 @@ func Errorf(format string, a ...any) Result {
 type AccessKind int
 
 const (
-	AccessRead    AccessKind = iota // reads files or the store; never asks
-	AccessWrite                     // writes files
-	AccessExecute                   // runs a shell command
-	AccessNetwork                   // fetches a URL
-	AccessMemory                    // writes the workspace memory (always allowed)
+	AccessRead     AccessKind = iota // reads files or the store; never asks
+	AccessWrite                      // writes files
+	AccessExecute                    // runs a shell command
+	AccessNetwork                    // fetches a URL
+	AccessMemory                     // writes the workspace memory (always allowed)
+	AccessExternal                   // calls a tool of an MCP server: anything that server can do
 )
 
 func (k AccessKind) String() string {
@@ -70,6 +71,8 @@ func (k AccessKind) String() string {
 		return "network"
 	case AccessMemory:
 		return "memory"
+	case AccessExternal:
+		return "external"
 	}
 	return fmt.Sprintf("access(%d)", int(k))
 }
@@ -263,4 +266,18 @@ func recheck(ctx context.Context, a Access) error {
 		return &Denied{Reason: "no permission policy to approve " + a.URL}
 	}
 	return g.gate.Allow(ctx, g.tool, a)
+}
+
+type hookDecisionKey struct{}
+
+// WithHookDecision marks ctx with a PreToolUse hook's permission decision
+// ("allow", "deny" or "ask") for the gate to honour.
+func WithHookDecision(ctx context.Context, decision string) context.Context {
+	return context.WithValue(ctx, hookDecisionKey{}, decision)
+}
+
+// HookDecisionOf returns the decision set by WithHookDecision, or "".
+func HookDecisionOf(ctx context.Context) string {
+	d, _ := ctx.Value(hookDecisionKey{}).(string)
+	return d
 }

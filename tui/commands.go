@@ -26,6 +26,8 @@ var slashCommands = []slashCommand{
 	{"/undo", "[N]", "take back the file changes of the last turn (or N turns)"},
 	{"/redo", "", "take back the last undo or rewind"},
 	{"/rewind", "", "pick a turn: files (and optionally the conversation) back to before it"},
+	{"/skills", "", "the Agent Skills found and how the model loads them"},
+	{"/mcp", "", "MCP servers: state, tools, last error"},
 }
 
 // initPrompt is what /init sends.
@@ -78,6 +80,11 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 		return m.undoCommand(name, arg), true
 	case "/rewind":
 		return m.openPanel(pRewind), true
+	case "/mcp":
+		return m.openPanel(pMCP), true
+	case "/skills":
+		m.current().tr.add(&item{kind: kSystem, text: skillsText(m.app.Skills)})
+		return nil, true
 	case "/init":
 		if m.modelErr != nil {
 			m.flash = "sending is disabled: no model is configured"

@@ -21,6 +21,7 @@ const (
 	pSessions
 	pRewind
 	pModels
+	pMCP
 )
 
 // panelHotkey opens (or, pressed again, closes) a panel from anywhere.
@@ -131,7 +132,7 @@ func (m *Model) panelScroll(up bool, n int) {
 				r.tr.scrollDown(m.r, m.w, h, n)
 			}
 		}
-	case pHelp, pTask:
+	case pHelp, pTask, pMCP:
 		if up {
 			m.infoScroll = max(0, m.infoScroll-n)
 		} else {
@@ -193,6 +194,8 @@ func (m *Model) panelLines(w, h int) []string {
 		return m.scrolled(m.helpLines(w), h)
 	case pTask:
 		return m.scrolled(m.taskLines(w), h)
+	case pMCP:
+		return m.scrolled(m.mcpLines(w), h)
 	case pMemory:
 		return m.mem.view(m, w, h)
 	case pOutputs:

@@ -193,6 +193,11 @@ func (t *transcript) apply(e agent.Event) (needFrame bool) {
 		t.add(&item{kind: kNotice, level: "warn", text: retryText(ev)})
 	case agent.Notice:
 		t.add(&item{kind: kNotice, level: ev.Level, text: ev.Text})
+	case agent.HookRan:
+		// Failed and timed-out hooks arrive as warnings (Notice) too.
+		if ev.Outcome == "ok" || ev.Outcome == "blocked" {
+			t.add(&item{kind: kNotice, level: "info", text: hookLine(ev)})
+		}
 	case agent.ErrorEvent:
 		t.endStreams()
 		msg := ev.Message

@@ -25,9 +25,11 @@ import (
 	"polly/memory/window"
 	"polly/personas"
 	"polly/tools"
+	"polly/tools/mcp"
 	"polly/tools/permission"
 	"polly/tools/sandbox"
 	"polly/workspace"
+	"polly/workspace/skills"
 )
 
 // Options open an App.
@@ -39,6 +41,7 @@ type Options struct {
 	LLM        llm.Streamer     // nil: an openai-go client for the configured model
 	Now        func() time.Time // nil: time.Now
 	CacheDir   string           // learned context limits live here; "": the user cache dir's polly/
+	Home       string           // the user's home: user skill folders; "" skips them
 	// DiscoveryWait is how long Open waits for the providers' model lists
 	// (windows) when they are not cached: a headless run waits a moment,
 	// the TUI (0) never does and picks them up from its next run on.
@@ -59,6 +62,8 @@ type App struct {
 	Personas   *personas.Set
 	Policy     *permission.Policy
 	Sandbox    sandbox.Status // what the OS sandbox does for commands here
+	Skills     *skills.Set    // Agent Skills found at start-up
+	MCP        *mcp.Manager   // the MCP servers; nil when none is configured
 	Deps       *agent.Deps
 	Warnings   []string // problems that did not stop start-up, for the user
 
@@ -183,6 +188,16 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		reg.Add(tools.LeadTools(a.Store, root)...)
 	}
 
+	hookSet, hookWarnings, err := hooksOf(cfg, root, cfg.ProjectTrust().Trusted, secretVars)
+	if err != nil {
+		a.Close()
+		return nil, fmt.Errorf("hooks: %w", err)
+	}
+	a.Warnings = append(a.Warnings, hookWarnings...)
+	var mcpWarnings []string
+	a.MCP, mcpWarnings = mcpOf(cfg, root, cfg.ProjectTrust().Trusted, secretVars)
+	a.Warnings = append(a.Warnings, mcpWarnings...)
+
 	a.Deps = &agent.Deps{
 		Store:       a.Store,
 		LLM:         client,
@@ -191,6 +206,8 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		Model:       modelOf(a.Model),
 		Context:     settingsOf(a.Model.Context),
 		Gate:        a.Policy,
+		Hooks:       hookSet,
+		Mode:        string(cfg.Mode),
 		ProjectDir:  root,
 		StateDir:    a.StateDir,
 		Secrets:     secrets,
@@ -203,8 +220,21 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if l := openLimits(opts.CacheDir); l != nil {
 		a.Deps.Limits = l
 	}
+	if a.MCP != nil {
+		a.Deps.Extra = a.MCP
+	}
+	wsDir := ""
 	if a.Workspace != nil {
-		a.Deps.Prompts = prompts{ws: a.Workspace, project: root, now: opts.Now}
+		wsDir = a.Workspace.Dir()
+	}
+	var skillWarnings []string
+	a.Skills, skillWarnings = skills.Discover(skills.Roots(root, opts.Home, wsDir))
+	a.Warnings = append(a.Warnings, skillWarnings...)
+	if a.Skills.Len() > 0 {
+		reg.Add(tools.SkillTool(skillBook{a.Skills}))
+	}
+	a.Deps.Prompts = prompts{ws: a.Workspace, project: root, now: opts.Now, skills: a.Skills.Prompt()}
+	if a.Workspace != nil {
 		a.Deps.Journal = a.Workspace
 		if cfg.Memory.LearnFacts {
 			a.Deps.Facts = a.Workspace
@@ -271,10 +301,11 @@ func retries(n int) int {
 	return n
 }
 
-// Close stops the background retention pass and model discovery (so no
+// Close stops the MCP servers, the background retention pass and model discovery (so no
 // cache write outlives the App), releases the store and removes the
 // commands' TMPDIR.
 func (a *App) Close() error {
+	a.MCP.Close()
 	if a.stopGC != nil {
 		a.stopGC()
 		<-a.gcDone
@@ -302,6 +333,8 @@ func (a *App) Session(ctx context.Context, emit func(agent.Event), id string) (*
 	a.current.Store(s)
 	a.Policy.ResetSession()
 	a.gcOnce.Do(func() { a.startDailyGC(s.ID()) })
+	a.MCP.OnChange(func(st mcp.Status) { emit(mcpNotice(st)) })
+	a.MCP.Start() // in the background; their tools join when ready
 	return s, nil
 }
 
@@ -367,23 +400,42 @@ func settingsOf(c config.ContextSettings) window.Settings {
 	}
 }
 
-// prompts assembles system prompts from the workspace memory.
+// prompts assembles system prompts from the workspace memory (when there
+// is one) and the list of skills.
 type prompts struct {
-	ws      *workspace.Workspace
+	ws      *workspace.Workspace // nil: the bare persona prompt
 	project string
 	now     func() time.Time
+	skills  string // the skills section; "" when there are none
 }
 
 func (p prompts) SystemPrompt(per personas.Persona) (string, error) {
-	now := time.Now()
-	if p.now != nil {
-		now = p.now()
+	text := per.SystemPrompt
+	if p.ws != nil {
+		now := time.Now()
+		if p.now != nil {
+			now = p.now()
+		}
+		pr, err := p.ws.SystemPrompt(workspace.PromptInput{PersonaPrompt: per.SystemPrompt, PersonaName: per.Name, ProjectDir: p.project, Now: now})
+		if err != nil {
+			return "", err
+		}
+		text = pr.Text
 	}
-	pr, err := p.ws.SystemPrompt(workspace.PromptInput{PersonaPrompt: per.SystemPrompt, PersonaName: per.Name, ProjectDir: p.project, Now: now})
-	if err != nil {
-		return "", err
+	// Skills are loaded with read_file or skill; a persona with neither
+	// could not use the list.
+	if p.skills != "" && (per.Tools == nil || per.Allows("read_file")) {
+		text += "\n\n" + p.skills
 	}
-	return pr.Text, nil
+	return text, nil
+}
+
+// skillBook adapts the skill set to the skill tool.
+type skillBook struct{ set *skills.Set }
+
+func (b skillBook) LoadSkill(name string) (string, string, []string, error) {
+	k, body, files, err := b.set.Load(name)
+	return k.Dir, body, files, err
 }
 
 // Home returns the user's home directory, or "" when unknown.

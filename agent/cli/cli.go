@@ -186,6 +186,8 @@ Usage:
                                 remove sessions idle longer than DAYS (default retention.days) and tidy
                                 ERRORS.md and MEMORY.md; prints what went and the bytes freed
   polly models                  list the models of every provider: window, price, where they come from
+  polly skills                  list the Agent Skills found (SKILL.md folders) and broken ones
+  polly mcp list                start the configured MCP servers and list their state and tools
   polly leads list [LIST]       show saved leads (or the lists with counts)
   polly leads export LIST [PATH]  write a lead list as CSV (stdout when no path)
   polly undo [--session ID] [--turns N]   take back the file changes of the last N turns (default 1)
@@ -312,7 +314,8 @@ func run(ctx context.Context, env Env) error {
 		if len(o.args) > 1 {
 			return usagef("polly %s takes flags only (got %q)", cmd, strings.Join(o.args[1:], " "))
 		}
-	case "sessions", "init", "config", "gc", "models":
+	case "mcp": // mcpCommand checks its own arguments
+	case "sessions", "init", "config", "gc", "models", "skills":
 		if len(o.args) > 1 {
 			return usagef("polly %s takes no arguments (got %q)", cmd, strings.Join(o.args[1:], " "))
 		}
@@ -358,6 +361,10 @@ func run(ctx context.Context, env Env) error {
 		return leadsCommand(ctx, env, cfg, o.args[1:])
 	case "undo", "redo", "rewind":
 		return undoCommand(ctx, env, cmd, o)
+	case "skills":
+		return listSkills(ctx, env, cfg)
+	case "mcp":
+		return mcpCommand(ctx, env, cfg, o.args[1:])
 	}
 
 	if o.promptSet {
@@ -376,7 +383,7 @@ func run(ctx context.Context, env Env) error {
 	if env.RunTUI == nil {
 		return usagef("no prompt given (the TUI is not available in this build)")
 	}
-	start := TUIStart{App: app.Options{Config: cfg, ProjectDir: env.Dir, Template: env.Template, LLM: env.LLM}, Persona: cfg.Persona, ModelErr: cfg.CheckModel()}
+	start := TUIStart{App: app.Options{Config: cfg, ProjectDir: env.Dir, Template: env.Template, LLM: env.LLM, Home: env.Home}, Persona: cfg.Persona, ModelErr: cfg.CheckModel()}
 	if o.session != "" {
 		start.ResumeID = o.session
 	}

@@ -40,7 +40,7 @@ func headless(ctx context.Context, env Env, cfg *config.Config, o options) error
 			return err
 		}
 	}
-	a, err := app.Open(ctx, app.Options{Config: cfg, ProjectDir: env.Dir, Template: env.Template, LLM: env.LLM,
+	a, err := app.Open(ctx, app.Options{Config: cfg, ProjectDir: env.Dir, Template: env.Template, LLM: env.LLM, Home: env.Home,
 		DiscoveryWait: app.HeadlessDiscoveryWait})
 	if err != nil {
 		return err
@@ -62,6 +62,12 @@ func headless(ctx context.Context, env Env, cfg *config.Config, o options) error
 	sess, err := a.Session(ctx, p.Event, resume)
 	if err != nil {
 		return &exitError{code: ExitFailed, err: err}
+	}
+	// A headless run has one prompt: give the MCP servers their startup
+	// time so their tools are in the first request.
+	a.MCP.Wait(ctx)
+	for _, w := range mcpProblems(a) {
+		fmt.Fprintf(env.Stderr, "polly: warning: %s\n", w)
 	}
 	persona := cfg.Persona
 	if o.persona != "" {

@@ -84,6 +84,15 @@ func (p *printer) progress(e agent.Event) {
 		fmt.Fprintf(p.stderr, "%s… %s; retrying in %s (attempt %d)\n", who, e.Reason, e.Wait.Round(100*time.Millisecond), e.Attempt+1)
 	case agent.Notice:
 		fmt.Fprintf(p.stderr, "%spolly: %s\n", who, e.Text)
+	case agent.HookRan:
+		// Warnings and timeouts come as notices too; say only what decided something.
+		if e.Outcome == "ok" || e.Outcome == "blocked" {
+			target := ""
+			if e.Target != "" {
+				target = " " + e.Target
+			}
+			fmt.Fprintf(p.stderr, "%s↪ hook %s%s: %s `%s` (%s)\n", who, e.Event, target, e.Outcome, firstLine(e.Command), duration(e.Duration))
+		}
 	case agent.AnchorInjected:
 		fmt.Fprintf(p.stderr, "%s⚓ task anchor #%d after %d tool calls\n", who, e.Number, e.ToolCalls)
 	case agent.SummaryFinished:

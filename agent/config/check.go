@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,6 +68,12 @@ func checkValue(tag string, v reflect.Value) string {
 			if s := v.String(); !strings.HasPrefix(s, "/") && s != "~" && !strings.HasPrefix(s, "~/") {
 				return fmt.Sprintf("expected an absolute path (or one starting with ~/), got %q", s)
 			}
+		case "regex":
+			if s := v.String(); s != "" && s != "*" {
+				if _, err := regexp.Compile(s); err != nil {
+					return fmt.Sprintf("%q is not a valid regular expression: %v", s, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+				}
+			}
 		}
 	}
 	return ""
@@ -83,6 +90,15 @@ func checkKey(tag, key string) string {
 		case "keys=nonempty":
 			if key == "" {
 				return "key must not be empty"
+			}
+		case "keys=oneof=" + strings.TrimPrefix(rule, "keys=oneof="):
+			opts := strings.Split(strings.TrimPrefix(rule, "keys=oneof="), "|")
+			if !slices.Contains(opts, key) {
+				msg := fmt.Sprintf("unknown key %q (expected one of %s)", key, strings.Join(opts, ", "))
+				if c := closest(key, opts); c != "" {
+					msg += fmt.Sprintf(" (did you mean %q?)", c)
+				}
+				return msg
 			}
 		case "keys=header":
 			if key == "" || strings.ContainsFunc(key, func(r rune) bool {

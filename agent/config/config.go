@@ -41,6 +41,11 @@ type Config struct {
 	Sandbox     SandboxSettings     `json:"sandbox"`
 	Memory      MemorySettings      `json:"memory"`
 	Retention   RetentionSettings   `json:"retention"`
+	// Hooks run the user's commands at points of the agent loop, in the
+	// Claude Code schema; MCPServers are MCP servers in the .mcp.json shape.
+	// Project-file entries of both apply only to a trusted project.
+	Hooks      map[string][]HookMatcher `json:"hooks" check:"keys=oneof=PreToolUse|PostToolUse|UserPromptSubmit|Stop|SubagentStop|SessionStart|PreCompact"`
+	MCPServers map[string]MCPServer     `json:"mcp_servers" check:"keys=name"`
 
 	sources  map[string]Source // field path → where its value came from; absent = default
 	baseURL  string            // OPENAI_BASE_URL / --base-url: replaces the active provider's base URL
@@ -51,6 +56,7 @@ type Config struct {
 	cacheDir string            // $XDG_CACHE_HOME/polly or ~/.cache/polly; "" when unknown
 	facts    ModelFacts        // windows learned and discovered at run time; nil: none
 	warnings []string
+	mcpFile  map[string]MCPServer // the project's .mcp.json "mcpServers"
 
 	opts        LoadOptions  // what Load was given, for Reload
 	trust       ProjectTrust // the project settings that need trust
@@ -182,6 +188,35 @@ type MemorySettings struct {
 // RetentionSettings bound what the project's .agent/ keeps (polly gc).
 type RetentionSettings struct {
 	Days int `json:"days" check:"min=1"` // sessions idle longer than this are removed
+}
+
+// HookMatcher is one entry of a hook event: the commands to run when the
+// matcher (a regular expression over tool names; "" or "*" match all)
+// matches.
+type HookMatcher struct {
+	Matcher string        `json:"matcher" check:"regex"`
+	Hooks   []HookCommand `json:"hooks"`
+}
+
+// HookCommand is one hook: a shell command with a timeout in seconds
+// (0: the default).
+type HookCommand struct {
+	Type    string `json:"type" check:"oneof=command"`
+	Command string `json:"command" check:"nonempty"`
+	Timeout int    `json:"timeout" check:"min=0"`
+}
+
+// MCPServer is one MCP server: a command speaking stdio, or (type "http")
+// a streamable-HTTP URL.
+type MCPServer struct {
+	Type           string            `json:"type" check:"oneof=stdio|http|streamable-http|sse"`
+	Command        string            `json:"command"`
+	Args           []string          `json:"args"`
+	Env            map[string]string `json:"env" check:"keys=nonempty secret"`
+	Cwd            string            `json:"cwd"`
+	URL            string            `json:"url" check:"url"`
+	Headers        map[string]string `json:"headers" check:"keys=header secret"`
+	StartupTimeout int               `json:"startup_timeout_seconds" check:"min=1"` // 0: the default
 }
 
 // TUISettings are display preferences.

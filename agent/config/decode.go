@@ -162,6 +162,9 @@ func (d *decoder) mergeSlice(v reflect.Value, n *node, field string, at int, tag
 			return err
 		}
 		v.Set(reflect.Append(v, elem))
+		if _, set := d.c.sources[path]; !set {
+			d.c.sources[path] = d.source(e.off) // objects in arrays (hooks) have no leaf of their own
+		}
 	}
 	return nil
 }

@@ -28,7 +28,7 @@ func TestOverridesMirrorSettings(t *testing.T) {
 // Every check tag must name a known rule, or a typo would silently disable it.
 func TestCheckTagsAreKnown(t *testing.T) {
 	known := map[string]bool{"min": true, "max": true, "gt": true, "oneof": true, "nonempty": true, "name": true,
-		"url": true, "envname": true, "path": true, "secret": true, "keys": true}
+		"url": true, "envname": true, "path": true, "regex": true, "secret": true, "keys": true}
 	var walk func(reflect.Type, int)
 	walk = func(ty reflect.Type, depth int) {
 		for ty.Kind() == reflect.Pointer || ty.Kind() == reflect.Slice || ty.Kind() == reflect.Map {

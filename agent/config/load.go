@@ -87,6 +87,9 @@ func load(opts LoadOptions, read func(string) ([]byte, error)) (*Config, error) 
 		if err := c.mergeFile(read, path, projectFile, KindProjectFile, false, c.holdUntrusted(read)); err != nil {
 			return nil, err
 		}
+		if err := c.mergeMCPFile(read, opts.ProjectDir); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.mergeEnv(getenv); err != nil {
 		return nil, err
@@ -103,6 +106,9 @@ func load(opts LoadOptions, read func(string) ([]byte, error)) (*Config, error) 
 		return nil, err
 	}
 	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	if err := c.checkExtensions(); err != nil {
 		return nil, err
 	}
 	c.warnings = append(c.warnings, c.collectWarnings()...)

@@ -198,6 +198,9 @@ func (c *Config) groups() [][]Value {
 		}
 	}
 	groups = append(groups, sb)
+	if ext := c.extensionValues(); len(ext) > 0 {
+		groups = append(groups, ext)
+	}
 
 	var provs []Value
 	for _, p := range slices.Sorted(maps.Keys(c.Providers)) {

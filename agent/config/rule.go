@@ -44,7 +44,8 @@ func checkToolName(tool string) error {
 		return fmt.Errorf("missing tool name before \"(\"")
 	}
 	for i, r := range tool {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_' || i > 0 && (r >= '0' && r <= '9' || r == '-')) {
+		// '*' makes a pattern of tool names, for MCP tools: "mcp__github__*".
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '_' || i > 0 && (r >= '0' && r <= '9' || r == '-' || r == '*')) {
 			return fmt.Errorf("%q is not a tool name (expected something like run_command or write_file)", tool)
 		}
 	}

@@ -254,6 +254,8 @@ func (p *Policy) Decide(tool string, a tools.Access) Decision {
 		return p.decideExec(tool, a)
 	case tools.AccessNetwork:
 		return p.decideNetwork(tool, a)
+	case tools.AccessExternal:
+		return p.decideExternal(tool, a)
 	}
 	return Decision{Verdict: Asks, Scope: store.ScopeMode, Kind: a.Kind.String(), Key: tool + "\x00" + a.Kind.String(),
 		Covers: "calls of " + tool, Reason: "has an effect the permission policy does not know (" + a.Kind.String() + ")"}
@@ -853,7 +855,7 @@ func (p *Policy) Grant(ctx context.Context, tool string, a tools.Access) (contex
 
 // allow decides, asks when needed, logs, and returns the grant.
 func (p *Policy) allow(ctx context.Context, tool string, a tools.Access) (sandbox.Grant, error) {
-	d := p.Decide(tool, a)
+	d := p.hookDecision(ctx, p.Decide(tool, a))
 	switch d.Verdict {
 	case Allowed:
 		p.log(ctx, tool, d, true, d.Scope, d.Reason)

@@ -183,7 +183,7 @@ func (r compiledRule) matchPlace(pl place, root string, all bool) bool {
 
 func firstRule(rules []compiledRule, tool string, match func(compiledRule) bool) (compiledRule, bool) {
 	for _, r := range rules {
-		if r.Tool == tool && match(r) {
+		if toolMatches(r.Tool, tool) && match(r) {
 			return r, true
 		}
 	}

@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"polly/agent/llmtest"
+)
+
+// buildDemoServer compiles the test MCP server (tools/mcp/testdata/server)
+// into the test's temp dir.
+func buildDemoServer(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "demo-server")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../tools/mcp/testdata/server").CombinedOutput(); err != nil {
+		t.Fatalf("build the MCP test server: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// Must show (issue 15 #1): a stdio MCP server built by the test: its tools
+// are listed in the first request, a call through the real loop returns
+// its result to the model, an error result comes back as an error; a
+// server that exits at start and one that hangs on initialize are reported
+// and do not stop the run; a tool with a schema the provider would reject
+// is left out with a warning. The API key never reaches the server.
+func TestMCPServerThroughTheLoop(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-test-must-not-leak-0000")
+	bin := buildDemoServer(t)
+	srv := llmtest.NewServer(t,
+		llmtest.Call("mcp__demo__echo", `{"text":"ping"}`),
+		llmtest.Call("mcp__demo__fail", `{}`),
+		llmtest.Text("done"),
+	)
+	env, polly := cliEnv(t, srv.URL(), nil)
+	userConfig(t, env, `{
+  "permissions": {"allow": ["mcp__demo__*"]},
+  "mcp_servers": {
+    "demo": {"command": "`+bin+`", "args": ["ok"], "env": {"DEMO_TOKEN": "tok-9"}},
+    "broken": {"command": "`+bin+`", "args": ["exit"]},
+    "slow": {"command": "`+bin+`", "args": ["hang"], "startup_timeout_seconds": 1}
+  }
+}`)
+	r := polly("-p", "use the demo server")
+	if r.code != 0 || r.stdout != "done\n" {
+		t.Fatalf("code=%d stdout=%q stderr=%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{
+		"MCP server broken failed: could not start",
+		"GITHUB_TOKEN is not set",
+		"MCP server slow failed: could not start: no answer within the startup timeout of 1s",
+		"MCP server demo is ready (4 tools); left out: picky:",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Fatalf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	var mcpTools []string
+	for _, n := range reqs[0].Tools {
+		if strings.HasPrefix(n, "mcp__") {
+			mcpTools = append(mcpTools, n)
+		}
+	}
+	if strings.Join(mcpTools, ",") != "mcp__demo__crash,mcp__demo__echo,mcp__demo__fail,mcp__demo__picture" {
+		t.Fatalf("MCP tools offered = %v", mcpTools)
+	}
+	got := reqs[1].LastMessage()
+	if got.Role != "tool" || !strings.Contains(got.Content, "echo: ping") || !strings.Contains(got.Content, "token=tok-9") {
+		t.Fatalf("the MCP result did not reach the model: %+v", got)
+	}
+	if strings.Contains(got.Content, "sk-test") || !strings.Contains(got.Content, "key=,") {
+		t.Fatalf("the API key reached the MCP server: %q", got.Content)
+	}
+	if got := reqs[2].LastMessage().Content; !strings.Contains(got, "disk on fire") {
+		t.Fatalf("error result = %q", got)
+	}
+
+	r = polly("mcp", "list")
+	if r.code != 1 || !strings.Contains(r.stdout, "demo") || !strings.Contains(r.stdout, "ready") || !strings.Contains(r.stdout, "mcp__demo__echo") ||
+		!strings.Contains(r.stdout, "failed") || !strings.Contains(r.stdout, "left out picky") {
+		t.Fatalf("polly mcp list: code=%d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// Without a rule an MCP tool needs approval (denied headless, with what to
+// do); yolo runs it.
+func TestMCPPermissions(t *testing.T) {
+	bin := buildDemoServer(t)
+	srv := llmtest.NewServer(t,
+		llmtest.Call("mcp__demo__echo", `{"text":"a"}`), llmtest.Text("asked"),
+		llmtest.Call("mcp__demo__echo", `{"text":"b"}`), llmtest.Text("ran"),
+	)
+	env, polly := cliEnv(t, srv.URL(), nil)
+	userConfig(t, env, `{"mcp_servers": {"demo": {"command": "`+bin+`", "args": ["ok"]}}}`)
+	if r := polly("-p", "echo"); r.code != 0 {
+		t.Fatalf("code=%d stderr=%s", r.code, r.stderr)
+	}
+	if got := srv.Requests()[1].LastMessage().Content; !strings.Contains(got, "needs approval") || !strings.Contains(got, "mcp__demo__*") || strings.Contains(got, "echo: a") {
+		t.Fatalf("ask mode headless: %q", got)
+	}
+	if r := polly("-p", "echo", "--yolo"); r.code != 0 {
+		t.Fatalf("code=%d stderr=%s", r.code, r.stderr)
+	}
+	if got := srv.Requests()[3].LastMessage().Content; !strings.Contains(got, "echo: b") {
+		t.Fatalf("yolo: %q", got)
+	}
+}
+
+// A project's .mcp.json is listed and ignored until the project is trusted;
+// a .mcp.json with a wrong type stops Polly with exit 2 naming file, line
+// and field.
+func TestProjectMCPFile(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Text("ok"))
+	env, polly := cliEnv(t, srv.URL(), nil)
+	writeFile(t, filepath.Join(env.Dir, ".mcp.json"), `{"mcpServers": {"evil": {"command": "touch", "args": ["`+filepath.Join(env.Dir, "pwned")+`"]}}}`)
+	r := polly("-p", "hi")
+	if r.code != 0 || !strings.Contains(r.stderr, "project MCP servers ignored: the project is not trusted") || !strings.Contains(r.stderr, "evil (project .mcp.json:1)") {
+		t.Fatalf("untrusted: code=%d stderr=%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(env.Dir, "pwned")); err == nil {
+		t.Fatal("an untrusted .mcp.json ran its command")
+	}
+	for _, n := range srv.Last().Tools {
+		if strings.HasPrefix(n, "mcp__") {
+			t.Fatalf("an untrusted server's tool was offered: %s", n)
+		}
+	}
+	writeFile(t, filepath.Join(env.Dir, ".mcp.json"), "{\n  \"mcpServers\": {\n    \"demo\": {\"command\": \"x\", \"args\": \"--fast\"}\n  }\n}\n")
+	r = polly("-p", "hi")
+	if r.code != 2 || !strings.Contains(r.stderr, ".mcp.json:3:") || !strings.Contains(r.stderr, "mcpServers.demo.args: expected an array") {
+		t.Fatalf("bad .mcp.json: code=%d stderr=%s", r.code, r.stderr)
+	}
+	writeFile(t, filepath.Join(env.Dir, ".mcp.json"), `{"mcpServers": {"web": {"type": "http"}}}`)
+	if r := polly("-p", "hi"); r.code != 2 || !strings.Contains(r.stderr, `mcpServers.web: type "http" needs a url`) {
+		t.Fatalf("http without url: code=%d stderr=%s", r.code, r.stderr)
+	}
+}

@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"polly/agent/llmtest"
+)
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Must show (issue 15 #2): a skill in .agents/skills is listed by its
+// description in the first request and its body is not; after the model
+// reads its SKILL.md the body is in the next request; the skill tool
+// loads a user skill with its files; a broken SKILL.md is skipped with a
+// warning naming it.
+func TestSkillsProgressiveDisclosure(t *testing.T) {
+	srv := llmtest.NewServer(t,
+		llmtest.Call("read_file", `{"path":".agents/skills/release-notes/SKILL.md"}`),
+		llmtest.Call("skill", `{"name":"user-style"}`),
+		llmtest.Text("done"),
+	)
+	env, polly := cliEnv(t, srv.URL(), nil)
+	writeFile(t, filepath.Join(env.Dir, ".agents/skills/release-notes/SKILL.md"),
+		"---\nname: release-notes\ndescription: Write release notes from the git log.\n---\n# Release notes\nBODY-MARKER-7: group commits by type.\n")
+	writeFile(t, filepath.Join(env.Dir, ".claude/skills/bad/SKILL.md"), "---\nname: bad\ndescription: [unclosed\n---\nbroken\n")
+	writeFile(t, filepath.Join(env.Home, ".claude/skills/user-style/SKILL.md"),
+		"---\nname: user-style\ndescription: The user's writing style.\n---\nUSER-BODY-3: short sentences.\n")
+	writeFile(t, filepath.Join(env.Home, ".claude/skills/user-style/examples/good.md"), "example\n")
+
+	r := polly("-p", "write the release notes")
+	if r.code != 0 || r.stdout != "done\n" {
+		t.Fatalf("code=%d stdout=%q stderr=%s", r.code, r.stdout, r.stderr)
+	}
+	bad := filepath.Join(env.Dir, ".claude/skills/bad/SKILL.md")
+	if !strings.Contains(r.stderr, "warning: skill skipped: "+bad+": front matter is not valid YAML") {
+		t.Fatalf("no warning naming the broken file:\n%s", r.stderr)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	sys := reqs[0].Messages[0]
+	if sys.Role != "system" || !strings.Contains(sys.Content, "- release-notes: Write release notes from the git log.") ||
+		!strings.Contains(sys.Content, "- user-style: The user's writing style.") || !strings.Contains(sys.Content, "call the skill tool") {
+		t.Fatalf("system prompt does not list the skills:\n%s", sys.Content)
+	}
+	for _, m := range reqs[0].Messages {
+		if strings.Contains(m.Content, "BODY-MARKER-7") || strings.Contains(m.Content, "USER-BODY-3") || strings.Contains(m.Content, "name: bad") {
+			t.Fatalf("first request carries a skill body or a broken skill: %q", m.Content)
+		}
+	}
+	if !contains(reqs[0].Tools, "skill") {
+		t.Fatalf("skill tool not offered: %v", reqs[0].Tools)
+	}
+	if got := reqs[1].LastMessage(); got.Role != "tool" || !strings.Contains(got.Content, "BODY-MARKER-7") {
+		t.Fatalf("after read_file the body is not in the request: %+v", got)
+	}
+	got := reqs[2].LastMessage().Content
+	if !strings.Contains(got, "USER-BODY-3: short sentences.") || !strings.Contains(got, "- examples/good.md") || strings.Contains(got, "description:") {
+		t.Fatalf("skill tool result = %q", got)
+	}
+
+	r = polly("skills")
+	if r.code != 0 || !strings.Contains(r.stdout, "release-notes") || !strings.Contains(r.stdout, "~/.claude/skills") ||
+		!strings.Contains(r.stderr, bad) {
+		t.Fatalf("polly skills: code=%d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// A skill folder outside the project is read without a question even in
+// ask mode headless (where a question would be a denial). The model takes
+// the path from the listing in the system prompt, as a real one would.
+func TestSkillReadOutsideProjectNeverAsks(t *testing.T) {
+	srv := llmtest.NewServer(t,
+		llmtest.Func(func(req llmtest.Request) llmtest.Step {
+			sys := req.Messages[0].Content
+			_, rest, _ := strings.Cut(sys, "- lint: Lint the code. (")
+			path, _, _ := strings.Cut(rest, ")")
+			return llmtest.Call("read_file", `{"path":"`+path+`"}`)
+		}),
+		llmtest.Text("ok"),
+	)
+	env, polly := cliEnv(t, srv.URL(), map[string]string{"POLLY_MODE": "ask"})
+	writeFile(t, filepath.Join(env.Home, ".config/agents/skills/lint/SKILL.md"), "---\nname: lint\ndescription: Lint the code.\n---\nLINT-BODY\n")
+	r := polly("-p", "lint it")
+	if r.code != 0 {
+		t.Fatalf("code=%d stderr=%s", r.code, r.stderr)
+	}
+	if got := srv.Last().LastMessage(); !strings.Contains(got.Content, "LINT-BODY") {
+		t.Fatalf("the read of a user skill did not return its body: %q", got.Content)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

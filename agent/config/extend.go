@@ -1,0 +1,162 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// MCPFile is the project's MCP server file, in Claude Code's shape.
+const MCPFile = ".mcp.json"
+
+// mcpFile is the shape of .mcp.json.
+type mcpFile struct {
+	MCPServers map[string]MCPServer `json:"mcpServers" check:"keys=name"`
+}
+
+// mergeMCPFile reads <project>/.mcp.json with the same located errors as
+// the config files. Its servers are kept apart: they apply only when the
+// project is trusted.
+func (c *Config) mergeMCPFile(read func(string) ([]byte, error), projectDir string) error {
+	data, err := read(filepath.Join(projectDir, MCPFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return &Error{File: MCPFile, Msg: "cannot read: " + err.Error(), Err: err}
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	root, err := parseDocument(data)
+	if err != nil {
+		var pe *posError
+		if !errors.As(err, &pe) {
+			return &Error{File: MCPFile, Msg: err.Error(), Err: err}
+		}
+		line, col := lineCol(data, pe.off)
+		return &Error{File: MCPFile, Line: line, Col: col, Msg: pe.msg}
+	}
+	if root == nil {
+		return nil
+	}
+	var f mcpFile
+	d := decoder{c: c, l: layer{kind: KindProjectFile, detail: MCPFile, data: data}}
+	if err := d.merge(reflect.ValueOf(&f).Elem(), root, "", root.off, ""); err != nil {
+		return err
+	}
+	c.mcpFile = f.MCPServers
+	return nil
+}
+
+// checkExtensions checks what the field rules cannot: an MCP server needs
+// a command or a URL that fits its type.
+func (c *Config) checkExtensions() error {
+	check := func(prefix string, servers map[string]MCPServer) error {
+		for _, name := range slices.Sorted(maps.Keys(servers)) {
+			s := servers[name]
+			path := joinPath(prefix, name)
+			switch {
+			case s.isHTTP() && s.URL == "":
+				return sourceError(c.Source(path), path, fmt.Sprintf("type %q needs a url", s.Type))
+			case !s.isHTTP() && s.Command == "":
+				if s.URL != "" {
+					return sourceError(c.Source(path), path, `has a url but no "type": "http"`)
+				}
+				return sourceError(c.Source(path), path, `needs a "command" (a stdio server) or "type": "http" and a "url"`)
+			}
+		}
+		return nil
+	}
+	if err := check("mcp_servers", c.MCPServers); err != nil {
+		return err
+	}
+	return check("mcpServers", c.mcpFile)
+}
+
+func (s MCPServer) isHTTP() bool {
+	return s.Type == "http" || s.Type == "streamable-http" || s.Type == "sse"
+}
+
+// Transport is "stdio", "http" (streamable HTTP) or "sse".
+func (s MCPServer) Transport() string {
+	switch {
+	case s.Type == "sse":
+		return "sse"
+	case s.isHTTP():
+		return "http"
+	}
+	return "stdio"
+}
+
+// HookEntry is one matcher of a hook event with where it was set.
+type HookEntry struct {
+	Event   string
+	Matcher HookMatcher
+	Source  Source
+}
+
+// HookEntries lists every configured hook matcher, events in a fixed
+// order, each event's entries in layer order (user file first).
+func (c *Config) HookEntries() []HookEntry {
+	var out []HookEntry
+	for _, ev := range slices.Sorted(maps.Keys(c.Hooks)) {
+		for i, m := range c.Hooks[ev] {
+			out = append(out, HookEntry{Event: ev, Matcher: m, Source: c.Source(indexPath(joinPath("hooks", ev), i))})
+		}
+	}
+	return out
+}
+
+// MCPEntry is one configured MCP server with where it was set.
+type MCPEntry struct {
+	Name   string
+	Server MCPServer
+	Source Source
+}
+
+// MCPServerEntries lists the MCP servers of the config files and of the
+// project's .mcp.json, sorted by name; a config-file entry wins over a
+// .mcp.json entry of the same name.
+func (c *Config) MCPServerEntries() []MCPEntry {
+	var out []MCPEntry
+	for _, name := range slices.Sorted(maps.Keys(c.MCPServers)) {
+		out = append(out, MCPEntry{Name: name, Server: c.MCPServers[name], Source: c.Source(joinPath("mcp_servers", name))})
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.mcpFile)) {
+		if _, dup := c.MCPServers[name]; dup {
+			continue
+		}
+		out = append(out, MCPEntry{Name: name, Server: c.mcpFile[name], Source: c.Source(joinPath("mcpServers", name))})
+	}
+	slices.SortStableFunc(out, func(a, b MCPEntry) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// extensionValues are the hooks and MCP servers as `polly config` shows
+// them: one line per hook command and per server.
+func (c *Config) extensionValues() []Value {
+	var out []Value
+	for _, e := range c.HookEntries() {
+		key := fmt.Sprintf("hooks.%s[%q]", e.Event, e.Matcher.Matcher)
+		for _, h := range e.Matcher.Hooks {
+			out = append(out, Value{Key: key, Value: h.Command, Source: e.Source})
+		}
+	}
+	for _, e := range c.MCPServerEntries() {
+		what := e.Server.URL
+		if e.Server.Transport() == "stdio" {
+			what = strings.TrimSpace(e.Server.Command + " " + strings.Join(e.Server.Args, " "))
+		}
+		prefix := "mcp_servers."
+		if e.Source.Detail == MCPFile {
+			prefix = "mcpServers."
+		}
+		out = append(out, Value{Key: prefix + e.Name, Value: e.Server.Transport() + " " + what, Source: e.Source})
+	}
+	return out
+}

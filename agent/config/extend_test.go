@@ -1,0 +1,56 @@
+package config
+
+import (
+	"errors"
+	"io/fs"
+	"strings"
+	"testing"
+)
+
+// Hooks and MCP servers load from the user file, the project file and
+// .mcp.json with where each came from; `polly config` shows them; errors
+// name the file, line and field.
+func TestExtensionsLoad(t *testing.T) {
+	files := map[string]string{
+		"/home/u/.config/polly/config.json": `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 5}]}]},
+ "mcp_servers": {"db": {"command": "db-mcp", "args": ["--ro"]}}}`,
+		"/p/.agent/config.json": `{"hooks": {"PreToolUse": [{"matcher": "Edit|Write", "hooks": [{"command": "fmt.sh"}]}]}}`,
+		"/p/.mcp.json":          `{"mcpServers": {"web": {"type": "http", "url": "https://mcp.example.com/mcp"}, "db": {"command": "other"}}}`,
+	}
+	read := func(p string) ([]byte, error) {
+		if s, ok := files[p]; ok {
+			return []byte(s), nil
+		}
+		return nil, fs.ErrNotExist
+	}
+	c, err := load(LoadOptions{ProjectDir: "/p", Home: "/home/u"}, read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooks := c.HookEntries()
+	if len(hooks) != 2 || hooks[0].Matcher.Matcher != "Bash" || hooks[0].Source.Kind != KindUserFile || hooks[1].Source.Kind != KindProjectFile ||
+		hooks[1].Source.Detail != ".agent/config.json" || hooks[0].Matcher.Hooks[0].Timeout != 5 {
+		t.Fatalf("hooks = %+v", hooks)
+	}
+	servers := c.MCPServerEntries()
+	if len(servers) != 2 || servers[0].Name != "db" || servers[0].Server.Command != "db-mcp" || servers[0].Source.Kind != KindUserFile ||
+		servers[1].Name != "web" || servers[1].Server.Transport() != "http" || servers[1].Source.String() != "project .mcp.json:1" {
+		t.Fatalf("servers = %+v", servers)
+	}
+	var b strings.Builder
+	if err := c.Print(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`hooks.PreToolUse["Bash"]`, "./guard.sh", "mcp_servers.db", "stdio db-mcp --ro", "mcpServers.web", "http https://mcp.example.com/mcp"} {
+		if !strings.Contains(b.String(), want) {
+			t.Fatalf("polly config lacks %q:\n%s", want, b.String())
+		}
+	}
+
+	files["/p/.mcp.json"] = "{\"mcpServers\": {\n  \"web\": {\"type\": \"websocket\", \"url\": \"https://x\"}}}"
+	_, err = load(LoadOptions{ProjectDir: "/p", Home: "/home/u"}, read)
+	var ce *Error
+	if !errors.As(err, &ce) || ce.File != ".mcp.json" || ce.Line != 2 || ce.Field != "mcpServers.web.type" {
+		t.Fatalf("bad type: %v", err)
+	}
+}

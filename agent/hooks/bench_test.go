@@ -1,0 +1,30 @@
+package hooks
+
+import (
+	"context"
+	"testing"
+)
+
+// The cost a tool call pays when hooks exist but none matches it.
+func BenchmarkFireNoMatch(b *testing.B) {
+	s, _ := New([]Hook{{Event: PreToolUse, Matcher: "Bash", Command: "true"}, {Event: PostToolUse, Matcher: "Edit|Write", Command: "true"}}, Options{Dir: b.TempDir()})
+	in := Input{HookEventName: PreToolUse, ToolName: "read_file"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := s.Fire(context.Background(), in, "read_file"); len(r.Runs) != 0 {
+			b.Fatal(r)
+		}
+	}
+}
+
+// One matching hook: bash started, the event written to it, its exit read.
+func BenchmarkFireOneHook(b *testing.B) {
+	s, _ := New([]Hook{{Event: PreToolUse, Matcher: "Bash", Command: "cat >/dev/null"}}, Options{Dir: b.TempDir()})
+	in := Input{HookEventName: PreToolUse, ToolName: "run_command"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := s.Fire(context.Background(), in, "run_command"); len(r.Runs) != 1 || r.Runs[0].Outcome != "ok" {
+			b.Fatal(r)
+		}
+	}
+}

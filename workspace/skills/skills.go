@@ -1,0 +1,279 @@
+// Package skills finds Agent Skills — folders holding a SKILL.md with YAML
+// front matter (name, description) and instructions — in the places the
+// peers use, so a user's existing skills work unchanged. Only names and
+// descriptions go into the system prompt (progressive disclosure); the body
+// is loaded when the model asks for it.
+package skills
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// FileName is the file that makes a folder a skill.
+const FileName = "SKILL.md"
+
+// Limits: a SKILL.md larger than maxFile is not a skill; descriptions are
+// capped in the prompt as the Agent Skills spec caps them.
+const (
+	maxFile        = 1 << 20
+	maxDescription = 1024
+	maxName        = 64
+	maxListed      = 200 // files listed with a loaded skill
+)
+
+// Skill is one discovered skill.
+type Skill struct {
+	Name        string
+	Description string
+	Dir         string // absolute folder of the skill
+	File        string // absolute path of its SKILL.md
+	Root        string // where it was found, for people: "project .agents/skills"
+}
+
+// Root is a folder whose subfolders may be skills.
+type Root struct {
+	Dir   string
+	Label string
+}
+
+// Roots lists the places skills are looked for, most specific first: the
+// project's .agents/skills and .claude/skills, the user's
+// ~/.config/agents/skills and ~/.claude/skills, then the workspace's
+// skills/. Empty inputs skip their places.
+func Roots(projectDir, home, workspaceDir string) []Root {
+	var out []Root
+	if projectDir != "" {
+		out = append(out,
+			Root{filepath.Join(projectDir, ".agents", "skills"), "project .agents/skills"},
+			Root{filepath.Join(projectDir, ".claude", "skills"), "project .claude/skills"})
+	}
+	if home != "" {
+		out = append(out,
+			Root{filepath.Join(home, ".config", "agents", "skills"), "~/.config/agents/skills"},
+			Root{filepath.Join(home, ".claude", "skills"), "~/.claude/skills"})
+	}
+	if workspaceDir != "" {
+		out = append(out, Root{filepath.Join(workspaceDir, "skills"), "workspace skills/"})
+	}
+	return out
+}
+
+// Set is the discovered skills in discovery order. It is read-only after
+// Discover and safe for concurrent use.
+type Set struct {
+	list []Skill
+}
+
+// Discover reads every <root>/<folder>/SKILL.md. A missing root is
+// skipped; a SKILL.md that cannot be used is skipped with a warning naming
+// the file. When two roots hold a skill of the same name, the first (more
+// specific) one wins and the other is reported.
+func Discover(roots []Root) (*Set, []string) {
+	s := &Set{}
+	var warnings []string
+	seen := map[string]string{}
+	for _, r := range roots {
+		entries, err := os.ReadDir(r.Dir)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
+				warnings = append(warnings, fmt.Sprintf("skills in %s: %v", r.Dir, err))
+			}
+			continue
+		}
+		for _, e := range entries {
+			dir := filepath.Join(r.Dir, e.Name())
+			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+				continue // a stray file, or a broken link
+			}
+			file := filepath.Join(dir, FileName)
+			data, err := readLimited(file)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				warnings = append(warnings, fmt.Sprintf("skill skipped: %s: %v", file, err))
+				continue
+			}
+			m, _, err := Parse(data)
+			if err != nil {
+				warnings = append(warnings, fmt.Sprintf("skill skipped: %s: %v", file, err))
+				continue
+			}
+			if first, dup := seen[m.Name]; dup {
+				warnings = append(warnings, fmt.Sprintf("skill skipped: %s: the name %q is taken by %s", file, m.Name, first))
+				continue
+			}
+			seen[m.Name] = file
+			s.list = append(s.list, Skill{Name: m.Name, Description: m.Description, Dir: dir, File: file, Root: r.Label})
+		}
+	}
+	return s, warnings
+}
+
+// Meta is a SKILL.md's front matter (fields Polly does not use are ignored).
+type Meta struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+}
+
+// Parse splits a SKILL.md into its front matter and body and checks the
+// two required fields.
+func Parse(data []byte) (Meta, string, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	text := strings.ReplaceAll(string(data), "\r\n", "\n")
+	rest, ok := strings.CutPrefix(text, "---\n")
+	if !ok {
+		return Meta{}, "", errors.New("no front matter: the file must start with a line \"---\", then name: and description:, then \"---\"")
+	}
+	front, body, ok := strings.Cut(rest, "\n---\n")
+	if !ok {
+		front, ok = strings.CutSuffix(strings.TrimRight(rest, "\n"), "\n---")
+		if !ok {
+			return Meta{}, "", errors.New("front matter is not closed by a line \"---\"")
+		}
+		body = ""
+	}
+	var m Meta
+	if err := yaml.Unmarshal([]byte(front), &m); err != nil {
+		return Meta{}, "", fmt.Errorf("front matter is not valid YAML: %v", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	m.Name, m.Description = strings.TrimSpace(m.Name), strings.TrimSpace(m.Description)
+	switch {
+	case m.Name == "":
+		return Meta{}, "", errors.New("front matter has no name")
+	case len(m.Name) > maxName || strings.ContainsAny(m.Name, " \t\n/\\"):
+		return Meta{}, "", fmt.Errorf("name %q must be at most %d characters without spaces or slashes", m.Name, maxName)
+	case m.Description == "":
+		return Meta{}, "", errors.New("front matter has no description")
+	}
+	return m, strings.TrimLeft(body, "\n"), nil
+}
+
+func readLimited(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxFile {
+		return nil, fmt.Errorf("larger than %d bytes", maxFile)
+	}
+	return data, nil
+}
+
+// All returns the skills in discovery order (a copy).
+func (s *Set) All() []Skill {
+	if s == nil {
+		return nil
+	}
+	return slices.Clone(s.list)
+}
+
+// Len is the number of skills.
+func (s *Set) Len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.list)
+}
+
+// Find returns the skill with that name.
+func (s *Set) Find(name string) (Skill, bool) {
+	if s == nil {
+		return Skill{}, false
+	}
+	for _, k := range s.list {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return Skill{}, false
+}
+
+// Dirs are the skill folders, for the read permission and the UI.
+func (s *Set) Dirs() []string {
+	var out []string
+	for _, k := range s.All() {
+		out = append(out, k.Dir)
+	}
+	return out
+}
+
+// Prompt is the system prompt section: each skill's name, description and
+// SKILL.md path, and how to load one. "" when there are no skills.
+func (s *Set) Prompt() string {
+	if s.Len() == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("# Skills\n\n")
+	b.WriteString("Skills are folders of instructions for particular kinds of work. Only their names and descriptions are listed here. " +
+		"Before you start work that a skill covers, load it: call the skill tool with its name, or read its SKILL.md with read_file " +
+		"(the path is given). Then follow its instructions; paths it mentions are relative to its folder.\n")
+	for _, k := range s.list {
+		desc := k.Description
+		if r := []rune(desc); len(r) > maxDescription {
+			desc = string(r[:maxDescription]) + "…"
+		}
+		desc = strings.Join(strings.Fields(desc), " ")
+		fmt.Fprintf(&b, "\n- %s: %s (%s)", k.Name, desc, k.File)
+	}
+	return b.String()
+}
+
+// Load returns a skill's instructions (SKILL.md without its front matter)
+// and the files of its folder, relative to it.
+func (s *Set) Load(name string) (Skill, string, []string, error) {
+	k, ok := s.Find(name)
+	if !ok {
+		var names []string
+		for _, x := range s.All() {
+			names = append(names, x.Name)
+		}
+		return Skill{}, "", nil, fmt.Errorf("no skill named %q (skills: %s)", name, strings.Join(names, ", "))
+	}
+	data, err := readLimited(k.File)
+	if err != nil {
+		return k, "", nil, fmt.Errorf("read %s: %w", k.File, err)
+	}
+	_, body, err := Parse(data)
+	if err != nil {
+		return k, "", nil, fmt.Errorf("%s: %w", k.File, err)
+	}
+	var files []string
+	walkErr := filepath.WalkDir(k.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // an unreadable subfolder is left out
+		}
+		if d.IsDir() {
+			if p != k.Dir && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if len(files) >= maxListed {
+			return fs.SkipAll
+		}
+		rel, _ := filepath.Rel(k.Dir, p)
+		files = append(files, filepath.ToSlash(rel))
+		return nil
+	})
+	if walkErr != nil {
+		return k, body, files, fmt.Errorf("list %s: %w", k.Dir, walkErr)
+	}
+	return k, body, files, nil
+}
