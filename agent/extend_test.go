@@ -81,7 +81,7 @@ func TestLateToolsJoinTheNextRequest(t *testing.T) {
 	if slices.Contains(reqs[0].Tools, "mcp__late__ping") || !slices.Contains(reqs[1].Tools, "mcp__late__ping") {
 		t.Fatalf("tools: first %v, second %v", reqs[0].Tools, reqs[1].Tools)
 	}
-	if got := reqs[2].LastMessage(); got.Role != "tool" || strings.Contains(got.Content, "unknown tool") {
+	if got := reqs[2].LastTurn(); got.Role != "tool" || strings.Contains(got.Content, "unknown tool") {
 		t.Fatalf("the late tool did not run: %+v", got)
 	}
 }

@@ -254,7 +254,7 @@ func ToolNames() []string {
 	all = append(all, tools.WebTools(tools.WebOptions{})...)
 	all = append(all, tools.LeadTools(nil, string(filepath.Separator))...)
 	all = append(all, tools.WorkspaceTools(nil)...)
-	names := agent.BoundToolNames()
+	names := append(agent.BoundToolNames(), permission.NetworkRule, "skill")
 	for _, t := range all {
 		names = append(names, t.Name())
 	}

@@ -56,7 +56,7 @@ func TestPreToolUseHookBlocksRunCommand(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(env.Dir, "created-by-command.txt")); err == nil {
 		t.Fatal("the blocked command ran")
 	}
-	got := srv.Last().LastMessage()
+	got := srv.Last().LastTurn()
 	if got.Role != "tool" || !strings.Contains(got.Content, "BLOCKED-BY-HOOK: no new files today") {
 		t.Fatalf("the model did not get the hook's stderr: %+v", got)
 	}
@@ -162,7 +162,7 @@ func TestStopHookContinues(t *testing.T) {
 	if r.code != 0 || r.stdout != "second answer\n" || srv.Calls() != 2 {
 		t.Fatalf("code=%d stdout=%q calls=%d stderr=%s", r.code, r.stdout, srv.Calls(), r.stderr)
 	}
-	if last := srv.Last().LastMessage(); last.Role != "user" || !strings.Contains(last.Content, "run the tests first") {
+	if last := srv.Last().LastTurn(); last.Role != "user" || !strings.Contains(last.Content, "run the tests first") {
 		t.Fatalf("the reason did not reach the model: %+v", last)
 	}
 }
@@ -216,7 +216,7 @@ func TestHooksConfigErrorsAndTrust(t *testing.T) {
 	marker := filepath.Join(env.Dir, "project-hook-ran")
 	writeFile(t, filepath.Join(env.Dir, ".agent/config.json"), hookConfig("PreToolUse", "", "touch "+marker, 10))
 	r = polly("-p", "list")
-	if r.code != 0 || !strings.Contains(r.stderr, "project hooks ignored: the project is not trusted") {
+	if r.code != 0 || !strings.Contains(r.stderr, "are ignored: hooks") {
 		t.Fatalf("untrusted project: code=%d stderr=%s", r.code, r.stderr)
 	}
 	if _, err := os.Stat(marker); err == nil {

@@ -71,14 +71,14 @@ func TestMCPServerThroughTheLoop(t *testing.T) {
 	if strings.Join(mcpTools, ",") != "mcp__demo__crash,mcp__demo__echo,mcp__demo__fail,mcp__demo__picture" {
 		t.Fatalf("MCP tools offered = %v", mcpTools)
 	}
-	got := reqs[1].LastMessage()
+	got := reqs[1].LastTurn()
 	if got.Role != "tool" || !strings.Contains(got.Content, "echo: ping") || !strings.Contains(got.Content, "token=tok-9") {
 		t.Fatalf("the MCP result did not reach the model: %+v", got)
 	}
 	if strings.Contains(got.Content, "sk-test") || !strings.Contains(got.Content, "key=,") {
 		t.Fatalf("the API key reached the MCP server: %q", got.Content)
 	}
-	if got := reqs[2].LastMessage().Content; !strings.Contains(got, "disk on fire") {
+	if got := reqs[2].LastTurn().Content; !strings.Contains(got, "disk on fire") {
 		t.Fatalf("error result = %q", got)
 	}
 
@@ -102,13 +102,13 @@ func TestMCPPermissions(t *testing.T) {
 	if r := polly("-p", "echo"); r.code != 0 {
 		t.Fatalf("code=%d stderr=%s", r.code, r.stderr)
 	}
-	if got := srv.Requests()[1].LastMessage().Content; !strings.Contains(got, "needs approval") || !strings.Contains(got, "mcp__demo__*") || strings.Contains(got, "echo: a") {
+	if got := srv.Requests()[1].LastTurn().Content; !strings.Contains(got, "needs approval") || !strings.Contains(got, "mcp__demo__*") || strings.Contains(got, "echo: a") {
 		t.Fatalf("ask mode headless: %q", got)
 	}
 	if r := polly("-p", "echo", "--yolo"); r.code != 0 {
 		t.Fatalf("code=%d stderr=%s", r.code, r.stderr)
 	}
-	if got := srv.Requests()[3].LastMessage().Content; !strings.Contains(got, "echo: b") {
+	if got := srv.Requests()[3].LastTurn().Content; !strings.Contains(got, "echo: b") {
 		t.Fatalf("yolo: %q", got)
 	}
 }

@@ -63,7 +63,7 @@ func TestREADMEExtensionExamples(t *testing.T) {
 	if !strings.Contains(prompt, "Current git branch:") {
 		t.Fatalf("the UserPromptSubmit example added nothing:\n%s", prompt)
 	}
-	if got := reqs[1].LastMessage().Content; !strings.Contains(got, "rm -rf is not allowed; delete files one by one") {
+	if got := reqs[1].LastTurn().Content; !strings.Contains(got, "rm -rf is not allowed; delete files one by one") {
 		t.Fatalf("the PreToolUse example did not block: %q", got)
 	}
 	if _, err := os.Stat(filepath.Join(env.Dir, "build")); err != nil {

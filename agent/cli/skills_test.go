@@ -63,10 +63,10 @@ func TestSkillsProgressiveDisclosure(t *testing.T) {
 	if !contains(reqs[0].Tools, "skill") {
 		t.Fatalf("skill tool not offered: %v", reqs[0].Tools)
 	}
-	if got := reqs[1].LastMessage(); got.Role != "tool" || !strings.Contains(got.Content, "BODY-MARKER-7") {
+	if got := reqs[1].LastTurn(); got.Role != "tool" || !strings.Contains(got.Content, "BODY-MARKER-7") {
 		t.Fatalf("after read_file the body is not in the request: %+v", got)
 	}
-	got := reqs[2].LastMessage().Content
+	got := reqs[2].LastTurn().Content
 	if !strings.Contains(got, "USER-BODY-3: short sentences.") || !strings.Contains(got, "- examples/good.md") || strings.Contains(got, "description:") {
 		t.Fatalf("skill tool result = %q", got)
 	}
@@ -97,7 +97,7 @@ func TestSkillReadOutsideProjectNeverAsks(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("code=%d stderr=%s", r.code, r.stderr)
 	}
-	if got := srv.Last().LastMessage(); !strings.Contains(got.Content, "LINT-BODY") {
+	if got := srv.Last().LastTurn(); !strings.Contains(got.Content, "LINT-BODY") {
 		t.Fatalf("the read of a user skill did not return its body: %q", got.Content)
 	}
 }

@@ -206,10 +206,12 @@ func TestYoloCannotRewriteAgentFiles(t *testing.T) {
 		t.Fatal("a command wrote .agent/config.json in yolo")
 	}
 	reqs := srv.Requests()
-	for i, want := range []string{"agent instruction file", "agent instruction file"} {
-		res := reqs[i+1].LastMessage()
-		if !strings.Contains(res.Content, "permission denied") || !strings.Contains(res.Content, want) {
-			t.Errorf("tool result %d = %q", i, res.Content)
-		}
+	// write_file is refused by the policy; the command, where the OS
+	// sandbox runs it, is stopped by its read-only .agent/ instead.
+	if res := reqs[1].LastTurn(); !strings.Contains(res.Content, "permission denied") || !strings.Contains(res.Content, "agent instruction file") {
+		t.Errorf("write_file result = %q", res.Content)
+	}
+	if res := reqs[2].LastTurn(); !strings.Contains(res.Content, "agent instruction file") && !strings.Contains(res.Content, "Read-only file system") {
+		t.Errorf("run_command result = %q", res.Content)
 	}
 }

@@ -82,7 +82,9 @@ func (c *Config) CheckRuleTools(known []string) error {
 		rules []Rule
 	}{{"permissions.allow", c.Permissions.Allow}, {"permissions.ask", c.Permissions.Ask}, {"permissions.deny", c.Permissions.Deny}} {
 		for i, r := range l.rules {
-			if slices.Contains(known, r.Tool) {
+			// MCP tools are only known once their servers run; a rule may
+			// name them ahead, by name or pattern (mcp__github__*).
+			if slices.Contains(known, r.Tool) || strings.HasPrefix(r.Tool, "mcp__") {
 				continue
 			}
 			msg := fmt.Sprintf("rule %q names the unknown tool %q", r.String(), r.Tool)
