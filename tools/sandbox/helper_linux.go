@@ -217,7 +217,8 @@ func applyLandlock(pol Policy) error {
 	if pol.Network {
 		// Network granted: do not handle network rights nor pathname
 		// UNIX sockets (ssh-agent, docker and the like stay usable).
-		cfg = landlock.Config{HandledAccessFS: landlock.V11.HandledAccessFS &^ llsys.AccessFSResolveUnix}.BestEffort()
+		// Signals stay scoped: a command must not signal Polly.
+		cfg = landlock.Config{HandledAccessFS: landlock.V11.HandledAccessFS &^ llsys.AccessFSResolveUnix, Scoped: landlock.V11.Scoped}.BestEffort()
 	}
 	fd, flags, err := cfg.NewRulesetFD(rules...)
 	if err != nil {
