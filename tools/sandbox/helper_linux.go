@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -41,6 +42,25 @@ func helperMain(args []string) int {
 		status.Close()
 		return exitApply
 	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	if len(args) == 1 && args[0] == spareArg {
+		// A spare started ahead of time: it says it is ready (Go's
+		// start-up is over), then its job comes on jobFD.
+		status.WriteString(spareReady)
+		job := os.NewFile(jobFD, "sandbox-job")
+		b, err := io.ReadAll(io.LimitReader(job, 1<<24))
+		job.Close()
+		if err != nil || len(b) == 0 {
+			return exitApply // Polly closed the spare without a job
+		}
+		var j spareJob
+		if err := json.Unmarshal(b, &j); err != nil {
+			return fail(fmt.Errorf("job: %w", err))
+		}
+		spec, _ := json.Marshal(j.Policy)
+		args = []string{string(spec), j.Script}
+	}
 	if len(args) != 2 {
 		return fail(fmt.Errorf("want 2 arguments (policy, script), got %d", len(args)))
 	}
@@ -48,8 +68,6 @@ func helperMain(args []string) int {
 	if err := json.Unmarshal([]byte(args[0]), &pol); err != nil {
 		return fail(fmt.Errorf("policy: %w", err))
 	}
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	// Orphaned descendants come back to the helper, so it can find and
 	// kill them all.
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
