@@ -73,6 +73,8 @@ func TestSmoke(t *testing.T) {
 		{Grant{Level: WorkspaceWrite}, "echo x > " + p.outside + "/x", false},
 		{Grant{Level: WorkspaceWrite}, "exec 3<>/dev/tcp/127.0.0.1/9; echo hi >&3", false},
 		{Grant{Level: WorkspaceWrite}, "git status >/dev/null 2>&1; echo x > .git/FOO", false},
+		{Grant{Level: WorkspaceWrite, Writable: []string{p.outside + "/approved"}}, "echo x > " + p.outside + "/approved", true},
+		{Grant{Level: WorkspaceWrite, Writable: []string{p.outside + "/approved"}}, "echo x > /etc/polly-not-approved", false},
 	} {
 		out, code := p.run(t, tc.g, tc.script)
 		if (code == 0) != tc.wantOK {
