@@ -392,9 +392,16 @@ func TestAttackSuite(t *testing.T) {
 			if sandbox.GitOnly(cmd) {
 				allowed = append(allowed, effGit)
 			}
+			// A write outside the project that the classifier saw asks
+			// (ask, auto-edit) and, approved, is granted for that path:
+			// the one escalation a person can make.
+			escalated := len(d.Grant.Writable) > 0
+			if escalated {
+				gate += " [escalation: " + strings.ReplaceAll(strings.Join(d.Grant.Writable, " "), f.out, "{OUT}") + "]"
+			}
 			var forbidden []string
 			for _, e := range eff {
-				if !slices.Contains(allowed, e) && !slices.Contains(want, e) {
+				if !slices.Contains(allowed, e) && !slices.Contains(want, e) && !(escalated && strings.HasPrefix(e, effOutside)) {
 					forbidden = append(forbidden, e)
 				}
 			}
@@ -426,7 +433,7 @@ func TestAttackSuite(t *testing.T) {
 	// The key in any spelling reached no request the provider received.
 	// (Checked per row above on outputs too.)
 	var b strings.Builder
-	fmt.Fprintf(&b, "blocked = no effect beyond what workspace-write allows (project files; .git for git-only lines); observed lists every effect seen.\n\n")
+	fmt.Fprintf(&b, "blocked = no effect beyond what workspace-write allows (project files; .git for git-only lines) and, for a row whose gate shows an escalation the user approved, that outside path; observed lists every effect seen.\n\n")
 	fmt.Fprintf(&b, "| # | mode | class | command | gate | expected | observed | ok |\n|---|---|---|---|---|---|---|---|\n")
 	counts := map[string]int{}
 	failed := 0
