@@ -27,14 +27,14 @@ func TestSandboxFallbackWithoutLandlock(t *testing.T) {
 			if r.code != 0 {
 				t.Fatalf("code %d: %s", r.code, r.stderr)
 			}
-			if n := strings.Count(r.stderr, "sandbox unavailable (Landlock probe failed (simulated by POLLY_SANDBOX_PROBE=fail)): every command that is not read-only asks first"); n != 1 {
+			if n := strings.Count(r.stderr, "sandbox unavailable (the Landlock probe failed (simulated by POLLY_SANDBOX_PROBE=fail)): every command that is not read-only asks first"); n != 1 {
 				t.Fatalf("the fallback notice appears %d times on stderr:\n%s", n, r.stderr)
 			}
 			var tools []string
 			for _, req := range srv.Requests()[1:] { // each result as first sent (later ones fade)
 				tools = append(tools, req.LastMessage().Content)
 			}
-			if len(tools) != 2 || !strings.Contains(tools[0], "needs approval") || !strings.Contains(tools[0], "commands run without the OS sandbox: Landlock probe failed") {
+			if len(tools) != 2 || !strings.Contains(tools[0], "needs approval") || !strings.Contains(tools[0], "commands run without the OS sandbox: the Landlock probe failed") {
 				t.Fatalf("the model was not told why it must ask: %q", tools)
 			}
 			if !strings.HasPrefix(tools[1], "exit code: 0") {

@@ -74,7 +74,7 @@ func helperMain(args []string) int {
 		return fail(fmt.Errorf("become subreaper: %w", err))
 	}
 	if os.Getppid() == 1 {
-		return fail(errors.New("Polly exited before the command started"))
+		return fail(errors.New("the parent (Polly) exited before the command started"))
 	}
 	bash, err := exec.LookPath("bash")
 	if err != nil {
