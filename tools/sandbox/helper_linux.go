@@ -322,6 +322,9 @@ func reapZombies() {
 
 // descendants lists the living processes below pid (children first).
 func descendants(pid int) []int {
+	if _, err := os.Stat("/proc/thread-self/children"); err != nil {
+		return descendantsByScan(pid) // kernel without CONFIG_PROC_CHILDREN
+	}
 	var out []int
 	queue := []int{pid}
 	for len(queue) > 0 {
@@ -340,6 +343,38 @@ func descendants(pid int) []int {
 				}
 			}
 		}
+	}
+	return out
+}
+
+// descendantsByScan finds the processes below pid from every process's
+// parent in /proc/<pid>/stat.
+func descendantsByScan(pid int) []int {
+	children := map[int][]int{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) > 1 {
+			if pp, err := strconv.Atoi(f[1]); err == nil {
+				children[pp] = append(children[pp], p)
+			}
+		}
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		out = append(out, children[p]...)
+		queue = append(queue, children[p]...)
 	}
 	return out
 }

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -134,4 +137,31 @@ func mustReadDir(t *testing.T, dir string) []os.DirEntry {
 		t.Fatal(err)
 	}
 	return ents
+}
+
+// Both ways of finding descendants agree (the scan is the fallback for
+// kernels without /proc/<pid>/task/<tid>/children).
+func TestDescendantsByScanMatches(t *testing.T) {
+	cmd := exec.Command("bash", "-c", "sleep 5 & sleep 5 & wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	self := os.Getpid()
+	var a, b []int
+	for range 200 {
+		a, b = descendants(self), descendantsByScan(self)
+		if len(a) >= 3 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	slices.Sort(a)
+	slices.Sort(b)
+	if len(a) < 3 || !slices.Equal(a, b) {
+		t.Fatalf("children files %v, scan %v", a, b)
+	}
+	for _, p := range a {
+		syscall.Kill(p, syscall.SIGKILL)
+	}
 }
