@@ -33,6 +33,9 @@ type ShellOptions struct {
 	Caches   []string
 	TmpDir   string // the commands' private TMPDIR; "" makes one on first use
 	StateDir string // Polly's .agent directory, read-only to commands; "" is root/.agent
+	// Runner keeps a helper started ahead of time (the app passes one and
+	// closes it); nil starts the helper for each command.
+	Runner *sandbox.Runner
 }
 
 func (o ShellOptions) withDefaults() ShellOptions {
@@ -156,23 +159,15 @@ func (s *shell) run(ctx context.Context, a runCommandArgs) (Result, error) {
 	defer cancel()
 
 	pol := sandbox.Build(sandbox.Plan{Grant: grant, Root: s.root, StateDir: s.opts.StateDir, TmpDir: tmp, Caches: s.opts.Caches, Command: a.Command})
-	cmd, err := sandbox.Command(runCtx, pol, a.Command)
+	env := sandbox.CommandEnv(os.Environ(), s.opts.Scrub, s.opts.PassEnv,
+		append(append(nonInteractiveEnv(), "TMPDIR="+tmp), s.opts.Env...))
+	out := newHeadTail(s.opts.MaxOutputBytes)
+	state, late, err := s.exec(runCtx, pol, a.Command, env, out)
 	if err != nil {
 		return Result{}, err
 	}
-	out := newHeadTail(s.opts.MaxOutputBytes)
-	cmd.Dir = s.root
-	cmd.Env = sandbox.CommandEnv(os.Environ(), s.opts.Scrub, s.opts.PassEnv,
-		append(append(nonInteractiveEnv(), "TMPDIR="+tmp), s.opts.Env...))
-	cmd.Stdout, cmd.Stderr = out, out // stdin stays nil: /dev/null
-	cmd.WaitDelay = waitDelay
-	if err := cmd.Run(); cmd.ProcessState == nil || isApplyError(err) {
-		return Result{}, err
-	}
-	code := exitCode(cmd.ProcessState)
-	// The helper leads its own process group: anything left in it goes too.
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	if errors.Is(err, exec.ErrWaitDelay) {
+	code := exitCode(state)
+	if late {
 		notes = append(notes, "background processes kept the output open; output after the shell exited is not captured")
 	}
 
@@ -196,6 +191,28 @@ func (s *shell) run(ctx context.Context, a runCommandArgs) (Result, error) {
 		b.WriteString(text)
 	}
 	return Result{Output: b.String(), IsError: failed, ExitCode: &code}, nil
+}
+
+// exec runs the command under the helper: through the runner's spare
+// when there is a runner, else a helper started for it.
+func (s *shell) exec(ctx context.Context, pol sandbox.Policy, script string, env []string, out *headTail) (*os.ProcessState, bool, error) {
+	if s.opts.Runner != nil {
+		res, err := s.opts.Runner.Run(ctx, pol, script, s.root, env, out, waitDelay)
+		return res.State, res.Late, err
+	}
+	cmd, err := sandbox.Command(ctx, pol, script)
+	if err != nil {
+		return nil, false, err
+	}
+	cmd.Dir, cmd.Env = s.root, env
+	cmd.Stdout, cmd.Stderr = out, out // stdin stays nil: /dev/null
+	cmd.WaitDelay = waitDelay
+	if err := cmd.Run(); cmd.ProcessState == nil || isApplyError(err) {
+		return nil, false, err
+	}
+	// The helper leads its own process group: anything left in it goes too.
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	return cmd.ProcessState, errors.Is(err, exec.ErrWaitDelay), nil
 }
 
 func isApplyError(err error) bool {

@@ -69,6 +69,7 @@ type App struct {
 
 	current atomic.Pointer[agent.Session] // the session decisions are logged under
 	tmpDir  string                        // the commands' private TMPDIR, removed on Close
+	runner  sandbox.Runner                // keeps a sandbox helper ready for the next command
 
 	gcOnce sync.Once          // the daily retention pass starts with the first session
 	stopGC context.CancelFunc // nil when no pass runs
@@ -181,7 +182,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	secrets, secretVars := secretsOf(cfg, a.Model)
 	reg := tools.NewRegistry(tools.FileTools(root)...)
 	reg.Add(tools.ShellTool(root, tools.ShellOptions{Scrub: secretVars, PassEnv: cfg.Sandbox.PassEnv,
-		Sandbox: &a.Sandbox, Caches: caches, TmpDir: a.tmpDir, StateDir: a.StateDir}))
+		Sandbox: &a.Sandbox, Caches: caches, TmpDir: a.tmpDir, StateDir: a.StateDir, Runner: &a.runner}))
 	reg.Add(tools.WebTools(tools.WebOptions{UserAgent: cfg.Web.UserAgent, Timeout: cfg.Web.Timeout(), MaxBytes: cfg.Web.MaxBytes,
 		RespectRobots: cfg.Web.RespectRobots, Now: opts.Now})...)
 	if a.Store != nil {
@@ -314,6 +315,7 @@ func (a *App) Close() error {
 		a.stopDiscovery()
 		<-a.discovery
 	}
+	a.runner.Close()
 	if a.tmpDir != "" {
 		os.RemoveAll(a.tmpDir)
 	}

@@ -666,6 +666,9 @@ func (p *Policy) decideExec(tool string, a tools.Access) Decision {
 			d.Reason = "read-only command writing inside the project (mode auto-edit)"
 		}
 	}
+	if d.Verdict == Asks && p.box.Why != "" {
+		d.Reason += " (commands run without the OS sandbox: " + p.box.Why + ")"
+	}
 	return d
 }
 

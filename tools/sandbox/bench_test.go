@@ -2,9 +2,11 @@ package sandbox
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 )
 
 // BenchmarkBashTrue is the baseline: bash -c true without the sandbox.
@@ -39,3 +41,44 @@ func benchLevel(b *testing.B, g Grant) {
 func BenchmarkSandboxReadOnly(b *testing.B)       { benchLevel(b, Grant{Level: ReadOnly}) }
 func BenchmarkSandboxWorkspaceWrite(b *testing.B) { benchLevel(b, Grant{Level: WorkspaceWrite}) }
 func BenchmarkHelperUnsandboxed(b *testing.B)     { benchLevel(b, Grant{Level: Unsandboxed}) }
+
+// BenchmarkRunnerWorkspaceWrite is a command through a Runner, whose spare
+// helper has already started (as in Polly): the added latency is the
+// sandbox itself, not the binary's start-up.
+func BenchmarkRunnerWorkspaceWrite(b *testing.B) { benchRunner(b, Grant{Level: WorkspaceWrite}) }
+func BenchmarkRunnerReadOnly(b *testing.B)       { benchRunner(b, Grant{Level: ReadOnly}) }
+
+func benchRunner(b *testing.B, g Grant) {
+	base := b.TempDir()
+	root, tmp := base+"/proj", base+"/tmp"
+	os.MkdirAll(root+"/.git/hooks", 0o755)
+	os.MkdirAll(tmp, 0o755)
+	pol := Build(Plan{Grant: g, Root: root, TmpDir: tmp, Command: "true"})
+	var r Runner
+	defer r.Close()
+	env := os.Environ()
+	if _, err := r.Run(context.Background(), pol, "true", root, env, io.Discard, time.Second); err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		b.StopTimer()
+		waitSpare(&r) // a spare is ready, as between two model turns
+		b.StartTimer()
+		res, err := r.Run(context.Background(), pol, "true", root, env, io.Discard, time.Second)
+		if err != nil || !res.State.Success() {
+			b.Fatal(err, res.State)
+		}
+	}
+}
+
+func waitSpare(r *Runner) {
+	for range 5000 {
+		r.mu.Lock()
+		ok := r.spare != nil
+		r.mu.Unlock()
+		if ok {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -44,7 +44,7 @@ func RunHelperIfAsked() {
 // and users checking the fallback).
 func Probe() (int, error) {
 	if os.Getenv("POLLY_SANDBOX_PROBE") == "fail" {
-		return 0, errors.New("Landlock probe failed (simulated by POLLY_SANDBOX_PROBE=fail)")
+		return 0, errors.New("the Landlock probe failed (simulated by POLLY_SANDBOX_PROBE=fail)")
 	}
 	abi, err := llsys.LandlockGetABIVersion()
 	if err != nil || abi < 1 {
@@ -67,7 +67,6 @@ func (e *ApplyError) Error() string {
 // Stdout and Stderr on Cmd.Cmd, then Start and Wait.
 type Cmd struct {
 	*exec.Cmd
-	status *os.File
 }
 
 // Command prepares script to run under pol. Cancelling ctx asks the

@@ -5,8 +5,11 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"io"
+	"os"
 	"os/exec"
 	"syscall"
+	"time"
 )
 
 // RunHelperIfAsked has nothing to dispatch outside Linux.
@@ -34,3 +37,30 @@ func Command(ctx context.Context, pol Policy, script string) (*Cmd, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return &Cmd{Cmd: cmd}, nil
 }
+
+// Runner runs commands; outside Linux there is no helper to keep ready.
+type Runner struct{}
+
+// Result is a finished command.
+type Result struct {
+	State *os.ProcessState
+	Pid   int
+	Late  bool
+}
+
+// Run runs script (unsandboxed only).
+func (r *Runner) Run(ctx context.Context, pol Policy, script, dir string, env []string, out io.Writer, waitDelay time.Duration) (Result, error) {
+	c, err := Command(ctx, pol, script)
+	if err != nil {
+		return Result{}, err
+	}
+	c.Dir, c.Env, c.Stdout, c.Stderr, c.WaitDelay = dir, env, out, out, waitDelay
+	err = c.Run()
+	if c.ProcessState == nil {
+		return Result{}, err
+	}
+	return Result{State: c.ProcessState, Pid: c.Process.Pid, Late: errors.Is(err, exec.ErrWaitDelay)}, nil
+}
+
+// Close does nothing here.
+func (r *Runner) Close() {}

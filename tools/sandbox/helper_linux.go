@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -41,6 +42,25 @@ func helperMain(args []string) int {
 		status.Close()
 		return exitApply
 	}
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	if len(args) == 1 && args[0] == spareArg {
+		// A spare started ahead of time: it says it is ready (Go's
+		// start-up is over), then its job comes on jobFD.
+		status.WriteString(spareReady)
+		job := os.NewFile(jobFD, "sandbox-job")
+		b, err := io.ReadAll(io.LimitReader(job, 1<<24))
+		job.Close()
+		if err != nil || len(b) == 0 {
+			return exitApply // Polly closed the spare without a job
+		}
+		var j spareJob
+		if err := json.Unmarshal(b, &j); err != nil {
+			return fail(fmt.Errorf("job: %w", err))
+		}
+		spec, _ := json.Marshal(j.Policy)
+		args = []string{string(spec), j.Script}
+	}
 	if len(args) != 2 {
 		return fail(fmt.Errorf("want 2 arguments (policy, script), got %d", len(args)))
 	}
@@ -48,15 +68,13 @@ func helperMain(args []string) int {
 	if err := json.Unmarshal([]byte(args[0]), &pol); err != nil {
 		return fail(fmt.Errorf("policy: %w", err))
 	}
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	// Orphaned descendants come back to the helper, so it can find and
 	// kill them all.
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fail(fmt.Errorf("become subreaper: %w", err))
 	}
 	if os.Getppid() == 1 {
-		return fail(errors.New("Polly exited before the command started"))
+		return fail(errors.New("the parent (Polly) exited before the command started"))
 	}
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -217,7 +235,8 @@ func applyLandlock(pol Policy) error {
 	if pol.Network {
 		// Network granted: do not handle network rights nor pathname
 		// UNIX sockets (ssh-agent, docker and the like stay usable).
-		cfg = landlock.Config{HandledAccessFS: landlock.V11.HandledAccessFS &^ llsys.AccessFSResolveUnix}.BestEffort()
+		// Signals stay scoped: a command must not signal Polly.
+		cfg = landlock.Config{HandledAccessFS: landlock.V11.HandledAccessFS &^ llsys.AccessFSResolveUnix, Scoped: landlock.V11.Scoped}.BestEffort()
 	}
 	fd, flags, err := cfg.NewRulesetFD(rules...)
 	if err != nil {
@@ -303,6 +322,9 @@ func reapZombies() {
 
 // descendants lists the living processes below pid (children first).
 func descendants(pid int) []int {
+	if _, err := os.Stat("/proc/thread-self/children"); err != nil {
+		return descendantsByScan(pid) // kernel without CONFIG_PROC_CHILDREN
+	}
 	var out []int
 	queue := []int{pid}
 	for len(queue) > 0 {
@@ -321,6 +343,38 @@ func descendants(pid int) []int {
 				}
 			}
 		}
+	}
+	return out
+}
+
+// descendantsByScan finds the processes below pid from every process's
+// parent in /proc/<pid>/stat.
+func descendantsByScan(pid int) []int {
+	children := map[int][]int{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) > 1 {
+			if pp, err := strconv.Atoi(f[1]); err == nil {
+				children[pp] = append(children[pp], p)
+			}
+		}
+	}
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		out = append(out, children[p]...)
+		queue = append(queue, children[p]...)
 	}
 	return out
 }

@@ -185,7 +185,17 @@ func Build(p Plan) Policy {
 	pol.Writable = []string{p.TmpDir}
 	if p.Grant.Level == WorkspaceWrite {
 		pol.Writable = append(pol.Writable, p.Root)
-		for _, c := range append(slices.Clone(p.Caches), p.Grant.Writable...) {
+		for _, w := range p.Grant.Writable {
+			// A file that does not exist yet: its directory (Landlock
+			// can only grant what exists).
+			if _, err := os.Lstat(w); err != nil {
+				w = filepath.Dir(w)
+			}
+			if !slices.Contains(pol.Writable, w) {
+				pol.Writable = append(pol.Writable, w)
+			}
+		}
+		for _, c := range p.Caches {
 			if c != "" && !slices.Contains(pol.Writable, c) {
 				pol.Writable = append(pol.Writable, c)
 			}

@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestMain(m *testing.M) {
@@ -72,6 +76,8 @@ func TestSmoke(t *testing.T) {
 		{Grant{Level: WorkspaceWrite}, "echo x > " + p.outside + "/x", false},
 		{Grant{Level: WorkspaceWrite}, "exec 3<>/dev/tcp/127.0.0.1/9; echo hi >&3", false},
 		{Grant{Level: WorkspaceWrite}, "git status >/dev/null 2>&1; echo x > .git/FOO", false},
+		{Grant{Level: WorkspaceWrite, Writable: []string{p.outside + "/approved"}}, "echo x > " + p.outside + "/approved", true},
+		{Grant{Level: WorkspaceWrite, Writable: []string{p.outside + "/approved"}}, "echo x > /etc/polly-not-approved", false},
 	} {
 		out, code := p.run(t, tc.g, tc.script)
 		if (code == 0) != tc.wantOK {
@@ -81,5 +87,81 @@ func TestSmoke(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(p.root, ".git", "HEAD")); err != nil {
 		t.Fatal(".git damaged")
 	}
-	_ = strings.TrimSpace
+}
+
+// The Runner (a spare helper started ahead of time) applies the same
+// policies, and a cancelled command loses every process.
+func TestRunnerSpare(t *testing.T) {
+	p := newProj(t)
+	var r Runner
+	defer r.Close()
+	env := CommandEnv(os.Environ(), nil, nil, []string{"TMPDIR=" + p.tmp})
+	run := func(ctx context.Context, g Grant, script string) (string, int) {
+		var out bytes.Buffer
+		res, err := r.Run(ctx, Build(Plan{Grant: g, Root: p.root, TmpDir: p.tmp, Command: script}), script, p.root, env, &out, time.Second)
+		if err != nil {
+			t.Fatalf("%q: %v", script, err)
+		}
+		return out.String(), res.State.ExitCode()
+	}
+	for i := 0; i < 3; i++ { // the second and third use spares
+		if out, code := run(context.Background(), Grant{Level: WorkspaceWrite}, "echo hi > a.txt && cat a.txt"); code != 0 || out != "hi\n" {
+			t.Fatalf("run %d: %d %q", i, code, out)
+		}
+		if _, code := run(context.Background(), Grant{Level: WorkspaceWrite}, "rm -rf .git"); code == 0 {
+			t.Fatalf("run %d: rm -rf .git succeeded", i)
+		}
+		if _, code := run(context.Background(), Grant{Level: ReadOnly}, "echo x > b.txt"); code == 0 {
+			t.Fatalf("run %d: read-only wrote", i)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, code := run(ctx, Grant{Level: ReadOnly}, "setsid sleep 77.7 & sleep 77.8")
+	if code != 137 || time.Since(start) > 2*time.Second {
+		t.Fatalf("cancelled: code %d after %v", code, time.Since(start))
+	}
+	for _, e := range mustReadDir(t, "/proc") {
+		b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if strings.HasPrefix(string(b), "sleep\x0077.") && !strings.Contains(string(stat), ") Z ") {
+			t.Fatalf("process %s survived: %q", e.Name(), b)
+		}
+	}
+}
+
+func mustReadDir(t *testing.T, dir string) []os.DirEntry {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ents
+}
+
+// Both ways of finding descendants agree (the scan is the fallback for
+// kernels without /proc/<pid>/task/<tid>/children).
+func TestDescendantsByScanMatches(t *testing.T) {
+	cmd := exec.Command("bash", "-c", "sleep 5 & sleep 5 & wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	self := os.Getpid()
+	var a, b []int
+	for range 200 {
+		a, b = descendants(self), descendantsByScan(self)
+		if len(a) >= 3 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	slices.Sort(a)
+	slices.Sort(b)
+	if len(a) < 3 || !slices.Equal(a, b) {
+		t.Fatalf("children files %v, scan %v", a, b)
+	}
+	for _, p := range a {
+		syscall.Kill(p, syscall.SIGKILL)
+	}
 }
