@@ -36,8 +36,8 @@ type harnessOpts struct {
 	mode     string // permission mode; default yolo
 	modelErr error
 	w, h     int
-	config   string // .agent/config.json of the project
-	models   string // the fake server's GET /v1/models body ("" the default list)
+	config   string            // .agent/config.json of the project
+	models   string            // the fake server's GET /v1/models body ("" the default list)
 	personas map[string]string // workspace persona files: name → JSON
 }
 
