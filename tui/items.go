@@ -52,7 +52,9 @@ type item struct {
 	valid            bool
 	// stable-prefix cache of a streaming Markdown item
 	pfxLen, pfxW, pfxGen int
-	pfx                  []string
+	pfx                  []string         // gap line and settled lines
+	pfxBody              int              // settled lines in pfx (without the gap)
+	stream               *strings.Builder // text of a streaming item: appends without copying what came before
 }
 
 func (it *item) invalidate() { it.valid = false }
@@ -90,15 +92,22 @@ func newRenderer(th theme, gen int, now func() time.Time) *renderer {
 }
 
 // lines returns an item's lines at width w, from the cache when valid.
+// Every line is already cut to w: the screen never measures them again.
 func (r *renderer) lines(it *item, w int) []string {
 	if it.valid && it.cacheW == w && it.cacheGen == r.gen {
 		return it.cache
 	}
-	body := r.render(it, w)
-	if it.gap {
-		body = append([]string{""}, body...)
+	var body []string
+	if it.kind == kAssistant && it.streaming {
+		body = r.streamingMarkdown(it, w) // gap included, lines fitted as they settle
+	} else {
+		body = r.render(it, w)
+		if it.gap {
+			body = append([]string{""}, body...)
+		}
+		body = fitLines(body, w)
 	}
-	it.cache, it.cacheW, it.cacheGen, it.valid = fitLines(body, w), w, r.gen, true
+	it.cache, it.cacheW, it.cacheGen, it.valid = body, w, r.gen, true
 	return it.cache
 }
 
@@ -162,20 +171,25 @@ func (it *item) shownText() string {
 
 // streamingMarkdown renders a streaming message: the settled part (up to
 // its last blank line outside a code fence) block by block as it settles,
-// each block once, and the unsettled tail every frame. So a frame costs the
-// tail, not the whole message; the finished message is rendered whole once.
+// each block once, and the unsettled tail every frame. Nothing settled is
+// scanned, measured or copied again, so a frame costs the tail, not the
+// whole message; the finished message is rendered whole once.
 func (r *renderer) streamingMarkdown(it *item, w int) []string {
 	src := it.shown
-	cut := stablePrefix(src)
-	if it.pfxW != w || it.pfxGen != r.gen || cut < it.pfxLen {
-		it.pfx, it.pfxLen, it.pfxW, it.pfxGen = nil, 0, w, r.gen
+	if it.pfxW != w || it.pfxGen != r.gen || len(src) < it.pfxLen || it.pfx == nil {
+		it.pfx, it.pfxLen, it.pfxW, it.pfxGen, it.pfxBody = make([]string, 0, 64), 0, w, r.gen, 0
+		if it.gap {
+			it.pfx = append(it.pfx, "")
+		}
 	}
+	cut := stablePrefix(src, it.pfxLen)
 	if cut > it.pfxLen {
 		if add := r.md.lines(src[it.pfxLen:cut], w); len(add) > 0 {
-			if len(it.pfx) > 0 {
+			if it.pfxBody > 0 {
 				it.pfx = append(it.pfx, "")
 			}
 			it.pfx = append(it.pfx, add...)
+			it.pfxBody += len(add)
 		}
 		it.pfxLen = cut
 	}
@@ -183,9 +197,10 @@ func (r *renderer) streamingMarkdown(it *item, w int) []string {
 	if strings.TrimSpace(tail) == "" {
 		return it.pfx
 	}
-	out := make([]string, 0, len(it.pfx)+8)
-	out = append(out, it.pfx...)
-	if len(out) > 0 {
+	// The tail goes into pfx's spare capacity: pfx itself (its length) is
+	// untouched, and the previous frame's slice is no longer used.
+	out := it.pfx
+	if it.pfxBody > 0 {
 		out = append(out, "")
 	}
 	return append(out, r.md.lines(tail, w)...)

@@ -77,10 +77,11 @@ type Model struct {
 	now      func() time.Time
 	keys     keyMap
 
-	w, h int
-	th   theme
-	r    *renderer
-	gen  int
+	w, h         int // the layout's size, at least minW×minH
+	termW, termH int // the terminal's
+	th           theme
+	r            *renderer
+	gen          int
 
 	personas   []*personaState
 	cur        int
@@ -180,8 +181,13 @@ func (m *Model) setTheme(dark bool) {
 	m.input.SetStyles(st)
 }
 
+// The smallest terminal the layout works in; below it the screen only
+// says so (see Model.render).
+const minW, minH = 30, 10
+
 func (m *Model) resize(w, h int) {
-	m.w, m.h = max(w, 20), max(h, 8)
+	m.termW, m.termH = w, h
+	m.w, m.h = max(w, minW), max(h, minH)
 	m.input.SetWidth(m.w)
 	m.resizePanels()
 }
@@ -345,7 +351,7 @@ func (m *Model) View() tea.View {
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "polly · " + m.current().p.Name
-	if m.panel == noPanel && len(m.asks) == 0 {
+	if m.panel == noPanel && len(m.asks) == 0 && !m.tooSmall() {
 		if c := m.input.Cursor(); c != nil {
 			c.Y += 1 + m.chatHeight() + 1 // below the tabs, the chat and the info line
 			v.Cursor = c

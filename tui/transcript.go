@@ -50,21 +50,16 @@ func (t *transcript) view(r *renderer, w, h int) []string {
 		return nil
 	}
 	if t.follow {
-		var chunks [][]string
-		n := 0
-		for i := len(t.items) - 1; i >= 0 && n < h; i-- {
+		// Filled from the bottom, copying only the lines on screen.
+		out := make([]string, h)
+		n := h
+		for i := len(t.items) - 1; i >= 0 && n > 0; i-- {
 			ls := r.lines(t.items[i], w)
-			chunks = append(chunks, ls)
-			n += len(ls)
+			k := min(n, len(ls))
+			copy(out[n-k:n], ls[len(ls)-k:])
+			n -= k
 		}
-		out := make([]string, 0, n)
-		for j := len(chunks) - 1; j >= 0; j-- {
-			out = append(out, chunks[j]...)
-		}
-		if len(out) > h {
-			out = out[len(out)-h:]
-		}
-		return out
+		return out[n:]
 	}
 	out := make([]string, 0, h+t.off)
 	for i := t.top; i < len(t.items) && len(out) < h+t.off; i++ {
@@ -146,15 +141,17 @@ func (t *transcript) apply(e agent.Event) (needFrame bool) {
 	case agent.TextDelta:
 		if t.text == nil {
 			t.endThink()
-			t.text = t.add(&item{kind: kAssistant, streaming: true})
+			t.text = t.add(&item{kind: kAssistant, streaming: true, stream: &strings.Builder{}})
 		}
-		t.text.text += ev.Text
+		t.text.stream.WriteString(ev.Text)
+		t.text.text = t.text.stream.String()
 		return true
 	case agent.ReasoningDelta:
 		if t.think == nil {
-			t.think = t.add(&item{kind: kReasoning, streaming: true})
+			t.think = t.add(&item{kind: kReasoning, streaming: true, stream: &strings.Builder{}})
 		}
-		t.think.text += ev.Text
+		t.think.stream.WriteString(ev.Text)
+		t.think.text = t.think.stream.String()
 		return true
 	case agent.MessageDone:
 		t.endThink()
@@ -230,7 +227,7 @@ func (t *transcript) apply(e agent.Event) (needFrame bool) {
 func (t *transcript) endText() {
 	if t.text != nil {
 		t.text.streaming = false
-		t.text.shown = ""
+		t.text.shown, t.text.stream = "", nil
 		t.text.pfx = nil
 		t.text.invalidate()
 		if strings.TrimSpace(t.text.text) == "" {
@@ -242,7 +239,7 @@ func (t *transcript) endText() {
 
 func (t *transcript) endThink() {
 	if t.think != nil {
-		t.think.streaming = false
+		t.think.streaming, t.think.stream = false, nil
 		t.think.invalidate()
 		t.think = nil
 	}

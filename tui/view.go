@@ -13,6 +13,9 @@ var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 // render lays the screen out, exactly m.h lines of at most m.w columns:
 // tabs, the chat (or a panel), the info line, the input, the status bar.
 func (m *Model) render() string {
+	if m.tooSmall() {
+		return m.tooSmallScreen()
+	}
 	lines := make([]string, 0, m.h)
 	lines = append(lines, clip(m.tabsLine(), m.w))
 	if m.panel != noPanel {
@@ -31,6 +34,28 @@ func (m *Model) render() string {
 		out = m.overlay(out, m.permissionBox())
 	}
 	return out
+}
+
+func (m *Model) tooSmall() bool { return m.termW < minW || m.termH < minH }
+
+// tooSmallScreen fills a terminal too small for the layout with one
+// readable line (wrapped if need be) saying what size is needed.
+func (m *Model) tooSmallScreen() string {
+	w, h := max(m.termW, 1), max(m.termH, 1)
+	msg := fmt.Sprintf("terminal too small (%d×%d): Polly needs %d×%d — enlarge it, or ctrl+c quits", m.termW, m.termH, minW, minH)
+	ls := plainLines(msg, w)
+	if len(ls) > h {
+		ls = ls[:h]
+	}
+	top := (h - len(ls)) / 2
+	out := make([]string, 0, h)
+	for range top {
+		out = append(out, "")
+	}
+	for _, l := range ls {
+		out = append(out, m.th.warn.Render(l))
+	}
+	return strings.Join(padLines(out, h), "\n")
 }
 
 // padLines makes exactly n lines: blank ones added below, extra ones cut.
