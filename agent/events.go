@@ -68,6 +68,7 @@ type ToolFinished struct {
 	ExitCode    *int          `json:"exit_code,omitempty"`
 	Diff        string        `json:"diff,omitempty"`
 	Preview     string        `json:"preview"` // what the model saw
+	Status      string        `json:"status"`  // ok, error, denied (permission), interrupted (cancelled)
 }
 
 // Usage reports the tokens of one model call.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -100,6 +101,10 @@ func (s shell) run(ctx context.Context, a runCommandArgs) (Result, error) {
 	cmd.Dir = s.root
 	cmd.Env = append(append(scrubEnv(os.Environ(), s.opts.Scrub), nonInteractiveEnv()...), s.opts.Env...)
 	cmd.Stdout, cmd.Stderr = out, out // stdin stays nil: /dev/null
+	if pw := ProgressOf(ctx); pw != nil {
+		tee := io.MultiWriter(out, pw) // one value for both: one pipe, output in order
+		cmd.Stdout, cmd.Stderr = tee, tee
+	}
 	// Its own process group, so one signal reaches every descendant; on
 	// Linux the shell also dies with Polly (kill -9 included).
 	cmd.SysProcAttr = procAttr()

@@ -70,6 +70,94 @@ type toolInfo struct {
 	exit                *int
 	diff, preview       string
 	expanded, selected  bool
+	cancelled           bool
+	live                string     // the end of what a running command printed so far
+	plan                []planStep // task_plan: the plan it stored
+}
+
+// planStep is one line of a task_plan checklist.
+type planStep struct{ status, title string }
+
+// liveMax is how much of a running command's output a block keeps: enough
+// for its last lines.
+const liveMax = 4 << 10
+
+func (t *toolInfo) addLive(text string, skipped int) {
+	if skipped > 0 && t.live != "" && !strings.HasSuffix(t.live, "\n") {
+		t.live += "\n"
+	}
+	t.live += text
+	if n := len(t.live); n > liveMax {
+		cut := n - liveMax
+		if i := strings.IndexByte(t.live[cut:], '\n'); i >= 0 {
+			cut += i + 1
+		}
+		t.live = t.live[cut:]
+	}
+}
+
+// liveLines are the last n lines of a running command's output, as a
+// terminal would show them (a carriage return starts the line over).
+func liveLines(s string, n int) []string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return nil
+	}
+	ls := strings.Split(s, "\n")
+	if len(ls) > n {
+		ls = ls[len(ls)-n:]
+	}
+	for i, l := range ls {
+		l = strings.TrimRight(l, "\r")
+		if j := strings.LastIndexByte(l, '\r'); j >= 0 {
+			l = l[j+1:]
+		}
+		ls[i] = cleanText(l)
+	}
+	return ls
+}
+
+// parsePlan reads task_plan's result ("1. [IN PROGRESS] title" lines).
+func parsePlan(out string) []planStep {
+	var steps []planStep
+	for _, l := range strings.Split(out, "\n") {
+		_, rest, ok := strings.Cut(l, ". [")
+		if !ok {
+			continue
+		}
+		status, title, ok := strings.Cut(rest, "] ")
+		if !ok {
+			continue
+		}
+		steps = append(steps, planStep{status: status, title: strings.TrimSpace(title)})
+	}
+	return steps
+}
+
+// firstErrorLine is what a failed call's block shows: the first line that
+// names an error, else the first line of output, skipping the harness's
+// "exit code: N" header.
+func firstErrorLine(s string) string {
+	var first string
+	for _, l := range strings.Split(s, "\n") {
+		t := strings.TrimSpace(l)
+		low := strings.ToLower(t)
+		if t == "" || strings.HasPrefix(low, "exit code:") {
+			continue
+		}
+		if first == "" {
+			first = t
+		}
+		for _, k := range []string{"error", "fail", "panic", "fatal", "denied", "not found", "no such", "cannot", "undefined", "timed out"} {
+			if strings.Contains(low, k) {
+				return t
+			}
+		}
+	}
+	if first == "" {
+		return firstLine(s)
+	}
+	return first
 }
 
 // summaryInfo is a compaction, pending until SummaryFinished arrives.
@@ -216,6 +304,8 @@ func (r *renderer) toolLines(t *toolInfo, w int) []string {
 	switch {
 	case !t.done:
 		meta = append(meta, th.warn.Render("running…"))
+	case t.cancelled:
+		meta = append(meta, th.warn.Render("cancelled"))
 	case t.failed:
 		s := "✗"
 		if t.exit != nil {
@@ -247,8 +337,23 @@ func (r *renderer) toolLines(t *toolInfo, w int) []string {
 		line = th.selected.Render(ansi.Truncate(line, w, "…"))
 	}
 	out := []string{ansi.Truncate(line, w, "…")}
-	if t.failed && !t.expanded && t.preview != "" {
-		out = append(out, th.bad.Render(clip("    "+firstLine(t.preview), w)))
+	if !t.done {
+		for _, l := range liveLines(t.live, 4) {
+			out = append(out, th.dim.Render("    │ ")+clip(l, max(1, w-6)))
+		}
+	}
+	if t.failed && !t.cancelled && !t.expanded && t.preview != "" {
+		out = append(out, th.bad.Render(clip("    "+cleanText(firstErrorLine(t.preview)), w)))
+	}
+	for _, st := range t.plan {
+		mark, style := "○ ", th.dim
+		switch st.status {
+		case "DONE":
+			mark, style = "✓ ", th.ok
+		case "IN PROGRESS":
+			mark, style = "▸ ", th.warn
+		}
+		out = append(out, "    "+style.Render(mark)+clip(cleanText(st.title), max(1, w-6)))
 	}
 	if t.diff != "" {
 		d := r.diffLines(t.diff, w-4)

@@ -168,6 +168,11 @@ func (t *transcript) apply(e agent.Event) (needFrame bool) {
 		if ev.CallID != "" {
 			t.calls[ev.CallID] = it
 		}
+	case agent.ToolOutput:
+		if it := t.calls[ev.CallID]; it != nil && !it.tool.done {
+			it.tool.addLive(ev.Text, ev.Skipped)
+			it.invalidate()
+		}
 	case agent.ToolFinished:
 		it := t.calls[ev.CallID]
 		if it == nil {
@@ -177,6 +182,10 @@ func (t *transcript) apply(e agent.Event) (needFrame bool) {
 		ti.done, ti.failed, ti.dur = true, ev.IsError, ev.Duration
 		ti.chars, ti.lines, ti.execID, ti.offloaded = ev.OutputChars, ev.OutputLines, ev.ExecID, ev.Offloaded
 		ti.exit, ti.diff, ti.preview = ev.ExitCode, ev.Diff, ev.Preview
+		ti.cancelled, ti.live = ev.Status == "interrupted", ""
+		if ev.Tool == "task_plan" && !ev.IsError {
+			ti.plan = parsePlan(ev.Preview)
+		}
 		it.invalidate()
 	case agent.Retrying:
 		if ev.Discard { // the reply starts over: what streamed is void
@@ -389,6 +398,9 @@ func fromHistory(msgs []chat.Message) *transcript {
 			}
 			ti := it.tool
 			ti.done, ti.preview = true, m.Content
+			if m.ToolName == "task_plan" {
+				ti.plan = parsePlan(m.Content)
+			}
 			if o := m.Output; o != nil {
 				ti.failed, ti.chars, ti.lines, ti.execID, ti.offloaded = o.Failed, o.Chars, o.Lines, o.ExecID, o.Offloaded
 			} else {
