@@ -38,6 +38,7 @@ type personaState struct {
 	started time.Time
 	queue   []*item // user items waiting for the persona to be idle
 	sawDone bool    // the running turn's Done event arrived
+	handoff *item   // the handoff card waiting to go with the next message
 
 	status        agent.Status // from the last StatusUpdate
 	hasStatus     bool
@@ -61,6 +62,7 @@ type options struct {
 	editor   string
 	now      func() time.Time
 	notices  []string // start-up warnings to show in the chat
+	prompt   string   // sent once the program runs (polly "PROMPT")
 }
 
 // Model is the root model.
@@ -108,6 +110,7 @@ type Model struct {
 	applied  uint64    // bridge pushes applied (see bridge.mark)
 	deferred []doneMsg // work ended before its last events were applied
 
+	prompt     string // the command line's prompt, sent by Init
 	quitAsk    bool
 	flash      string // a one-off message on the info line, cleared by the next key
 	frameArmed bool
@@ -129,7 +132,7 @@ func newModel(o options) *Model {
 	m := &Model{
 		ctx: o.ctx, app: o.app, sess: o.sess, bridge: o.bridge, runs: o.runs,
 		modelErr: o.modelErr, noColor: o.noColor, editor: o.editor, now: o.now,
-		keys: newKeyMap(), team: newTeam(), w: 80, h: 24,
+		keys: newKeyMap(), team: newTeam(), w: 80, h: 24, prompt: o.prompt,
 	}
 	if m.sess != nil {
 		m.sessID = m.sess.ID()
@@ -143,6 +146,7 @@ func newModel(o options) *Model {
 	}
 	m.lastTalked = m.personas[m.cur].p.ID
 	m.input = newInput()
+	m.setPlaceholder()
 	m.resize(m.w, m.h)
 	first := m.personas[m.cur].tr
 	if m.modelErr != nil {
@@ -159,7 +163,6 @@ func newInput() textarea.Model {
 	ta := textarea.New()
 	ta.ShowLineNumbers = false
 	ta.Prompt = "› "
-	ta.Placeholder = "Message Polly…  (/ for commands, F1 for help)"
 	ta.CharLimit = 0
 	ta.MaxHeight = 0
 	ta.SetHeight(3)
@@ -170,6 +173,11 @@ func newInput() textarea.Model {
 	ta.SetVirtualCursor(false) // the terminal's cursor: see Model.View
 	ta.Focus()
 	return ta
+}
+
+// setPlaceholder names the persona on screen in the empty input.
+func (m *Model) setPlaceholder() {
+	m.input.Placeholder = "Message " + m.current().p.Name + "…  (/ for commands, F1 for help)"
 }
 
 // setTheme rebuilds styles and drops every render cache.
@@ -243,8 +251,15 @@ func (m *Model) Init() tea.Cmd {
 	if m.sessID != "" {
 		cmds = append(cmds, m.loadSession())
 	}
+	if p := m.prompt; p != "" {
+		m.prompt = ""
+		cmds = append(cmds, func() tea.Msg { return promptMsg{text: p} })
+	}
 	return tea.Batch(cmds...)
 }
+
+// promptMsg sends the command line's prompt as the first message.
+type promptMsg struct{ text string }
 
 // frameMsg publishes streamed text; animMsg moves the busy indicators.
 type (
@@ -293,6 +308,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			p.status, p.hasStatus = msg.status, true
 		}
 		return m, nil
+	case promptMsg:
+		return m, m.submit(msg.text)
 	case costMsg:
 		m.showCost(msg)
 		return m, nil

@@ -38,10 +38,11 @@ func Run(ctx context.Context, s cli.TUIStart) error {
 	var notices []string
 	notices = append(notices, a.Warnings...)
 	id := s.ResumeID
-	if id == "latest" {
-		if id, err = a.LatestSessionID(ctx); err != nil {
-			notices = append(notices, "--continue: "+err.Error()+"; starting a new session")
-			id = ""
+	if id != "" {
+		// Nothing to continue, or no such session: a clear error before
+		// any screen is drawn (the command line exits 2).
+		if id, err = a.FindSession(ctx, id); err != nil {
+			return err
 		}
 	}
 	sess, err := a.Session(ctx, b.Emit, id)
@@ -57,7 +58,7 @@ func Run(ctx context.Context, s cli.TUIStart) error {
 		ctx: ctx, app: a, sess: sess, bridge: b, runs: runs,
 		persona: s.Persona, modelErr: s.ModelErr,
 		noColor: os.Getenv("NO_COLOR") != "", editor: editorFromEnv(),
-		notices: notices,
+		notices: notices, prompt: s.Prompt,
 	})
 	p := tea.NewProgram(m, tea.WithContext(ctx))
 	_, runErr := p.Run()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -153,7 +154,7 @@ func (m *Model) applyEvent(e agent.Event) tea.Cmd {
 			if fp := m.persona(ev.From); fp != nil {
 				from = fp.p.Name
 			}
-			to.tr.add(&item{kind: kHandoff, text: fmt.Sprintf("handoff card from %s (sent with your next message): %s", from, firstContentLine(cardBody(ev.Card)))})
+			m.receiveHandoff(to, from, ev.Card)
 		}
 		return nil
 	}
@@ -161,23 +162,6 @@ func (m *Model) applyEvent(e agent.Event) tea.Cmd {
 		return m.armFrame()
 	}
 	return nil
-}
-
-// cardBody skips the card's header line.
-func cardBody(card string) string {
-	if i := indexNewline(card); i >= 0 {
-		return card[i+1:]
-	}
-	return card
-}
-
-func indexNewline(s string) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			return i
-		}
-	}
-	return -1
 }
 
 func (m *Model) subStarted(ev agent.SubAgentStarted) {
@@ -251,6 +235,11 @@ func (m *Model) startRun(p *personaState, it *item) tea.Cmd {
 	p.op, p.cancel, p.started, p.sawDone = opRun, cancel, m.now(), false
 	it.queued = false
 	it.invalidate()
+	if c := p.handoff; c != nil { // the card goes with this message
+		c.text = strings.Replace(c.text, handoffPending, handoffSent, 1)
+		c.invalidate()
+		p.handoff = nil
+	}
 	m.lastTalked = p.p.ID
 	sess, id, text, b := m.sess, p.p.ID, it.text, m.bridge
 	run := m.runs.work(func() tea.Msg {
@@ -300,6 +289,7 @@ func (m *Model) selectPersona(i int) tea.Cmd {
 		return nil
 	}
 	m.cur = i
+	m.setPlaceholder()
 	to := m.personas[i]
 	from := m.persona(m.lastTalked)
 	if from == nil || from == to || from.busy() || to.busy() || m.sess.ID() == "" {
@@ -479,7 +469,7 @@ func (m *Model) openSession(id string) tea.Cmd {
 	m.team = newTeam()
 	m.teamP = teamPanel{}
 	for _, p := range m.personas {
-		p.tr, p.queue, p.hasStatus, p.hasCheckpoint = newTranscript(), nil, false, false
+		p.tr, p.queue, p.hasStatus, p.hasCheckpoint, p.handoff = newTranscript(), nil, false, false, nil
 	}
 	m.lastTalked = m.current().p.ID
 	m.panel = noPanel
@@ -557,9 +547,30 @@ func (m *Model) cancelRun() bool {
 	if p.op == opRun && p.cancel != nil {
 		p.cancel()
 		m.flash = "cancelling " + p.p.Name + "…"
+		m.unqueue(p)
 		return true
 	}
 	return false
+}
+
+// unqueue takes a persona's queued messages back into the input, unsent:
+// after Esc the user decides what to send.
+func (m *Model) unqueue(p *personaState) {
+	if len(p.queue) == 0 {
+		return
+	}
+	var texts []string
+	for _, it := range p.queue {
+		texts = append(texts, it.text)
+		p.tr.remove(it)
+	}
+	p.queue = nil
+	if v := m.input.Value(); strings.TrimSpace(v) != "" {
+		texts = append(texts, v)
+	}
+	m.input.SetValue(strings.Join(texts, "\n"))
+	m.input.CursorEnd()
+	m.flash = "cancelling " + p.p.Name + "… — the queued input is back in the input box, not sent"
 }
 
 // quit cancels every run; Run waits for them before closing the store.

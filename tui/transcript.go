@@ -376,7 +376,7 @@ func fromHistory(msgs []chat.Message) *transcript {
 		case m.Kind == chat.KindAnchor:
 			t.add(&item{kind: kAnchor, text: "anchor: " + anchorGist(m.Content)})
 		case m.Kind == chat.KindHandoff:
-			t.add(&item{kind: kHandoff, text: firstContentLine(m.Content)})
+			t.add(&item{kind: kHandoff, text: handoffText(handoffFrom(m.Content), m.Content, handoffSent)})
 		case m.Kind == chat.KindSummary:
 			t.add(&item{kind: kNotice, text: fmt.Sprintf("earlier messages were compacted into a summary (%s chars)", fmtCount(len(m.Content)))})
 		case m.Kind == chat.KindActiveTask || m.Kind == chat.KindResume:

@@ -240,7 +240,7 @@ func widthOf(s string) int { return ansi.StringWidth(s) }
 // cursor is the terminal's, so blinking needs no redraw).
 func (m *Model) inputLines() []string {
 	in := &m.input
-	key := fmt.Sprintf("%d|%d|%d|%d|%d|%t|%d|%s", in.Width(), in.Height(), in.Line(), in.Column(), in.ScrollYOffset(), in.Focused(), m.gen, in.Value())
+	key := fmt.Sprintf("%d|%d|%d|%d|%d|%t|%d|%s|%s", in.Width(), in.Height(), in.Line(), in.Column(), in.ScrollYOffset(), in.Focused(), m.gen, in.Placeholder, in.Value())
 	if key != m.inKey || in.HasSelection() {
 		m.inKey = key
 		m.inLines = fitLines(padLines(strings.Split(in.View(), "\n"), in.Height()), m.w)

@@ -52,9 +52,16 @@ func headless(ctx context.Context, env Env, cfg *config.Config, o options) error
 
 	resume := o.session
 	if o.continueLast {
-		id, err := a.LatestSessionID(ctx)
+		resume = "latest"
+	}
+	if resume != "" {
+		id, err := a.FindSession(ctx, resume)
+		var ns *app.NoSessionError
+		if errors.As(err, &ns) {
+			return err // bad usage: exit 2
+		}
 		if err != nil {
-			return &exitError{code: ExitFailed, err: fmt.Errorf("--continue: %w", err)}
+			return &exitError{code: ExitFailed, err: fmt.Errorf("open session: %w", err)}
 		}
 		resume = id
 	}
