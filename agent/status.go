@@ -52,5 +52,11 @@ func (a *Agent) Status() Status {
 		}
 	}
 	st.ContextTokens = a.lastContext
+	if st.ContextTokens == 0 {
+		// Nothing sent yet by this agent (a resumed or new session): the
+		// estimate of what the next request would send, so the meter is
+		// right before the first turn.
+		st.ContextTokens = a.contextTokens(a.systemPrompt(), a.history)
+	}
 	return st
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+
+	"polly/agent"
 )
 
 // slashCommand is one /command.
@@ -114,10 +116,10 @@ func (m *Model) setModel(name string) tea.Cmd {
 	}
 	m.sess = sess
 	for _, p := range m.personas {
-		p.hasStatus = false
+		p.status, p.hasStatus = agent.Status{}, false
 	}
 	m.current().tr.add(&item{kind: kSystem, text: "model: " + m.app.Model.Name + " (" + m.app.Model.BaseURL + ")"})
-	return nil
+	return m.refreshStatus(m.current()) // the threshold and the context count change with the model
 }
 
 func (m *Model) personaNames() []string {

@@ -139,7 +139,7 @@ func (m *Model) permissionBox() string {
 	maxBody := max(1, m.h-4-len(head)-len(foot))
 	if len(body) > maxBody {
 		n := len(body) - maxBody + 1
-		body = append(body[:maxBody-1], th.dim.Render(fmt.Sprintf("… %d more lines", n)))
+		body = append(body[:maxBody-1], th.dim.Render("… "+plural(n, "more line")))
 	}
 	lines := append(append(head, body...), foot...)
 	return th.box.Width(w).Render(strings.Join(fitLines(lines, inner), "\n"))

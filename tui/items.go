@@ -359,14 +359,14 @@ func (r *renderer) toolLines(t *toolInfo, w int) []string {
 		d := r.diffLines(t.diff, w-4)
 		if !t.expanded && len(d) > 12 {
 			n := len(d) - 12
-			d = append(d[:12], th.dim.Render(fmt.Sprintf("… %d more lines (ctrl+x expands)", n)))
+			d = append(d[:12], th.dim.Render("… "+plural(n, "more line")+" (ctrl+x expands)"))
 		}
 		out = append(out, prefixed(d, "    ")...)
 	}
 	if t.expanded && t.preview != "" {
 		ls := plainLines(strings.TrimRight(t.preview, "\n"), max(1, w-6))
 		if len(ls) > 400 {
-			ls = append(ls[:400], fmt.Sprintf("… %d more lines (ctrl+o browses whole outputs)", len(ls)-400))
+			ls = append(ls[:400], "… "+plural(len(ls)-400, "more line")+" (ctrl+o browses whole outputs)")
 		}
 		out = append(out, prefixed(ls, th.dim.Render("    │ "), th.dim)...)
 	}
@@ -390,7 +390,7 @@ func (r *renderer) subLines(s *subRow, w int) []string {
 		}
 		parts = append(parts, st.Render(s.status))
 	}
-	parts = append(parts, fmtDur(s.elapsedAt(r.now())), plural(s.toolCalls, "tool"),
+	parts = append(parts, fmtDur(s.elapsedAt(r.now())), plural(s.toolCalls, "tool call"),
 		fmtCount(s.usage.PromptTokens+s.usage.CompletionTokens)+" tok")
 	if s.cost > 0 {
 		parts = append(parts, fmt.Sprintf("$%.4f", s.cost))
@@ -405,8 +405,8 @@ func (r *renderer) subLines(s *subRow, w int) []string {
 func (r *renderer) summaryLines(s *summaryInfo, w int) []string {
 	th := r.th
 	if s.finished == nil {
-		return []string{th.warn.Render(clip(fmt.Sprintf("  ⟲ compacting %s tokens (%s, %d messages)…",
-			fmtCount(s.started.TokensBefore), s.started.Reason, s.started.Messages), w))}
+		return []string{th.warn.Render(clip(fmt.Sprintf("  ⟲ compacting %s tokens (%s, %s)…",
+			fmtCount(s.started.TokensBefore), s.started.Reason, plural(s.started.Messages, "message")), w))}
 	}
 	f := s.finished
 	if !f.Accepted {
@@ -420,8 +420,8 @@ func (r *renderer) summaryLines(s *summaryInfo, w int) []string {
 	if f.Heuristic {
 		how = "heuristic summary (the model's summary failed)"
 	}
-	text := fmt.Sprintf("compacted: %s → %s tokens · %d messages replaced, %d kept · %s",
-		fmtCount(f.TokensBefore), fmtCount(f.TokensAfter), f.Replaced, f.Kept, how)
+	text := fmt.Sprintf("compacted: %s → %s tokens · %s replaced, %d kept · %s",
+		fmtCount(f.TokensBefore), fmtCount(f.TokensAfter), plural(f.Replaced, "message"), f.Kept, how)
 	if len(f.Added) > 0 {
 		text += " · the check added: " + strings.Join(f.Added, ", ")
 	}

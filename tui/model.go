@@ -250,6 +250,8 @@ func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{m.bridge.wait(), tea.RequestBackgroundColor}
 	if m.sessID != "" {
 		cmds = append(cmds, m.loadSession())
+	} else if m.modelErr == nil {
+		cmds = append(cmds, m.fetchStatus(m.current())) // the context meter before the first turn
 	}
 	if p := m.prompt; p != "" {
 		m.prompt = ""

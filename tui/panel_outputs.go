@@ -71,7 +71,7 @@ func (p *outputsPanel) list(m *Model) tea.Cmd {
 		rows := make([]outRow, len(list))
 		for i, e := range list {
 			rows[i] = outRow{id: e.ID, tool: e.Tool, persona: e.Persona, what: oneLine(e.Arguments),
-				size: fmt.Sprintf("%d lines, %s chars", e.OutputLines, fmtCount(e.OutputChars))}
+				size: plural(e.OutputLines, "line") + ", " + fmtCount(e.OutputChars) + " chars"}
 		}
 		return outListMsg{seq: seq, rows: rows}
 	}
@@ -202,7 +202,7 @@ func (p *outputsPanel) view(m *Model, w, h int) []string {
 	case p.searching:
 		out = append(out, th.accent.Render("search: ")+p.query+"▏"+th.dim.Render("  (enter runs, esc cancels)"))
 	case p.results:
-		out = append(out, th.dim.Render(fmt.Sprintf("%d outputs match %q", len(p.rows), p.query)))
+		out = append(out, th.dim.Render(matchLine(len(p.rows), p.query)))
 	default:
 		out = append(out, th.dim.Render(fmt.Sprintf("outputs over %d characters in this session (the model saw a preview and can read them with read_tool_output)", minOffloadedChars)))
 	}
@@ -233,4 +233,12 @@ func aroundHit(snippet string) string {
 		}
 	}
 	return strings.ReplaceAll(strings.ReplaceAll(snippet, store.HitStart, "["), store.HitEnd, "]")
+}
+
+// matchLine is "1 output matches "x"", "3 outputs match "x"".
+func matchLine(n int, q string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 output matches %q", q)
+	}
+	return fmt.Sprintf("%d outputs match %q", n, q)
 }

@@ -34,7 +34,7 @@ func TestOutputsBrowser(t *testing.T) {
 	h.typeText("4321")
 	h.key("enter")
 	h.until("the search", func() bool { return h.m.outs.results })
-	if scr := h.screen(); !strings.Contains(scr, "1 outputs match \"4321\"") || !strings.Contains(scr, "[4321]") {
+	if scr := h.screen(); !strings.Contains(scr, "1 output matches \"4321\"") || !strings.Contains(scr, "[4321]") {
 		t.Errorf("search:\n%s", scr)
 	}
 	h.key("esc") // back to all outputs

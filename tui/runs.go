@@ -312,6 +312,10 @@ func (m *Model) switchDone(msg switchDoneMsg) tea.Cmd {
 			if msg.err != nil && id == msg.to {
 				p.tr.add(&item{kind: kNotice, level: "warn", text: "switch: " + msg.err.Error()})
 			}
+			if id == msg.to && !p.hasStatus {
+				cmds = append(cmds, m.refreshStatus(p))
+				continue
+			}
 			cmds = append(cmds, m.next(p))
 		}
 	}
@@ -348,14 +352,14 @@ func (m *Model) compactDone(msg compactDoneMsg) tea.Cmd {
 	case !msg.ok:
 		p.tr.add(&item{kind: kNotice, text: "nothing to compact: the conversation is already short (or the summary would not make it smaller)"})
 	}
-	return m.next(p)
+	return m.refreshStatus(p)
 }
 
 // loadSession reads a resumed session's conversations for display, and
 // each persona's status. Every persona is marked busy meanwhile, so no run
 // starts while the Cmd reads the agents.
 func (m *Model) loadSession() tea.Cmd {
-	sess, st, id, ctx := m.sess, m.app.Store, m.sessID, m.ctx
+	sess, st, id, ctx, cur := m.sess, m.app.Store, m.sessID, m.ctx, m.current().p.ID
 	var ids []string
 	for _, p := range m.personas {
 		if !p.busy() {
@@ -374,7 +378,7 @@ func (m *Model) loadSession() tea.Cmd {
 				out.err = err
 				return out
 			}
-			if len(h) == 0 {
+			if len(h) == 0 && p != cur {
 				continue
 			}
 			out.history[p] = h
@@ -470,18 +474,31 @@ func (m *Model) openSession(id string) tea.Cmd {
 	m.teamP = teamPanel{}
 	for _, p := range m.personas {
 		p.tr, p.queue, p.hasStatus, p.hasCheckpoint, p.handoff = newTranscript(), nil, false, false, nil
+		p.status = agent.Status{}
 	}
 	m.lastTalked = m.current().p.ID
 	m.panel = noPanel
 	if m.sessID == "" {
 		m.current().tr.add(&item{kind: kSystem, text: "new session"})
-		return nil
+		return m.refreshStatus(m.current())
 	}
 	m.current().tr.add(&item{kind: kSystem, text: "resumed session " + m.sessID})
 	return m.loadSession()
 }
 
-// fetchStatus reads an idle persona's status for the task panel.
+// refreshStatus re-reads an idle persona's numbers after something changed
+// them between turns (/compact, /clear, /model, a new session), so the
+// context meter is right at once; a queued message waits for it.
+func (m *Model) refreshStatus(p *personaState) tea.Cmd {
+	p.status, p.hasStatus = agent.Status{}, false
+	if cmd := m.fetchStatus(p); cmd != nil {
+		return cmd
+	}
+	return m.next(p)
+}
+
+// fetchStatus reads an idle persona's status for the task panel and the
+// status bar.
 func (m *Model) fetchStatus(p *personaState) tea.Cmd {
 	if p.busy() || p.hasStatus || m.sess == nil {
 		return nil

@@ -212,10 +212,10 @@ func (t *transcript) apply(e agent.Event) (needFrame bool) {
 		case "cancelled":
 			t.add(&item{kind: kNotice, level: "warn", text: "cancelled; the session is saved"})
 		case "max_turns":
-			t.add(&item{kind: kNotice, level: "warn", text: fmt.Sprintf("stopped after %d turns without a final answer (max_turns); send a message to go on", ev.Turns)})
+			t.add(&item{kind: kNotice, level: "warn", text: "stopped after " + plural(ev.Turns, "turn") + " without a final answer (max_turns); send a message to go on"})
 		}
 	case agent.AnchorInjected:
-		t.add(&item{kind: kAnchor, text: fmt.Sprintf("anchor #%d after %d tool calls: %s", ev.Number, ev.ToolCalls, anchorGist(ev.Text))})
+		t.add(&item{kind: kAnchor, text: fmt.Sprintf("anchor #%d after %s: %s", ev.Number, plural(ev.ToolCalls, "tool call"), anchorGist(ev.Text))})
 	case agent.SummaryStarted:
 		t.add(&item{kind: kSummary, sum: &summaryInfo{started: ev}})
 	case agent.SummaryFinished:

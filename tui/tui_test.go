@@ -479,6 +479,7 @@ func TestResumeShowsHistory(t *testing.T) {
 	if h.m.sessID != "" || hasItem(h.m.current().tr, kUser, "read missing.txt") {
 		t.Fatal("/clear kept the session")
 	}
+	h.until("the new session's status", h.idle)
 	h.key("ctrl+s")
 	h.until("the list", func() bool { return h.m.sessP.done && len(h.m.sessP.rows) > 0 })
 	h.key("enter")
@@ -587,6 +588,7 @@ func TestResumeRestoresTeamRows(t *testing.T) {
 	if len(h.m.team.rows) != 0 {
 		t.Fatal("/clear kept the team")
 	}
+	h.until("the new session's status", h.idle)
 	h.key("ctrl+s")
 	h.until("the list", func() bool { return h.m.sessP.done && len(h.m.sessP.rows) > 0 })
 	h.key("enter")

@@ -85,10 +85,10 @@ func (p *printer) progress(e agent.Event) {
 	case agent.Notice:
 		fmt.Fprintf(p.stderr, "%spolly: %s\n", who, e.Text)
 	case agent.AnchorInjected:
-		fmt.Fprintf(p.stderr, "%s⚓ task anchor #%d after %d tool calls\n", who, e.Number, e.ToolCalls)
+		fmt.Fprintf(p.stderr, "%s⚓ task anchor #%d after %s\n", who, e.Number, plural(e.ToolCalls, "tool call"))
 	case agent.SummaryFinished:
 		if e.Accepted {
-			fmt.Fprintf(p.stderr, "%s⇣ context summarized: %s → %s tokens (%d messages replaced, %d kept)\n", who, commas(e.TokensBefore), commas(e.TokensAfter), e.Replaced, e.Kept)
+			fmt.Fprintf(p.stderr, "%s⇣ context summarized: %s → %s tokens (%s replaced, %d kept)\n", who, commas(e.TokensBefore), commas(e.TokensAfter), plural(e.Replaced, "message"), e.Kept)
 		}
 	case agent.ErrorEvent:
 		fmt.Fprintf(p.stderr, "%serror: %s\n", who, e.Message)
@@ -135,4 +135,12 @@ func duration(d time.Duration) string {
 		return d.Round(time.Millisecond).String()
 	}
 	return d.Round(100 * time.Millisecond).String()
+}
+
+// plural is "1 tool call", "2 tool calls".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
