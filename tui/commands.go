@@ -24,7 +24,7 @@ var slashCommands = []slashCommand{
 	{"/memory", "", "workspace memory and task checkpoints"},
 	{"/task", "", "plan, anchor and checkpoint of the current task"},
 	{"/cost", "", "tokens and cost per persona"},
-	{"/init", "", "ask the persona to write or improve AGENTS.md"},
+	{"/init", "", "ask the persona to write or improve the project's AGENTS.md (polly init creates the workspace memory)"},
 }
 
 // initPrompt is what /init sends.
@@ -32,6 +32,14 @@ const initPrompt = `Write or improve this project's AGENTS.md (at the project ro
 Read the repository before writing: the README, the build files (go.mod, package.json, Makefile…), the directory layout and a few central source files.
 Keep it short and factual, under 60 lines: what the project is, how to build, test and run it (exact commands), the layout (one line per important directory), conventions a newcomer would get wrong, and anything that must not be touched.
 If AGENTS.md exists, keep what is still true, fix what is wrong, and remove what is stale. Do not invent commands you have not seen evidence for.`
+
+// commandLabel is the one line a command's internal prompt shows as.
+func commandLabel(text string) string {
+	if text == initPrompt {
+		return "/init — write or improve this project's AGENTS.md"
+	}
+	return ""
+}
 
 // command runs text if it is a slash command. A first word that looks
 // like a path ("/etc/hosts is…") is sent as a message instead.
@@ -80,7 +88,7 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 		}
 		p := m.current()
 		p.tr.toEnd()
-		it := p.tr.add(&item{kind: kUser, text: initPrompt})
+		it := p.tr.add(&item{kind: kUser, text: initPrompt, label: commandLabel(initPrompt)})
 		if p.busy() {
 			it.queued = true
 			p.queue = append(p.queue, it)

@@ -38,6 +38,7 @@ type item struct {
 	shown string // streaming items: the text as of the last frame
 	level string // notices: "info" or "warn"
 	hint  string // errors: what the user can do
+	label string // user items: what is shown instead of text (/init's prompt)
 	gap   bool   // a blank line above
 
 	streaming bool
@@ -203,7 +204,11 @@ func (r *renderer) render(it *item, w int) []string {
 	th := r.th
 	switch it.kind {
 	case kUser:
-		out := prefixed(plainLines(it.text, max(1, w-2)), th.user.Render("┃ "))
+		text := it.text
+		if it.label != "" {
+			text = it.label
+		}
+		out := prefixed(plainLines(text, max(1, w-2)), th.user.Render("┃ "))
 		if it.queued {
 			out = append(out, th.dim.Render("  queued: sent when the running turn ends"))
 		}
@@ -334,7 +339,13 @@ func (r *renderer) toolLines(t *toolInfo, w int) []string {
 	head := th.accent.Render(mark+t.name) + " " + clip(t.brief, max(room, 0))
 	line := "  " + head + tail
 	if t.selected {
-		line = th.selected.Render(ansi.Truncate(line, w, "…"))
+		// One solid bar with a pointer: inner colours would break the
+		// background into patches.
+		plain := "▶ " + strings.TrimPrefix(ansi.Strip(ansi.Truncate(line, w, "…")), "  ")
+		if pad := w - widthOf(plain); pad > 0 {
+			plain += strings.Repeat(" ", pad)
+		}
+		line = th.selected.Render(plain)
 	}
 	out := []string{ansi.Truncate(line, w, "…")}
 	if !t.done {

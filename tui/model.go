@@ -111,6 +111,7 @@ type Model struct {
 	deferred []doneMsg // work ended before its last events were applied
 
 	prompt     string // the command line's prompt, sent by Init
+	mouseOff   bool   // mouse capture off (F7): the terminal selects text
 	quitAsk    bool
 	flash      string // a one-off message on the info line, cleared by the next key
 	frameArmed bool
@@ -150,8 +151,11 @@ func newModel(o options) *Model {
 	m.resize(m.w, m.h)
 	first := m.personas[m.cur].tr
 	if m.modelErr != nil {
-		first.add(&item{kind: kError, text: m.modelErr.Error(),
-			hint: "sending is disabled until a model is configured; you can still browse sessions (ctrl+s) and memory (ctrl+y)"})
+		// The no-key screen: a headline, what still works, then how to
+		// configure a model, shown from its top so the headline stays
+		// visible on a small terminal.
+		first.add(&item{kind: kError, text: "No model configured — sending is disabled; sessions (ctrl+s) and memory (ctrl+y) still work.\n" + m.modelErr.Error()})
+		first.follow, first.top, first.off = false, 0, 0
 	}
 	for _, n := range o.notices {
 		first.add(&item{kind: kNotice, level: "warn", text: n})
@@ -369,6 +373,9 @@ func (m *Model) View() tea.View {
 	v := tea.NewView(m.render())
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
+	if m.mouseOff {
+		v.MouseMode = tea.MouseModeNone
+	}
 	v.WindowTitle = "polly · " + m.current().p.Name
 	if m.panel == noPanel && len(m.asks) == 0 && !m.tooSmall() {
 		if c := m.input.Cursor(); c != nil {

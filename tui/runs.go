@@ -578,7 +578,11 @@ func (m *Model) unqueue(p *personaState) {
 	}
 	var texts []string
 	for _, it := range p.queue {
-		texts = append(texts, it.text)
+		if it.text == initPrompt {
+			texts = append(texts, "/init")
+		} else {
+			texts = append(texts, it.text)
+		}
 		p.tr.remove(it)
 	}
 	p.queue = nil

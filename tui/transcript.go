@@ -25,6 +25,20 @@ type transcript struct {
 	top, off int
 
 	sel int // index of the selected tool block; -1: none (toggles act on the last)
+
+	unseen  bool    // something arrived while scrolled up: the "↓ new output" marker
+	retries []*item // retry notes of the current request, removed once it succeeds
+}
+
+// hasConversation: anything beyond start-up notices (the first screen
+// shows who is on screen until then).
+func (t *transcript) hasConversation() bool {
+	for _, it := range t.items {
+		if it.kind != kNotice {
+			return true
+		}
+	}
+	return false
 }
 
 func newTranscript() *transcript {
@@ -116,11 +130,14 @@ func (t *transcript) scrollDown(r *renderer, w, h, n int) {
 		rest += len(r.lines(t.items[i], w))
 	}
 	if rest <= h {
-		t.follow = true
+		t.follow, t.unseen = true, false
 	}
 }
 
-func (t *transcript) toEnd() { t.follow = true }
+func (t *transcript) toEnd() { t.follow, t.unseen = true, false }
+
+// toTop shows the first line.
+func (t *transcript) toTop() { t.follow, t.top, t.off = false, 0, 0 }
 
 // frame publishes what streamed since the last frame: the only place a
 // streaming item's rendered text changes, so rendering is throttled to the
@@ -137,6 +154,23 @@ func (t *transcript) frame() {
 // apply adds one agent event to the transcript. It reports whether a frame
 // is needed to show streamed text.
 func (t *transcript) apply(e agent.Event) (needFrame bool) {
+	if !t.follow {
+		switch e.(type) {
+		case agent.Usage, agent.StatusUpdate, agent.CheckpointWritten, agent.OutputOffloaded:
+		default:
+			t.unseen = true
+		}
+	}
+	switch e.(type) {
+	case agent.TextDelta, agent.ReasoningDelta, agent.MessageDone, agent.ToolStarted:
+		// The provider answered: the retry notes have served their purpose.
+		for _, it := range t.retries {
+			t.remove(it)
+		}
+		t.retries = nil
+	case agent.ErrorEvent, agent.Done:
+		t.retries = nil // the notes stay: they explain the failure
+	}
 	switch ev := e.(type) {
 	case agent.TextDelta:
 		if t.text == nil {
@@ -196,7 +230,7 @@ func (t *transcript) apply(e agent.Event) (needFrame bool) {
 			}
 			t.text, t.think = nil, nil
 		}
-		t.add(&item{kind: kNotice, level: "warn", text: retryText(ev)})
+		t.retries = append(t.retries, t.add(&item{kind: kNotice, level: "warn", text: retryText(ev)}))
 	case agent.Notice:
 		t.add(&item{kind: kNotice, level: ev.Level, text: ev.Text})
 	case agent.ErrorEvent:
@@ -382,7 +416,7 @@ func fromHistory(msgs []chat.Message) *transcript {
 		case m.Kind == chat.KindActiveTask || m.Kind == chat.KindResume:
 			// harness context for the model; the anchor line says enough
 		case m.Role == chat.User:
-			t.add(&item{kind: kUser, text: m.Content})
+			t.add(&item{kind: kUser, text: m.Content, label: commandLabel(m.Content)})
 		case m.Role == chat.Assistant:
 			if strings.TrimSpace(m.Content) != "" {
 				t.add(&item{kind: kAssistant, text: m.Content})

@@ -22,9 +22,18 @@ func (m *Model) render() string {
 		lines = append(lines, fitLines(padLines(m.panelLines(m.w, m.h-2), m.h-2), m.w)...)
 	} else {
 		ch := m.chatHeight()
+		tr := m.current().tr
+		var top []string
+		if !tr.hasConversation() {
+			top = fitLines(m.welcomeLines(), m.w)
+		}
 		// Transcript lines come from the render caches, already cut to
 		// the width: measuring them again would cost more than the rest.
-		lines = append(lines, padLines(m.current().tr.view(m.r, m.w, ch), ch)...)
+		body := tr.view(m.r, m.w, ch-len(top))
+		if !tr.follow && tr.unseen && len(body) > 0 {
+			body[len(body)-1] = m.th.accent.Render(clip("  ↓ new output below — end or pgdn to follow", m.w))
+		}
+		lines = append(lines, padLines(append(top, body...), ch)...)
 		lines = append(lines, clip(m.infoLine(), m.w))
 		lines = append(lines, m.inputLines()...)
 	}
@@ -33,6 +42,26 @@ func (m *Model) render() string {
 	if len(m.asks) > 0 {
 		out = m.overlay(out, m.permissionBox())
 	}
+	return out
+}
+
+// welcomeLines open an empty conversation: who is on screen, the model,
+// and the keys that matter first.
+func (m *Model) welcomeLines() []string {
+	th := m.th
+	p := m.current().p
+	who := p.Name
+	if p.Description != "" {
+		who += " — " + p.Description
+	} else if p.Role != "" {
+		who += " — " + p.Role
+	}
+	out := []string{"", "  " + th.accent.Render("You are talking to "+who)}
+	if m.modelErr == nil {
+		out = append(out, th.dim.Render("  model "+m.app.Model.Name+" · "+m.app.Model.BaseURL))
+	}
+	names := m.personaNames()
+	out = append(out, th.dim.Render(fmt.Sprintf("  F1 help · Tab or Alt+1…%d switch personas (%s) · / commands · Enter sends", len(m.personas), strings.Join(names, ", "))), "")
 	return out
 }
 
