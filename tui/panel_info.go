@@ -103,7 +103,7 @@ func (m *Model) taskLines(w int) []string {
 	if req == "" {
 		req = "(none yet)"
 	}
-	out = append(out, prefixed(plainLines(req, max(1, w-2)), "  ")...)
+	out = append(out, m.r.md.lines(req, max(10, w))...)
 	section(fmt.Sprintf("Plan (%s so far; anchor in %d, checkpoint in %d)", plural(s.ToolCalls, "tool call"), max(0, s.AnchorIn), max(0, s.CheckpointIn)))
 	if len(s.Plan) == 0 {
 		out = append(out, th.dim.Render("  no plan steps (the persona sets them with task_plan)"))
@@ -122,7 +122,7 @@ func (m *Model) taskLines(w int) []string {
 	if s.Anchor == "" {
 		out = append(out, th.dim.Render("  none yet"))
 	} else {
-		out = append(out, prefixed(plainLines(s.Anchor, max(1, w-2)), "  ", th.dim)...)
+		out = append(out, m.r.md.lines(s.Anchor, max(10, w))...)
 	}
 	section("Last checkpoint")
 	switch {

@@ -140,3 +140,16 @@ func TestInitShowsOneLine(t *testing.T) {
 		t.Errorf("the model got %q", got)
 	}
 }
+
+// The task panel (F3) renders Markdown: the request's **bold** is bold,
+// not asterisks.
+func TestTaskPanelRendersMarkdown(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	h.m.current().status = agent.Status{Persona: "default", OriginalRequest: "fix **the parser** in `parse.go`", Anchor: "# Anchor\n\n- step *one*", Threshold: 40000}
+	h.m.current().hasStatus = true
+	h.key("f3")
+	s := h.screen()
+	if !strings.Contains(s, "fix the parser in parse.go") || strings.Contains(s, "**") || strings.Contains(s, "`") {
+		t.Errorf("task panel:\n%s", s)
+	}
+}

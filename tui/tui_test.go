@@ -263,13 +263,16 @@ func TestMemoryPanel(t *testing.T) {
 	if err := os.WriteFile(cp, []byte("# Active task\n\nFix **the parser**.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(h.dir, "AGENTS.md"), []byte("# Project rules\n\nRun **go test** first.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	h.prompt("/memory")
 	if h.m.panel != pMemory {
 		t.Fatalf("/memory did not open the panel")
 	}
 	h.until("the files", func() bool { return len(h.m.mem.files) > 0 && h.m.mem.path != "" })
 	scr := h.screen()
-	for _, want := range []string{"SOUL.md", "MEMORY.md", ".learnings/ERRORS.md", ".agent/coder/active_task.md"} {
+	for _, want := range []string{"project AGENTS.md", "SOUL.md", "MEMORY.md", ".learnings/ERRORS.md", ".agent/coder/active_task.md"} {
 		if !strings.Contains(scr, want) {
 			t.Errorf("list lacks %s:\n%s", want, scr)
 		}
