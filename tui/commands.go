@@ -117,7 +117,7 @@ func (m *Model) setModel(name string) tea.Cmd {
 		m.flash = err.Error()
 		return nil
 	}
-	sess, err := m.app.Session(m.ctx, m.bridge.Emit, m.sess.ID())
+	sess, err := m.app.Session(m.ctx, m.emit, m.sess.ID())
 	if err != nil {
 		m.flash = "model switched, but reopening the session failed: " + err.Error()
 		return nil

@@ -61,8 +61,9 @@ type options struct {
 	noColor  bool
 	editor   string
 	now      func() time.Time
-	notices  []string // start-up warnings to show in the chat
-	prompt   string   // sent once the program runs (polly "PROMPT")
+	notices  []string          // start-up warnings to show in the chat
+	prompt   string            // sent once the program runs (polly "PROMPT")
+	emit     func(agent.Event) // the sessions' event callback; nil: the bridge's
 }
 
 // Model is the root model.
@@ -78,6 +79,7 @@ type Model struct {
 	editor   string
 	now      func() time.Time
 	keys     keyMap
+	emit     func(agent.Event) // what sessions opened here report to (the bridge, maybe logged)
 
 	w, h         int // the layout's size, at least minW×minH
 	termW, termH int // the terminal's
@@ -137,6 +139,10 @@ func newModel(o options) *Model {
 	}
 	if m.sess != nil {
 		m.sessID = m.sess.ID()
+	}
+	m.emit = o.emit
+	if m.emit == nil {
+		m.emit = o.bridge.Emit
 	}
 	m.setTheme(true) // until the terminal reports its background
 	for _, p := range o.app.Personas.All() {

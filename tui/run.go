@@ -45,10 +45,11 @@ func Run(ctx context.Context, s cli.TUIStart) error {
 			return err
 		}
 	}
-	sess, err := a.Session(ctx, b.Emit, id)
+	emit := cli.LogEvents(s.Log, b.Emit)
+	sess, err := a.Session(ctx, emit, id)
 	if err != nil {
 		notices = append(notices, err.Error()+"; starting a new session")
-		if sess, err = a.Session(ctx, b.Emit, ""); err != nil {
+		if sess, err = a.Session(ctx, emit, ""); err != nil {
 			return err
 		}
 	}
@@ -58,7 +59,7 @@ func Run(ctx context.Context, s cli.TUIStart) error {
 		ctx: ctx, app: a, sess: sess, bridge: b, runs: runs,
 		persona: s.Persona, modelErr: s.ModelErr,
 		noColor: os.Getenv("NO_COLOR") != "", editor: editorFromEnv(),
-		notices: notices, prompt: s.Prompt,
+		notices: notices, prompt: s.Prompt, emit: emit,
 	})
 	p := tea.NewProgram(m, tea.WithContext(ctx))
 	_, runErr := p.Run()

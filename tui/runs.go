@@ -464,7 +464,7 @@ func (m *Model) openSession(id string) tea.Cmd {
 		m.flash = "wait for the running work to end (esc cancels it) before changing sessions"
 		return nil
 	}
-	sess, err := m.app.Session(m.ctx, m.bridge.Emit, id)
+	sess, err := m.app.Session(m.ctx, m.emit, id)
 	if err != nil {
 		m.flash = err.Error()
 		return nil

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -38,11 +39,12 @@ const (
 
 // TUIStart is what the TUI needs to start.
 type TUIStart struct {
-	App      app.Options // Asker left nil: the TUI sets its own
-	ResumeID string      // a session to resume ("" for a new one)
-	Persona  string      // persona to start with
-	ModelErr error       // non-nil when no model is configured: the TUI still opens and says how to set one
-	Prompt   string      // sent as the first message once the TUI is up (polly "PROMPT")
+	App      app.Options  // Asker left nil: the TUI sets its own
+	ResumeID string       // a session to resume ("" for a new one)
+	Persona  string       // persona to start with
+	ModelErr error        // non-nil when no model is configured: the TUI still opens and says how to set one
+	Prompt   string       // sent as the first message once the TUI is up (polly "PROMPT")
+	Log      *slog.Logger // --debug: the .agent/polly.log logger (nil: no log)
 }
 
 // Env is everything the command line touches, injected so tests can run
@@ -98,6 +100,7 @@ type options struct {
 	showVersion  bool
 	help         bool
 	configJSON   bool
+	debug        bool
 	flags        config.Flags
 	args         []string // positional arguments
 }
@@ -141,6 +144,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.help, "help", false, "show this help")
 	fs.BoolVar(&o.help, "h", false, "show this help")
 	fs.BoolVar(&o.configJSON, "json", false, "polly config: print JSON")
+	fs.BoolVar(&o.debug, "debug", false, "write a debug log (every agent event) to .agent/polly.log")
 	return fs
 }
 
@@ -317,6 +321,15 @@ func run(ctx context.Context, env Env) error {
 	if err != nil {
 		return err
 	}
+	var log *slog.Logger
+	if o.debug && (cmd == "" || o.promptSet) {
+		l, closeLog, err := openDebugLog(env.Dir)
+		if err != nil {
+			return err
+		}
+		defer closeLog()
+		log = l
+	}
 	switch cmd {
 	case "config":
 		return printConfig(env, cfg, o.configJSON)
@@ -339,7 +352,7 @@ func run(ctx context.Context, env Env) error {
 		if strings.TrimSpace(o.prompt) == "" {
 			return usagef("the prompt is empty")
 		}
-		return headless(ctx, env, cfg, o)
+		return headless(ctx, env, cfg, o, log)
 	}
 	if env.RunTUI == nil {
 		return usagef("no prompt given (the TUI is not available in this build)")
@@ -352,7 +365,7 @@ func run(ctx context.Context, env Env) error {
 		return &exitError{code: ExitUsage, err: errors.New(`the TUI needs a terminal on stdin and stdout; without one, run headless: polly -p "PROMPT" (or echo PROMPT | polly -p -)`)}
 	}
 	start := TUIStart{App: app.Options{Config: cfg, ProjectDir: env.Dir, Template: env.Template, LLM: env.LLM}, Persona: cfg.Persona, ModelErr: cfg.CheckModel(),
-		Prompt: strings.Join(o.args, " ")}
+		Prompt: strings.Join(o.args, " "), Log: log}
 	if o.session != "" {
 		start.ResumeID = o.session
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -34,7 +35,7 @@ type Result struct {
 }
 
 // headless runs one prompt without the TUI.
-func headless(ctx context.Context, env Env, cfg *config.Config, o options) error {
+func headless(ctx context.Context, env Env, cfg *config.Config, o options, log *slog.Logger) error {
 	if env.LLM == nil {
 		if err := cfg.CheckModel(); err != nil {
 			return err
@@ -65,7 +66,7 @@ func headless(ctx context.Context, env Env, cfg *config.Config, o options) error
 		}
 		resume = id
 	}
-	sess, err := a.Session(ctx, p.Event, resume)
+	sess, err := a.Session(ctx, LogEvents(log, p.Event), resume)
 	if err != nil {
 		return &exitError{code: ExitFailed, err: err}
 	}

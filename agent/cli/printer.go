@@ -77,7 +77,11 @@ func (p *printer) progress(e agent.Event) {
 			extra = fmt.Sprintf(", offloaded as #%d", e.ExecID)
 		}
 		fmt.Fprintf(p.stderr, "%s%s %s %s (%s, %s chars%s)\n", who, mark, e.Tool, e.Brief, duration(e.Duration), commas(e.OutputChars), extra)
-		if e.IsError {
+		switch {
+		case e.Status == "denied":
+			// The whole refusal: it ends with how to allow the call.
+			fmt.Fprintf(p.stderr, "%s  %s\n", who, strings.TrimSpace(e.Preview))
+		case e.IsError:
 			fmt.Fprintf(p.stderr, "%s  %s\n", who, firstLine(e.Preview))
 		}
 	case agent.Retrying:

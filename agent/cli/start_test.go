@@ -101,3 +101,37 @@ func TestSessionsListPersonaNames(t *testing.T) {
 		t.Errorf("sessions list: %q", r.stdout)
 	}
 }
+
+// A call refused in a headless run prints the whole refusal on stderr,
+// with how to allow it.
+func TestHeadlessDenialPrintsTheFix(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Call("run_command", `{"command":"`+strings.Repeat("echo padding-the-command-line; ", 8)+`make deploy"}`), llmtest.Text("I could not deploy."))
+	_, polly := cliEnv(t, srv.URL(), map[string]string{"POLLY_MODE": "ask"})
+	r := polly("-p", "deploy it")
+	if r.code != 0 {
+		t.Fatalf("code=%d stderr=%q", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "✗ run_command") || !strings.Contains(r.stderr, "re-run with --yolo, or add a rule such as") ||
+		!strings.Contains(r.stderr, "to permissions.allow in the config") {
+		t.Errorf("stderr lacks the whole fix:\n%s", r.stderr)
+	}
+}
+
+// --debug writes a slog log of the run's events to .agent/polly.log.
+func TestDebugLog(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Call("list_dir", `{"path":"."}`), llmtest.Reply{Text: "empty here", ChunkSize: 3})
+	env, polly := cliEnv(t, srv.URL(), nil)
+	if r := polly("-p", "what is here?", "--debug"); r.code != 0 {
+		t.Fatalf("code=%d stderr=%q", r.code, r.stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(env.Dir, ".agent", "polly.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(b)
+	for _, want := range []string{"level=INFO msg=\"polly started\"", "type=tool_finished", "type=text_delta agent=default bytes=", "type=done"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+}
