@@ -30,11 +30,11 @@ type transcript struct {
 	retries []*item // retry notes of the current request, removed once it succeeds
 }
 
-// hasConversation: anything beyond start-up notices (the first screen
-// shows who is on screen until then).
+// hasConversation: anything beyond start-up notices and a handoff card
+// (the first screen shows who is on screen until then).
 func (t *transcript) hasConversation() bool {
 	for _, it := range t.items {
-		if it.kind != kNotice {
+		if it.kind != kNotice && it.kind != kHandoff {
 			return true
 		}
 	}

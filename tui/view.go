@@ -56,13 +56,15 @@ func (m *Model) welcomeLines() []string {
 	} else if p.Role != "" {
 		who += " — " + p.Role
 	}
-	out := []string{"", "  " + th.accent.Render("You are talking to "+who)}
+	w := max(1, m.w-2)
+	out := []string{""}
+	out = append(out, prefixed(plainLines("You are talking to "+who, w), "  ", th.accent)...)
 	if m.modelErr == nil {
-		out = append(out, th.dim.Render("  model "+m.app.Model.Name+" · "+m.app.Model.BaseURL))
+		out = append(out, prefixed(plainLines("model "+m.app.Model.Name+" · "+m.app.Model.BaseURL, w), "  ", th.dim)...)
 	}
-	names := m.personaNames()
-	out = append(out, th.dim.Render(fmt.Sprintf("  F1 help · Tab or Alt+1…%d switch personas (%s) · / commands · Enter sends", len(m.personas), strings.Join(names, ", "))), "")
-	return out
+	keys := fmt.Sprintf("F1 help · Tab or Alt+1…%d switch personas (%s) · / commands · Enter sends", len(m.personas), strings.Join(m.personaNames(), ", "))
+	out = append(out, prefixed(plainLines(keys, w), "  ", th.dim)...)
+	return append(out, "")
 }
 
 func (m *Model) tooSmall() bool { return m.termW < minW || m.termH < minH }
