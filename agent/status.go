@@ -7,21 +7,21 @@ import (
 
 // Status is what a status bar shows about one agent.
 type Status struct {
-	Persona         string
-	Model           string
-	ContextTokens   int // estimated tokens of the context now
-	Threshold       int // summarization threshold
-	ToolCalls       int // this task
-	AnchorIn        int // tool calls until the next anchor
-	CheckpointIn    int // tool calls until the next periodic checkpoint
-	Compactions     int
-	Usage           chat.Usage
-	Cost            float64
-	HasPrices       bool
-	Plan            []task.Step
-	Anchor          string // the latest anchor text
-	CheckpointPath  string
-	OriginalRequest string
+	Persona         string      `json:"persona"`
+	Model           string      `json:"model"`
+	ContextTokens   int         `json:"context_tokens"` // estimated tokens of the context now
+	Threshold       int         `json:"threshold"`      // summarization threshold
+	ToolCalls       int         `json:"tool_calls"`     // this task
+	AnchorIn        int         `json:"anchor_in"`      // tool calls until the next anchor
+	CheckpointIn    int         `json:"checkpoint_in"`  // tool calls until the next periodic checkpoint
+	Compactions     int         `json:"compactions"`
+	Usage           chat.Usage  `json:"usage"`
+	Cost            float64     `json:"cost"`
+	HasPrices       bool        `json:"has_prices"`
+	Plan            []task.Step `json:"plan"`
+	Anchor          string      `json:"anchor"` // the latest anchor text
+	CheckpointPath  string      `json:"checkpoint_path"`
+	OriginalRequest string      `json:"original_request"`
 }
 
 // Status reports the agent's numbers. Call it from the goroutine that owns

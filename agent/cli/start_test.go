@@ -135,3 +135,36 @@ func TestDebugLog(t *testing.T) {
 		}
 	}
 }
+
+// The stream-json status event uses snake_case fields like every other;
+// tool_output carries a running command's output before tool_finished.
+func TestStreamJSONStatusAndToolOutput(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Call("run_command", `{"command":"echo live-line"}`), llmtest.Text("ok"))
+	_, polly := cliEnv(t, srv.URL(), map[string]string{"POLLY_MODE": "yolo"})
+	r := polly("-p", "run it", "--output-format", "stream-json")
+	if r.code != 0 {
+		t.Fatalf("code=%d stderr=%q", r.code, r.stderr)
+	}
+	var status, output string
+	for _, l := range strings.Split(r.stdout, "\n") {
+		switch {
+		case strings.HasPrefix(l, `{"type":"status"`) && status == "":
+			status = l
+		case strings.HasPrefix(l, `{"type":"tool_output"`):
+			output = l
+		case strings.HasPrefix(l, `{"type":"tool_finished"`) && output == "":
+			t.Error("tool_finished before any tool_output")
+		}
+	}
+	for _, want := range []string{`"context_tokens":`, `"tool_calls":`, `"anchor_in":`, `"has_prices":`} {
+		if !strings.Contains(status, want) {
+			t.Errorf("status line lacks %s: %s", want, status)
+		}
+	}
+	if strings.Contains(status, "ContextTokens") {
+		t.Errorf("Go field names in the status event: %s", status)
+	}
+	if !strings.Contains(output, `"text":"live-line\n"`) || !strings.Contains(output, `"call_id":`) {
+		t.Errorf("tool_output line: %s", output)
+	}
+}
