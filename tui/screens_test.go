@@ -153,3 +153,26 @@ func TestTaskPanelRendersMarkdown(t *testing.T) {
 		t.Errorf("task panel:\n%s", s)
 	}
 }
+
+// The selected tool block is one solid bar with a pointer.
+func TestSelectedToolBlockHighlight(t *testing.T) {
+	h := newHarness(t, harnessOpts{w: 80, h: 24})
+	d := hdr("default")
+	h.send(eventsMsg{items: []any{
+		agent.ToolStarted{Header: d, CallID: "a", Tool: "read_file", Brief: "path=a.go"},
+		agent.ToolFinished{Header: d, CallID: "a", Tool: "read_file", Brief: "path=a.go", OutputChars: 10, OutputLines: 1, Status: "ok"},
+		agent.ToolStarted{Header: d, CallID: "b", Tool: "read_file", Brief: "path=b.go"},
+		agent.ToolFinished{Header: d, CallID: "b", Tool: "read_file", Brief: "path=b.go", OutputChars: 10, OutputLines: 1, Status: "ok"},
+	}})
+	h.send(tea.KeyPressMsg{Code: tea.KeyUp, Mod: tea.ModAlt})
+	h.send(tea.KeyPressMsg{Code: tea.KeyUp, Mod: tea.ModAlt})
+	var sel string
+	for _, l := range strings.Split(h.screen(), "\n") {
+		if strings.HasPrefix(l, "▶ ") {
+			sel = l
+		}
+	}
+	if !strings.Contains(sel, "read_file path=a.go") || len([]rune(sel)) != 80 {
+		t.Errorf("selected line = %q (want a.go's block, padded to 80)", sel)
+	}
+}
