@@ -20,7 +20,7 @@ var slashCommands = []slashCommand{
 	{"/model", "NAME", "switch the model (between turns)"},
 	{"/compact", "", "summarize this persona's conversation now"},
 	{"/clear", "", "start a new session"},
-	{"/sessions", "", "pick a session to resume"},
+	{"/sessions", "[ID]", "pick a session to resume, or resume ID (a unique prefix is enough)"},
 	{"/memory", "", "workspace memory and task checkpoints"},
 	{"/task", "", "plan, anchor and checkpoint of the current task"},
 	{"/cost", "", "tokens and cost per persona"},
@@ -74,6 +74,9 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 	case "/clear":
 		return m.openSession(""), true
 	case "/sessions":
+		if arg != "" {
+			return m.findSession(arg), true
+		}
 		return m.openPanel(pSessions), true
 	case "/memory":
 		return m.openPanel(pMemory), true
@@ -196,4 +199,20 @@ func commandHelp(name string) string {
 		}
 	}
 	return ""
+}
+
+// foundSessionMsg is a session id resolved from what the user typed.
+type foundSessionMsg struct {
+	id  string
+	err error
+}
+
+// findSession resolves an id or a prefix in a Cmd (it reads the store),
+// then opens the session.
+func (m *Model) findSession(typed string) tea.Cmd {
+	a, ctx := m.app, m.ctx
+	return func() tea.Msg {
+		id, err := a.FindSession(ctx, typed)
+		return foundSessionMsg{id: id, err: err}
+	}
 }

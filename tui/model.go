@@ -322,6 +322,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case promptMsg:
 		return m, m.submit(msg.text)
+	case foundSessionMsg:
+		if msg.err != nil {
+			m.flash = msg.err.Error()
+			return m, nil
+		}
+		return m, m.openSession(msg.id)
 	case costMsg:
 		m.showCost(msg)
 		return m, nil

@@ -133,3 +133,17 @@ func TestRunWithoutSessionToResume(t *testing.T) {
 		}
 	}
 }
+
+// /sessions ID resumes a session by a prefix of its id.
+func TestSessionsByPrefix(t *testing.T) {
+	h := newHarness(t, harnessOpts{}, llmtest.Text("first answer"))
+	h.prompt("remember this")
+	h.until("idle", h.idle)
+	id := h.m.sessID
+	h.prompt("/clear")
+	h.until("the new session", h.idle)
+	h.prompt("/sessions zzzz")
+	h.until("the error", func() bool { return strings.Contains(h.screen(), `no session "zzzz"`) })
+	h.prompt("/sessions " + id[:3])
+	h.until("the resume", func() bool { return h.idle() && h.m.sessID == id && hasItem(h.m.current().tr, kUser, "remember this") })
+}
