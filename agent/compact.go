@@ -165,6 +165,7 @@ func (a *Agent) summarize(ctx context.Context, sys string, reason string) bool {
 	}
 	a.task.Compactions++
 	a.retrySummaryAt = 0
+	a.lastContext = after // the status bar's meter shows the new context at once
 	a.saveState(ctx)
 	a.send(SummaryFinished{Header: a.header(), TokensBefore: before, TokensAfter: after, Replaced: split, Kept: len(h) - split,
 		Heuristic: heuristic, Accepted: true, Added: added, ArchivePath: archivePath, Summary: next[0].Content, Why: why})

@@ -72,6 +72,7 @@ type ToolFinished struct {
 	// FilesChanged: what a run_command that may write created, changed and
 	// deleted (nil when it was not tracked).
 	FilesChanged *tools.TreeChanges `json:"files_changed,omitempty"`
+	Status       string             `json:"status"` // ok, error, denied (permission), interrupted (cancelled)
 }
 
 // Usage reports the tokens of one model call.

@@ -7,22 +7,22 @@ import (
 
 // Status is what a status bar shows about one agent.
 type Status struct {
-	Persona         string
-	Model           string
-	ContextTokens   int // estimated tokens of the context now
-	Threshold       int // summarization threshold
-	ToolCalls       int // this task
-	AnchorNumber    int // the task block's anchor number (advances every AnchorEvery calls)
-	AnchorIn        int // tool calls until the anchor number advances
-	CheckpointIn    int // tool calls until the next periodic checkpoint
-	Compactions     int
-	Usage           chat.Usage
-	Cost            float64
-	HasPrices       bool
-	Plan            []task.Step
-	Anchor          string // the task block sent with the last request
-	CheckpointPath  string
-	OriginalRequest string
+	Persona         string      `json:"persona"`
+	Model           string      `json:"model"`
+	ContextTokens   int         `json:"context_tokens"` // estimated tokens of the context now
+	Threshold       int         `json:"threshold"`      // summarization threshold
+	ToolCalls       int         `json:"tool_calls"`     // this task
+	AnchorNumber    int         `json:"anchor_number"`  // the task block's anchor number (advances every AnchorEvery calls)
+	AnchorIn        int         `json:"anchor_in"`      // tool calls until the anchor number advances
+	CheckpointIn    int         `json:"checkpoint_in"`  // tool calls until the next periodic checkpoint
+	Compactions     int         `json:"compactions"`
+	Usage           chat.Usage  `json:"usage"`
+	Cost            float64     `json:"cost"`
+	HasPrices       bool        `json:"has_prices"`
+	Plan            []task.Step `json:"plan"`
+	Anchor          string      `json:"anchor"` // the task block sent with the last request
+	CheckpointPath  string      `json:"checkpoint_path"`
+	OriginalRequest string      `json:"original_request"`
 }
 
 // Status reports the agent's numbers. Call it from the goroutine that owns
@@ -49,5 +49,11 @@ func (a *Agent) Status() Status {
 		st.CheckpointPath = task.Path(a.deps.StateDir, a.id)
 	}
 	st.ContextTokens = a.lastContext
+	if st.ContextTokens == 0 {
+		// Nothing sent yet by this agent (a resumed or new session): the
+		// estimate of what the next request would send, so the meter is
+		// right before the first turn.
+		st.ContextTokens = a.contextTokens(a.systemPrompt(), a.history)
+	}
 	return st
 }

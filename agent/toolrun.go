@@ -49,12 +49,21 @@ func (a *Agent) runTools(ctx context.Context, calls []chat.ToolCall) {
 func (a *Agent) runTool(ctx context.Context, call chat.ToolCall) {
 	a.send(ToolStarted{Header: a.header(), CallID: call.ID, Tool: call.Name, Args: call.Arguments, Brief: call.Brief()})
 	start := time.Now()
-	cctx, blocked := a.preToolUse(a.callContext(ctx, call), call)
+	h := a.header()
+	out := newOutputStream(func(text string, skipped int) {
+		h.Time = a.deps.now() // on the output's goroutine: only a copy of the header is used
+		a.send(ToolOutput{Header: h, CallID: call.ID, Tool: call.Name, Text: text, Skipped: skipped})
+	})
+	cctx, blocked := a.preToolUse(tools.WithProgress(a.callContext(ctx, call), out), call)
 	if blocked != nil {
+		out.close()
 		a.finishTool(ctx, call, *blocked, time.Since(start))
 		return
 	}
-	res := a.registry.Execute(cctx, call, tools.Exec{Gate: a.deps.Gate, Allowed: a.allowed})
+	// The clock starts once the call is allowed: a permission question's
+	// wait is the user's time, not the tool's.
+	res := a.registry.Execute(cctx, call, tools.Exec{Gate: a.deps.Gate, Allowed: a.allowed, Running: func() { start = time.Now() }})
+	out.close()
 	res = a.postToolUse(ctx, call, res)
 	a.finishTool(ctx, call, res, time.Since(start))
 }
@@ -140,7 +149,7 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 	a.send(ToolFinished{
 		Header: a.header(), CallID: call.ID, Tool: call.Name, Brief: call.Brief(), Duration: dur,
 		OutputChars: chars, OutputLines: lines, IsError: res.IsError, ExecID: execID, Offloaded: offloaded,
-		ExitCode: res.ExitCode, Diff: res.Diff, Preview: content, FilesChanged: filesChanged(res),
+		ExitCode: res.ExitCode, Diff: res.Diff, Preview: content, Status: string(status), FilesChanged: filesChanged(res),
 	})
 	if a.task.ToolCalls-a.task.LastCheckpointAt >= s.CheckpointEvery {
 		a.task.LastCheckpointAt = a.task.ToolCalls

@@ -127,6 +127,7 @@ func dropClosedObjects(v any) {
 type Exec struct {
 	Gate    Gate     // permission gate; nil denies every call (fail closed)
 	Allowed []string // tool names the caller may use; nil means every registered tool
+	Running func()   // called once the call is allowed, right before the tool runs (durations exclude the wait for approval)
 }
 
 // Execute validates and runs one tool call. It never panics and never
@@ -171,6 +172,9 @@ func (r *Registry) Execute(ctx context.Context, call chat.ToolCall, ex Exec) (re
 	}
 	if err := ctx.Err(); err != nil {
 		return Errorf("%s: cancelled before it ran", call.Name)
+	}
+	if ex.Running != nil {
+		ex.Running()
 	}
 	res, err = t.Run(withGate(ctx, ex.Gate, call.Name), args)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -162,7 +163,11 @@ func (s *shell) run(ctx context.Context, a runCommandArgs) (Result, error) {
 	env := sandbox.CommandEnv(os.Environ(), s.opts.Scrub, s.opts.PassEnv,
 		append(append(nonInteractiveEnv(), "TMPDIR="+tmp), s.opts.Env...))
 	out := newHeadTail(s.opts.MaxOutputBytes)
-	state, late, err := s.exec(runCtx, pol, a.Command, env, out)
+	var sink io.Writer = out
+	if pw := ProgressOf(ctx); pw != nil {
+		sink = io.MultiWriter(out, pw) // one writer for both: one pipe, output in order
+	}
+	state, late, err := s.exec(runCtx, pol, a.Command, env, sink)
 	if err != nil {
 		return Result{}, err
 	}
@@ -195,7 +200,7 @@ func (s *shell) run(ctx context.Context, a runCommandArgs) (Result, error) {
 
 // exec runs the command under the helper: through the runner's spare
 // when there is a runner, else a helper started for it.
-func (s *shell) exec(ctx context.Context, pol sandbox.Policy, script string, env []string, out *headTail) (*os.ProcessState, bool, error) {
+func (s *shell) exec(ctx context.Context, pol sandbox.Policy, script string, env []string, out io.Writer) (*os.ProcessState, bool, error) {
 	if s.opts.Runner != nil {
 		res, err := s.opts.Runner.Run(ctx, pol, script, s.root, env, out, waitDelay)
 		return res.State, res.Late, err

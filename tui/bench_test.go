@@ -87,3 +87,50 @@ func BenchmarkFirstFrame(b *testing.B) {
 		_ = m.View()
 	}
 }
+
+// replyOf is about n bytes of a streamed Markdown reply: paragraphs, lists
+// and small code blocks, as a long answer has them.
+func replyOf(n int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		switch i % 3 {
+		case 0:
+			fmt.Fprintf(&b, "Paragraph %d: the parser fails because parse returns nil where callers expect a node, so I change it and run the tests again.\n\n", i)
+		case 1:
+			fmt.Fprintf(&b, "- step %d reads `parse.go`\n- then **fixes** it\n\n", i)
+		case 2:
+			fmt.Fprintf(&b, "```go\nfunc parse%d(s string) *Node {\n\treturn &Node{}\n}\n```\n\n", i)
+		}
+	}
+	return b.String()
+}
+
+// BenchmarkStreamedTokenReplyLength: one streamed token (its batch through
+// Update, the frame, the View) when the reply streaming now is already
+// 1 KB, 10 KB or 100 KB long. Flat: only the new lines are rendered and
+// measured; what settled is neither scanned nor copied again.
+func BenchmarkStreamedTokenReplyLength(b *testing.B) {
+	for _, size := range []int{1 << 10, 10 << 10, 100 << 10} {
+		b.Run(fmt.Sprintf("reply=%dKB", size>>10), func(b *testing.B) {
+			h := newHarness(b, harnessOpts{w: 120, h: 40})
+			fill(h, 10)
+			d := hdr("default")
+			h.m.Update(eventsMsg{items: []any{agent.TextDelta{Header: d, Text: replyOf(size)}}})
+			h.m.Update(frameMsg{})
+			_ = h.m.View()
+			words := strings.Fields("the parser fails because parse returns nil where callers expect a node so I will change it")
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				text := words[i%len(words)] + " "
+				if i%16 == 15 {
+					text += "\n\n"
+				}
+				h.m.Update(eventsMsg{items: []any{agent.TextDelta{Header: d, Text: text}}})
+				h.m.Update(frameMsg{})
+				_ = h.m.View()
+				i++
+			}
+		})
+	}
+}

@@ -83,6 +83,20 @@ func (b *bridge) merge(m any) bool {
 			}
 			return false
 		}
+	case agent.ToolOutput:
+		for i := len(b.queue) - 1; i >= 0; i-- {
+			e, ok := b.queue[i].(agent.Event)
+			if !ok || !sameAgent(e.Head(), d.Header) {
+				continue
+			}
+			if last, ok := e.(agent.ToolOutput); ok && last.CallID == d.CallID {
+				last.Text += d.Text
+				last.Skipped += d.Skipped
+				b.queue[i] = last
+				return true
+			}
+			return false
+		}
 	}
 	return false
 }
@@ -138,7 +152,7 @@ func (b *bridge) onlyDeltas() bool {
 	defer b.mu.Unlock()
 	for _, m := range b.queue {
 		switch m.(type) {
-		case agent.TextDelta, agent.ReasoningDelta:
+		case agent.TextDelta, agent.ReasoningDelta, agent.ToolOutput:
 		default:
 			return false
 		}

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+
+	"polly/agent"
 )
 
 // slashCommand is one /command.
@@ -18,11 +20,11 @@ var slashCommands = []slashCommand{
 	{"/model", "[NAME]", "pick this persona's model from a list, or switch to NAME"},
 	{"/compact", "", "summarize this persona's conversation now"},
 	{"/clear", "", "start a new session"},
-	{"/sessions", "", "pick a session to resume"},
+	{"/sessions", "[ID]", "pick a session to resume, or resume ID (a unique prefix is enough)"},
 	{"/memory", "", "workspace memory and task checkpoints"},
 	{"/task", "", "plan, anchor and checkpoint of the current task"},
 	{"/cost", "", "tokens and cost per persona"},
-	{"/init", "", "ask the persona to write or improve AGENTS.md"},
+	{"/init", "", "ask the persona to write or improve the project's AGENTS.md (polly init creates the workspace memory)"},
 	{"/undo", "[N]", "take back the file changes of the last turn (or N turns)"},
 	{"/redo", "", "take back the last undo or rewind"},
 	{"/rewind", "", "pick a turn: files (and optionally the conversation) back to before it"},
@@ -35,6 +37,14 @@ const initPrompt = `Write or improve this project's AGENTS.md (at the project ro
 Read the repository before writing: the README, the build files (go.mod, package.json, Makefile…), the directory layout and a few central source files.
 Keep it short and factual, under 60 lines: what the project is, how to build, test and run it (exact commands), the layout (one line per important directory), conventions a newcomer would get wrong, and anything that must not be touched.
 If AGENTS.md exists, keep what is still true, fix what is wrong, and remove what is stale. Do not invent commands you have not seen evidence for.`
+
+// commandLabel is the one line a command's internal prompt shows as.
+func commandLabel(text string) string {
+	if text == initPrompt {
+		return "/init — write or improve this project's AGENTS.md"
+	}
+	return ""
+}
 
 // command runs text if it is a slash command. A first word that looks
 // like a path ("/etc/hosts is…") is sent as a message instead.
@@ -69,6 +79,9 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 	case "/clear":
 		return m.openSession(""), true
 	case "/sessions":
+		if arg != "" {
+			return m.findSession(arg), true
+		}
 		return m.openPanel(pSessions), true
 	case "/memory":
 		return m.openPanel(pMemory), true
@@ -92,7 +105,7 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 		}
 		p := m.current()
 		p.tr.toEnd()
-		it := p.tr.add(&item{kind: kUser, text: initPrompt})
+		it := p.tr.add(&item{kind: kUser, text: initPrompt, label: commandLabel(initPrompt)})
 		if p.busy() {
 			it.queued = true
 			p.queue = append(p.queue, it)
@@ -121,19 +134,19 @@ func (m *Model) setModel(name string) tea.Cmd {
 		m.flash = err.Error()
 		return nil
 	}
-	sess, err := m.app.Session(m.ctx, m.bridge.Emit, m.sess.ID())
+	sess, err := m.app.Session(m.ctx, m.emit, m.sess.ID())
 	if err != nil {
 		m.flash = "model switched, but reopening the session failed: " + err.Error()
 		return nil
 	}
 	m.sess = sess
 	for _, p := range m.personas {
-		p.hasStatus = false
+		p.status, p.hasStatus = agent.Status{}, false
 	}
 	if info, err := m.app.PersonaModel(m.current().p.ID); err == nil {
 		m.current().tr.add(&item{kind: kSystem, text: "model: " + info.Provider + "/" + info.Name + " (" + info.BaseURL + ")"})
 	}
-	return nil
+	return m.refreshStatus(m.current()) // the threshold and the context count change with the model
 }
 
 func (m *Model) personaNames() []string {
@@ -202,4 +215,20 @@ func commandHelp(name string) string {
 		}
 	}
 	return ""
+}
+
+// foundSessionMsg is a session id resolved from what the user typed.
+type foundSessionMsg struct {
+	id  string
+	err error
+}
+
+// findSession resolves an id or a prefix in a Cmd (it reads the store),
+// then opens the session.
+func (m *Model) findSession(typed string) tea.Cmd {
+	a, ctx := m.app, m.ctx
+	return func() tea.Msg {
+		id, err := a.FindSession(ctx, typed)
+		return foundSessionMsg{id: id, err: err}
+	}
 }

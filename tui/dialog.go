@@ -92,16 +92,13 @@ func (m *Model) permissionBox() string {
 	a := m.asks[0]
 	w := min(m.w-4, 100)
 	inner := max(10, w-4)
-	title := "Allow " + a.req.Tool + "?"
-	if a.req.Agent != "" && a.req.Agent != m.current().p.ID {
-		title = "Allow " + a.req.Agent + " to use " + a.req.Tool + "?"
-	}
+	title := m.askTitle(a.req)
 	if n := len(m.asks); n > 1 {
 		title += fmt.Sprintf("  (%d more waiting)", n-1)
 	}
 	head := []string{th.title.Render(clip(title, inner))}
 	if a.req.Reason != "" {
-		why := plainLines("It "+a.req.Reason+".", inner)
+		why := plainLines(unquote("It "+strings.TrimSuffix(a.req.Reason, ".")+"."), inner)
 		if len(why) > 2 {
 			why = append(why[:1], clip(why[1], inner-1)+"…")
 		}
@@ -132,7 +129,7 @@ func (m *Model) permissionBox() string {
 			foot = append(foot, th.dim.Render(clip(sb, inner)))
 		}
 		if a.req.Session != "" {
-			foot = append(foot, th.dim.Render(clip("(a covers "+a.req.Session+")", inner)))
+			foot = append(foot, th.dim.Render(clip(unquote("(a allows "+a.req.Session+" until Polly quits)"), inner)))
 		}
 	}
 	preview := a.req.Access.Preview
@@ -159,7 +156,7 @@ func (m *Model) permissionBox() string {
 	maxBody := max(1, m.h-4-len(head)-len(foot))
 	if len(body) > maxBody {
 		n := len(body) - maxBody + 1
-		body = append(body[:maxBody-1], th.dim.Render(fmt.Sprintf("… %d more lines", n)))
+		body = append(body[:maxBody-1], th.dim.Render("… "+plural(n, "more line")))
 	}
 	lines := append(append(head, body...), foot...)
 	return th.box.Width(w).Render(strings.Join(fitLines(lines, inner), "\n"))
@@ -167,4 +164,43 @@ func (m *Model) permissionBox() string {
 
 func looksLikeDiff(s string) bool {
 	return strings.HasPrefix(s, "---") || strings.HasPrefix(s, "@@") || strings.Contains(s, "\n@@ ")
+}
+
+// askTitle puts the question as a sentence: who wants to do what.
+func (m *Model) askTitle(r permission.Request) string {
+	who := m.current().p.Name
+	if r.Agent != "" {
+		id, _, _ := strings.Cut(r.Agent, "#")
+		if p, ok := m.app.Personas.Find(id); ok {
+			who = p.Name
+		} else {
+			who = r.Agent
+		}
+	}
+	what := "use " + r.Tool
+	switch r.Access.Kind {
+	case tools.AccessExecute:
+		what = "run this command"
+	case tools.AccessWrite:
+		what = "change files with " + r.Tool
+		if len(r.Access.Paths) == 1 {
+			what = "write " + r.Access.Paths[0]
+		}
+	case tools.AccessNetwork:
+		what = "fetch this address"
+	}
+	return "Allow " + who + " to " + what + "?"
+}
+
+// unquote turns Markdown code quotes into typographic ones: the dialog is
+// read, not rendered.
+func unquote(s string) string {
+	for open := true; strings.Contains(s, "`"); open = !open {
+		q := "”"
+		if open {
+			q = "“"
+		}
+		s = strings.Replace(s, "`", q, 1)
+	}
+	return s
 }

@@ -109,6 +109,7 @@ func newHarness(t testing.TB, o harnessOpts, steps ...llmtest.Step) *harness {
 	}
 	h.send(tea.WindowSizeMsg{Width: o.w, Height: o.h})
 	h.run(h.m.Init())
+	h.until("start-up (the first status read)", h.idle)
 	return h
 }
 

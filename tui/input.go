@@ -60,6 +60,19 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, m.keys.PageDown):
 		p.tr.scrollDown(m.r, w, h, max(1, h-2))
 		return nil
+	case key.Matches(msg, m.keys.Home) && (k != "home" || m.input.Value() == ""):
+		p.tr.toTop()
+		return nil
+	case key.Matches(msg, m.keys.End) && (k != "end" || m.input.Value() == ""):
+		p.tr.toEnd()
+		return nil
+	case key.Matches(msg, m.keys.Mouse):
+		m.mouseOff = !m.mouseOff
+		m.flash = "mouse capture on: the wheel scrolls (F7 turns it off to select text)"
+		if m.mouseOff {
+			m.flash = "mouse capture off: select text with the mouse (F7 turns the wheel back on)"
+		}
+		return nil
 	case key.Matches(msg, m.keys.Expand):
 		p.tr.toggle()
 		return nil

@@ -38,6 +38,7 @@ type item struct {
 	shown string // streaming items: the text as of the last frame
 	level string // notices: "info" or "warn"
 	hint  string // errors: what the user can do
+	label string // user items: what is shown instead of text (/init's prompt)
 	gap   bool   // a blank line above
 
 	streaming bool
@@ -52,7 +53,9 @@ type item struct {
 	valid            bool
 	// stable-prefix cache of a streaming Markdown item
 	pfxLen, pfxW, pfxGen int
-	pfx                  []string
+	pfx                  []string         // gap line and settled lines
+	pfxBody              int              // settled lines in pfx (without the gap)
+	stream               *strings.Builder // text of a streaming item: appends without copying what came before
 }
 
 func (it *item) invalidate() { it.valid = false }
@@ -68,6 +71,94 @@ type toolInfo struct {
 	exit                *int
 	diff, preview       string
 	expanded, selected  bool
+	cancelled           bool
+	live                string     // the end of what a running command printed so far
+	plan                []planStep // task_plan: the plan it stored
+}
+
+// planStep is one line of a task_plan checklist.
+type planStep struct{ status, title string }
+
+// liveMax is how much of a running command's output a block keeps: enough
+// for its last lines.
+const liveMax = 4 << 10
+
+func (t *toolInfo) addLive(text string, skipped int) {
+	if skipped > 0 && t.live != "" && !strings.HasSuffix(t.live, "\n") {
+		t.live += "\n"
+	}
+	t.live += text
+	if n := len(t.live); n > liveMax {
+		cut := n - liveMax
+		if i := strings.IndexByte(t.live[cut:], '\n'); i >= 0 {
+			cut += i + 1
+		}
+		t.live = t.live[cut:]
+	}
+}
+
+// liveLines are the last n lines of a running command's output, as a
+// terminal would show them (a carriage return starts the line over).
+func liveLines(s string, n int) []string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return nil
+	}
+	ls := strings.Split(s, "\n")
+	if len(ls) > n {
+		ls = ls[len(ls)-n:]
+	}
+	for i, l := range ls {
+		l = strings.TrimRight(l, "\r")
+		if j := strings.LastIndexByte(l, '\r'); j >= 0 {
+			l = l[j+1:]
+		}
+		ls[i] = cleanText(l)
+	}
+	return ls
+}
+
+// parsePlan reads task_plan's result ("1. [IN PROGRESS] title" lines).
+func parsePlan(out string) []planStep {
+	var steps []planStep
+	for _, l := range strings.Split(out, "\n") {
+		_, rest, ok := strings.Cut(l, ". [")
+		if !ok {
+			continue
+		}
+		status, title, ok := strings.Cut(rest, "] ")
+		if !ok {
+			continue
+		}
+		steps = append(steps, planStep{status: status, title: strings.TrimSpace(title)})
+	}
+	return steps
+}
+
+// firstErrorLine is what a failed call's block shows: the first line that
+// names an error, else the first line of output, skipping the harness's
+// "exit code: N" header.
+func firstErrorLine(s string) string {
+	var first string
+	for _, l := range strings.Split(s, "\n") {
+		t := strings.TrimSpace(l)
+		low := strings.ToLower(t)
+		if t == "" || strings.HasPrefix(low, "exit code:") {
+			continue
+		}
+		if first == "" {
+			first = t
+		}
+		for _, k := range []string{"error", "fail", "panic", "fatal", "denied", "not found", "no such", "cannot", "undefined", "timed out"} {
+			if strings.Contains(low, k) {
+				return t
+			}
+		}
+	}
+	if first == "" {
+		return firstLine(s)
+	}
+	return first
 }
 
 // summaryInfo is a compaction, pending until SummaryFinished arrives.
@@ -90,15 +181,22 @@ func newRenderer(th theme, gen int, now func() time.Time) *renderer {
 }
 
 // lines returns an item's lines at width w, from the cache when valid.
+// Every line is already cut to w: the screen never measures them again.
 func (r *renderer) lines(it *item, w int) []string {
 	if it.valid && it.cacheW == w && it.cacheGen == r.gen {
 		return it.cache
 	}
-	body := r.render(it, w)
-	if it.gap {
-		body = append([]string{""}, body...)
+	var body []string
+	if it.kind == kAssistant && it.streaming {
+		body = r.streamingMarkdown(it, w) // gap included, lines fitted as they settle
+	} else {
+		body = r.render(it, w)
+		if it.gap {
+			body = append([]string{""}, body...)
+		}
+		body = fitLines(body, w)
 	}
-	it.cache, it.cacheW, it.cacheGen, it.valid = fitLines(body, w), w, r.gen, true
+	it.cache, it.cacheW, it.cacheGen, it.valid = body, w, r.gen, true
 	return it.cache
 }
 
@@ -106,7 +204,11 @@ func (r *renderer) render(it *item, w int) []string {
 	th := r.th
 	switch it.kind {
 	case kUser:
-		out := prefixed(plainLines(it.text, max(1, w-2)), th.user.Render("┃ "))
+		text := it.text
+		if it.label != "" {
+			text = it.label
+		}
+		out := prefixed(plainLines(text, max(1, w-2)), th.user.Render("┃ "))
 		if it.queued {
 			out = append(out, th.dim.Render("  queued: sent when the running turn ends"))
 		}
@@ -162,20 +264,25 @@ func (it *item) shownText() string {
 
 // streamingMarkdown renders a streaming message: the settled part (up to
 // its last blank line outside a code fence) block by block as it settles,
-// each block once, and the unsettled tail every frame. So a frame costs the
-// tail, not the whole message; the finished message is rendered whole once.
+// each block once, and the unsettled tail every frame. Nothing settled is
+// scanned, measured or copied again, so a frame costs the tail, not the
+// whole message; the finished message is rendered whole once.
 func (r *renderer) streamingMarkdown(it *item, w int) []string {
 	src := it.shown
-	cut := stablePrefix(src)
-	if it.pfxW != w || it.pfxGen != r.gen || cut < it.pfxLen {
-		it.pfx, it.pfxLen, it.pfxW, it.pfxGen = nil, 0, w, r.gen
+	if it.pfxW != w || it.pfxGen != r.gen || len(src) < it.pfxLen || it.pfx == nil {
+		it.pfx, it.pfxLen, it.pfxW, it.pfxGen, it.pfxBody = make([]string, 0, 64), 0, w, r.gen, 0
+		if it.gap {
+			it.pfx = append(it.pfx, "")
+		}
 	}
+	cut := stablePrefix(src, it.pfxLen)
 	if cut > it.pfxLen {
 		if add := r.md.lines(src[it.pfxLen:cut], w); len(add) > 0 {
-			if len(it.pfx) > 0 {
+			if it.pfxBody > 0 {
 				it.pfx = append(it.pfx, "")
 			}
 			it.pfx = append(it.pfx, add...)
+			it.pfxBody += len(add)
 		}
 		it.pfxLen = cut
 	}
@@ -183,9 +290,10 @@ func (r *renderer) streamingMarkdown(it *item, w int) []string {
 	if strings.TrimSpace(tail) == "" {
 		return it.pfx
 	}
-	out := make([]string, 0, len(it.pfx)+8)
-	out = append(out, it.pfx...)
-	if len(out) > 0 {
+	// The tail goes into pfx's spare capacity: pfx itself (its length) is
+	// untouched, and the previous frame's slice is no longer used.
+	out := it.pfx
+	if it.pfxBody > 0 {
 		out = append(out, "")
 	}
 	return append(out, r.md.lines(tail, w)...)
@@ -201,6 +309,8 @@ func (r *renderer) toolLines(t *toolInfo, w int) []string {
 	switch {
 	case !t.done:
 		meta = append(meta, th.warn.Render("running…"))
+	case t.cancelled:
+		meta = append(meta, th.warn.Render("cancelled"))
 	case t.failed:
 		s := "✗"
 		if t.exit != nil {
@@ -229,24 +339,45 @@ func (r *renderer) toolLines(t *toolInfo, w int) []string {
 	head := th.accent.Render(mark+t.name) + " " + clip(t.brief, max(room, 0))
 	line := "  " + head + tail
 	if t.selected {
-		line = th.selected.Render(ansi.Truncate(line, w, "…"))
+		// One solid bar with a pointer: inner colours would break the
+		// background into patches.
+		plain := "▶ " + strings.TrimPrefix(ansi.Strip(ansi.Truncate(line, w, "…")), "  ")
+		if pad := w - widthOf(plain); pad > 0 {
+			plain += strings.Repeat(" ", pad)
+		}
+		line = th.selected.Render(plain)
 	}
 	out := []string{ansi.Truncate(line, w, "…")}
-	if t.failed && !t.expanded && t.preview != "" {
-		out = append(out, th.bad.Render(clip("    "+firstLine(t.preview), w)))
+	if !t.done {
+		for _, l := range liveLines(t.live, 4) {
+			out = append(out, th.dim.Render("    │ ")+clip(l, max(1, w-6)))
+		}
+	}
+	if t.failed && !t.cancelled && !t.expanded && t.preview != "" {
+		out = append(out, th.bad.Render(clip("    "+cleanText(firstErrorLine(t.preview)), w)))
+	}
+	for _, st := range t.plan {
+		mark, style := "○ ", th.dim
+		switch st.status {
+		case "DONE":
+			mark, style = "✓ ", th.ok
+		case "IN PROGRESS":
+			mark, style = "▸ ", th.warn
+		}
+		out = append(out, "    "+style.Render(mark)+clip(cleanText(st.title), max(1, w-6)))
 	}
 	if t.diff != "" {
 		d := r.diffLines(t.diff, w-4)
 		if !t.expanded && len(d) > 12 {
 			n := len(d) - 12
-			d = append(d[:12], th.dim.Render(fmt.Sprintf("… %d more lines (ctrl+x expands)", n)))
+			d = append(d[:12], th.dim.Render("… "+plural(n, "more line")+" (ctrl+x expands)"))
 		}
 		out = append(out, prefixed(d, "    ")...)
 	}
 	if t.expanded && t.preview != "" {
 		ls := plainLines(strings.TrimRight(t.preview, "\n"), max(1, w-6))
 		if len(ls) > 400 {
-			ls = append(ls[:400], fmt.Sprintf("… %d more lines (ctrl+o browses whole outputs)", len(ls)-400))
+			ls = append(ls[:400], "… "+plural(len(ls)-400, "more line")+" (ctrl+o browses whole outputs)")
 		}
 		out = append(out, prefixed(ls, th.dim.Render("    │ "), th.dim)...)
 	}
@@ -270,7 +401,7 @@ func (r *renderer) subLines(s *subRow, w int) []string {
 		}
 		parts = append(parts, st.Render(s.status))
 	}
-	parts = append(parts, fmtDur(s.elapsedAt(r.now())), plural(s.toolCalls, "tool"),
+	parts = append(parts, fmtDur(s.elapsedAt(r.now())), plural(s.toolCalls, "tool call"),
 		fmtCount(s.usage.PromptTokens+s.usage.CompletionTokens)+" tok")
 	if s.cost > 0 {
 		parts = append(parts, fmt.Sprintf("$%.4f", s.cost))
@@ -285,8 +416,8 @@ func (r *renderer) subLines(s *subRow, w int) []string {
 func (r *renderer) summaryLines(s *summaryInfo, w int) []string {
 	th := r.th
 	if s.finished == nil {
-		return []string{th.warn.Render(clip(fmt.Sprintf("  ⟲ compacting %s tokens (%s, %d messages)…",
-			fmtCount(s.started.TokensBefore), s.started.Reason, s.started.Messages), w))}
+		return []string{th.warn.Render(clip(fmt.Sprintf("  ⟲ compacting %s tokens (%s, %s)…",
+			fmtCount(s.started.TokensBefore), s.started.Reason, plural(s.started.Messages, "message")), w))}
 	}
 	f := s.finished
 	if !f.Accepted {
@@ -300,8 +431,8 @@ func (r *renderer) summaryLines(s *summaryInfo, w int) []string {
 	if f.Heuristic {
 		how = "heuristic summary (the model's summary failed)"
 	}
-	text := fmt.Sprintf("compacted: %s → %s tokens · %d messages replaced, %d kept · %s",
-		fmtCount(f.TokensBefore), fmtCount(f.TokensAfter), f.Replaced, f.Kept, how)
+	text := fmt.Sprintf("compacted: %s → %s tokens · %s replaced, %d kept · %s",
+		fmtCount(f.TokensBefore), fmtCount(f.TokensAfter), plural(f.Replaced, "message"), f.Kept, how)
 	if len(f.Added) > 0 {
 		text += " · the check added: " + strings.Join(f.Added, ", ")
 	}

@@ -7,7 +7,7 @@ import "charm.land/bubbles/v2/key"
 // stays typeable in the input.
 type keyMap struct {
 	Send, Newline, NextPersona, PrevPersona, PersonaN, Cancel, Quit key.Binding
-	PageUp, PageDown, Wheel, History                                key.Binding
+	PageUp, PageDown, Wheel, History, Home, End, Mouse              key.Binding
 	Expand, SelectPrev, SelectNext                                  key.Binding
 	Help, Memory, Task, Team, Outputs, Sessions                     key.Binding
 }
@@ -29,6 +29,9 @@ func newKeyMap() keyMap {
 		PageDown:   b("pgdn", "scroll down", "pgdown"),
 		Wheel:      b("wheel", "scroll", "wheel"),
 		History:    b("↑ / ↓", "input history (when the input is empty)", "up", "down"),
+		Home:       b("home / ctrl+home", "jump to the start (home: when the input is empty)", "home", "ctrl+home"),
+		End:        b("end / ctrl+end", "jump to the end and follow (end: when the input is empty)", "end", "ctrl+end"),
+		Mouse:      b("F7 / alt+m", "mouse capture on/off (off: select text with the mouse; the wheel does not scroll)", "f7", "alt+m"),
 		Expand:     b("ctrl+x", "expand / collapse the selected or last tool block", "ctrl+x"),
 		SelectPrev: b("alt+↑", "select the previous tool block", "alt+up"),
 		SelectNext: b("alt+↓", "select the next tool block", "alt+down"),
@@ -52,7 +55,7 @@ func (k keyMap) groups() []struct {
 	}{
 		{"Chat", []key.Binding{k.Send, k.Newline, k.History, k.Cancel, k.Quit}},
 		{"Personas", []key.Binding{k.NextPersona, k.PrevPersona, k.PersonaN}},
-		{"Transcript", []key.Binding{k.PageUp, k.PageDown, k.Wheel, k.Expand, k.SelectPrev, k.SelectNext}},
+		{"Transcript", []key.Binding{k.PageUp, k.PageDown, k.Home, k.End, k.Wheel, k.Mouse, k.Expand, k.SelectPrev, k.SelectNext}},
 		{"Panels (esc closes)", []key.Binding{k.Help, k.Memory, k.Task, k.Team, k.Outputs, k.Sessions}},
 	}
 }

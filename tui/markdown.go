@@ -2,8 +2,11 @@ package tui
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"charm.land/glamour/v2"
+	gansi "charm.land/glamour/v2/ansi"
+	"charm.land/glamour/v2/styles"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -20,17 +23,50 @@ func newMarkdown(style string) *markdown {
 	return &markdown{style: style, byWidth: map[int]*glamour.TermRenderer{}}
 }
 
+// mdStyles is a glamour standard style with inline code drawn without the
+// padding spaces glamour puts around it (its background marks it anyway).
+func mdStyles(name string) gansi.StyleConfig {
+	st, ok := styles.DefaultStyles[name]
+	if !ok {
+		st = &styles.DarkStyleConfig
+	}
+	cfg := *st
+	cfg.Code.Prefix, cfg.Code.Suffix = "", ""
+	return cfg
+}
+
+func newGlamour(style string, w int) (*glamour.TermRenderer, error) {
+	return glamour.NewTermRenderer(glamour.WithStyles(mdStyles(style)), glamour.WithWordWrap(w))
+}
+
 // lines renders src wrapped to w columns, without the blank lines glamour
-// puts around a document, every line cut to w as a safety net.
+// puts around a document, every line cut to w as a safety net. Tables are
+// rendered on their own at their content's width: glamour stretches them
+// to the whole wrap width.
 func (m *markdown) lines(src string, w int) []string {
+	var out []string
+	for _, seg := range splitTables(cleanText(src)) {
+		ww := w
+		if seg.width > 0 {
+			ww = min(w, seg.width)
+		}
+		ls := m.render(seg.text, ww)
+		if len(out) > 0 && len(ls) > 0 {
+			out = append(out, "")
+		}
+		out = append(out, ls...)
+	}
+	return fitLines(out, w)
+}
+
+func (m *markdown) render(src string, w int) []string {
 	r := m.byWidth[w]
 	if r == nil {
 		if len(m.byWidth) > 8 { // a resize storm: keep the map small
 			clear(m.byWidth)
 		}
 		var err error
-		r, err = glamour.NewTermRenderer(glamour.WithStandardStyle(m.style), glamour.WithWordWrap(w))
-		if err != nil {
+		if r, err = newGlamour(m.style, w); err != nil {
 			return plainLines(src, w)
 		}
 		m.byWidth[w] = r
@@ -39,28 +75,191 @@ func (m *markdown) lines(src string, w int) []string {
 	if err != nil {
 		return plainLines(src, w)
 	}
-	return trimBlank(fitLines(strings.Split(out, "\n"), w))
+	return trimBlank(strings.Split(out, "\n"))
 }
 
 // renderMarkdown is the goroutine-safe form for Cmds.
 func renderMarkdown(src, style string, w int) string {
-	r, err := glamour.NewTermRenderer(glamour.WithStandardStyle(style), glamour.WithWordWrap(w))
-	if err != nil {
-		return strings.Join(plainLines(src, w), "\n")
+	return strings.Join(newMarkdown(style).lines(src, w), "\n")
+}
+
+// mdSegment is a run of Markdown; width > 0 marks a table and the width
+// its content needs.
+type mdSegment struct {
+	text  string
+	width int
+}
+
+// splitTables cuts src into tables (outside code fences) and the rest.
+func splitTables(src string) []mdSegment {
+	if !strings.Contains(src, "|") {
+		return []mdSegment{{text: src}}
 	}
-	out, err := r.Render(src)
-	if err != nil {
-		return strings.Join(plainLines(src, w), "\n")
+	var segs []mdSegment
+	var cur, table []string
+	flush := func() {
+		if len(table) > 0 {
+			if len(table) >= 2 && isTableRule(table[1]) {
+				if len(cur) > 0 {
+					segs = append(segs, mdSegment{text: strings.Join(cur, "\n")})
+					cur = nil
+				}
+				segs = append(segs, mdSegment{text: strings.Join(table, "\n"), width: tableWidth(table)})
+			} else {
+				cur = append(cur, table...)
+			}
+			table = nil
+		}
 	}
-	return strings.Join(trimBlank(fitLines(strings.Split(out, "\n"), w)), "\n")
+	fence := ""
+	for _, l := range strings.Split(src, "\n") {
+		t := strings.TrimSpace(l)
+		if fence == "" && (strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")) {
+			flush()
+			fence = t[:3]
+		} else if fence != "" && strings.HasPrefix(t, fence) {
+			fence = ""
+		} else if fence == "" && strings.HasPrefix(t, "|") {
+			table = append(table, l)
+			continue
+		}
+		flush()
+		cur = append(cur, l)
+	}
+	flush()
+	if len(cur) > 0 {
+		segs = append(segs, mdSegment{text: strings.Join(cur, "\n")})
+	}
+	return segs
+}
+
+func isTableRule(l string) bool {
+	t := strings.Trim(strings.TrimSpace(l), "|")
+	return t != "" && strings.Trim(t, "-:| ") == ""
+}
+
+// tableWidth is what glamour needs to draw the table without wrapping:
+// every column as wide as its widest cell plus a space each side, the
+// separators between columns, and the document's margins.
+func tableWidth(rows []string) int {
+	var cols []int
+	for i, r := range rows {
+		if i == 1 {
+			continue // the |---|---| rule
+		}
+		cells := strings.Split(strings.Trim(strings.TrimSpace(r), "|"), "|")
+		for j, c := range cells {
+			c = strings.NewReplacer("`", "", "**", "", "__", "").Replace(strings.TrimSpace(c))
+			if j >= len(cols) {
+				cols = append(cols, 0)
+			}
+			cols[j] = max(cols[j], ansi.StringWidth(c))
+		}
+	}
+	w := 4 + max(0, len(cols)-1) // margins, separators
+	for _, c := range cols {
+		w += c + 2
+	}
+	return w
+}
+
+// cleanText makes model or tool text safe to draw: invalid UTF-8 becomes
+// U+FFFD, escape sequences and control characters (which would move the
+// cursor or clear the screen) are dropped, and tabs are expanded — the
+// terminal cell renderer does not draw them.
+func cleanText(s string) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	if strings.ContainsRune(s, '\x1b') {
+		s = ansi.Strip(s)
+	}
+	if strings.IndexFunc(s, isControl) >= 0 {
+		s = strings.Map(func(r rune) rune {
+			if isControl(r) {
+				return -1
+			}
+			return r
+		}, s)
+	}
+	if strings.IndexByte(s, '\t') >= 0 {
+		s = expandMarkdownTabs(s)
+	}
+	return s
+}
+
+// isControl: a C0/C1 control character other than newline and tab.
+func isControl(r rune) bool {
+	return (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0)
+}
+
+// expandMarkdownTabs expands tabs line by line: to the tab width of a
+// fenced code block's language, else to 4 columns (CommonMark's tab stop,
+// so indentation keeps its meaning).
+func expandMarkdownTabs(s string) string {
+	lines := strings.Split(s, "\n")
+	fence, tab := "", 4
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		switch {
+		case fence == "" && (strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")):
+			fence, tab = t[:3], tabWidth(strings.TrimSpace(strings.TrimLeft(t, "`~")))
+		case fence != "" && strings.HasPrefix(t, fence):
+			fence, tab = "", 4
+		}
+		lines[i] = expandTabs(l, tab)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// tabWidth is a language's customary tab width: 8 for Makefiles (tabs are
+// syntax there and were always drawn at 8), 4 for everything else.
+func tabWidth(lang string) int {
+	lang, _, _ = strings.Cut(strings.ToLower(lang), " ")
+	switch lang {
+	case "make", "makefile", "mk":
+		return 8
+	}
+	return 4
+}
+
+// expandTabs replaces tabs by spaces up to the next multiple of tab
+// columns (one line, no escape codes).
+func expandTabs(s string, tab int) string {
+	if strings.IndexByte(s, '\t') < 0 {
+		return s
+	}
+	var b strings.Builder
+	col := 0
+	for _, r := range s {
+		switch {
+		case r == '\t':
+			n := tab - col%tab
+			b.WriteString(strings.Repeat(" ", n))
+			col += n
+		case r == '\n':
+			b.WriteRune(r)
+			col = 0
+		default:
+			b.WriteRune(r)
+			if r < utf8.RuneSelf {
+				col++
+			} else {
+				col += ansi.StringWidth(string(r))
+			}
+		}
+	}
+	return b.String()
 }
 
 // stablePrefix returns where the settled part of a streaming Markdown
-// text ends: after its last blank line outside a code fence. What comes
-// before cannot change as more text arrives, so it is rendered once and
-// only the tail is re-rendered per frame.
-func stablePrefix(s string) int {
-	cut, pos := 0, 0
+// text ends: after its last blank line outside a code fence, looking only
+// at what follows from, a settled point found before (a settled point is
+// outside any fence, so the scan starts there with no fence open). What
+// comes before cannot change as more text arrives, so it is rendered once
+// and only the tail is re-rendered per frame.
+func stablePrefix(s string, from int) int {
+	cut, pos := from, from
 	fence := false
 	for pos < len(s) {
 		end := strings.IndexByte(s[pos:], '\n')
@@ -85,8 +284,8 @@ func plainLines(s string, w int) []string {
 	if w < 1 {
 		w = 1
 	}
-	s = strings.ReplaceAll(s, "\t", "    ")
-	return strings.Split(ansi.Wrap(s, w, ""), "\n")
+	s = cleanText(s)
+	return fitLines(strings.Split(ansi.Wrap(s, w, ""), "\n"), w)
 }
 
 // fitLines cuts every line to w display columns.

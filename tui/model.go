@@ -38,6 +38,7 @@ type personaState struct {
 	started time.Time
 	queue   []*item // user items waiting for the persona to be idle
 	sawDone bool    // the running turn's Done event arrived
+	handoff *item   // the handoff card waiting to go with the next message
 
 	status        agent.Status // from the last StatusUpdate
 	hasStatus     bool
@@ -60,7 +61,9 @@ type options struct {
 	noColor  bool
 	editor   string
 	now      func() time.Time
-	notices  []string // start-up warnings to show in the chat
+	notices  []string          // start-up warnings to show in the chat
+	prompt   string            // sent once the program runs (polly "PROMPT")
+	emit     func(agent.Event) // the sessions' event callback; nil: the bridge's
 }
 
 // Model is the root model.
@@ -76,11 +79,13 @@ type Model struct {
 	editor   string
 	now      func() time.Time
 	keys     keyMap
+	emit     func(agent.Event) // what sessions opened here report to (the bridge, maybe logged)
 
-	w, h int
-	th   theme
-	r    *renderer
-	gen  int
+	w, h         int // the layout's size, at least minW×minH
+	termW, termH int // the terminal's
+	th           theme
+	r            *renderer
+	gen          int
 
 	personas   []*personaState
 	cur        int
@@ -109,6 +114,8 @@ type Model struct {
 	applied  uint64    // bridge pushes applied (see bridge.mark)
 	deferred []doneMsg // work ended before its last events were applied
 
+	prompt     string // the command line's prompt, sent by Init
+	mouseOff   bool   // mouse capture off (F7): the terminal selects text
 	quitAsk    bool
 	flash      string // a one-off message on the info line, cleared by the next key
 	frameArmed bool
@@ -130,10 +137,14 @@ func newModel(o options) *Model {
 	m := &Model{
 		ctx: o.ctx, app: o.app, sess: o.sess, bridge: o.bridge, runs: o.runs,
 		modelErr: o.modelErr, noColor: o.noColor, editor: o.editor, now: o.now,
-		keys: newKeyMap(), team: newTeam(), w: 80, h: 24,
+		keys: newKeyMap(), team: newTeam(), w: 80, h: 24, prompt: o.prompt,
 	}
 	if m.sess != nil {
 		m.sessID = m.sess.ID()
+	}
+	m.emit = o.emit
+	if m.emit == nil {
+		m.emit = o.bridge.Emit
 	}
 	m.setTheme(true) // until the terminal reports its background
 	for _, p := range o.app.Personas.All() {
@@ -144,11 +155,15 @@ func newModel(o options) *Model {
 	}
 	m.lastTalked = m.personas[m.cur].p.ID
 	m.input = newInput()
+	m.setPlaceholder()
 	m.resize(m.w, m.h)
 	first := m.personas[m.cur].tr
 	if m.modelErr != nil {
-		first.add(&item{kind: kError, text: m.modelErr.Error(),
-			hint: "sending is disabled until a model is configured; you can still browse sessions (ctrl+s) and memory (ctrl+y)"})
+		// The no-key screen: a headline, what still works, then how to
+		// configure a model, shown from its top so the headline stays
+		// visible on a small terminal.
+		first.add(&item{kind: kError, text: "No model configured — sending is disabled; sessions (ctrl+s) and memory (ctrl+y) still work.\n" + m.modelErr.Error()})
+		first.follow, first.top, first.off = false, 0, 0
 	}
 	for _, n := range o.notices {
 		first.add(&item{kind: kNotice, level: "warn", text: n})
@@ -160,7 +175,6 @@ func newInput() textarea.Model {
 	ta := textarea.New()
 	ta.ShowLineNumbers = false
 	ta.Prompt = "› "
-	ta.Placeholder = "Message Polly…  (/ for commands, F1 for help)"
 	ta.CharLimit = 0
 	ta.MaxHeight = 0
 	ta.SetHeight(3)
@@ -173,6 +187,11 @@ func newInput() textarea.Model {
 	return ta
 }
 
+// setPlaceholder names the persona on screen in the empty input.
+func (m *Model) setPlaceholder() {
+	m.input.Placeholder = "Message " + m.current().p.Name + "…  (/ for commands, F1 for help)"
+}
+
 // setTheme rebuilds styles and drops every render cache.
 func (m *Model) setTheme(dark bool) {
 	m.th = newTheme(dark, m.noColor)
@@ -182,8 +201,13 @@ func (m *Model) setTheme(dark bool) {
 	m.input.SetStyles(st)
 }
 
+// The smallest terminal the layout works in; below it the screen only
+// says so (see Model.render).
+const minW, minH = 30, 10
+
 func (m *Model) resize(w, h int) {
-	m.w, m.h = max(w, 20), max(h, 8)
+	m.termW, m.termH = w, h
+	m.w, m.h = max(w, minW), max(h, minH)
 	m.input.SetWidth(m.w)
 	m.resizePanels()
 }
@@ -238,9 +262,18 @@ func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{m.bridge.wait(), tea.RequestBackgroundColor}
 	if m.sessID != "" {
 		cmds = append(cmds, m.loadSession())
+	} else if m.modelErr == nil {
+		cmds = append(cmds, m.fetchStatus(m.current())) // the context meter before the first turn
+	}
+	if p := m.prompt; p != "" {
+		m.prompt = ""
+		cmds = append(cmds, func() tea.Msg { return promptMsg{text: p} })
 	}
 	return tea.Batch(cmds...)
 }
+
+// promptMsg sends the command line's prompt as the first message.
+type promptMsg struct{ text string }
 
 // frameMsg publishes streamed text; animMsg moves the busy indicators.
 type (
@@ -289,6 +322,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			p.status, p.hasStatus = msg.status, true
 		}
 		return m, nil
+	case promptMsg:
+		return m, m.submit(msg.text)
+	case foundSessionMsg:
+		if msg.err != nil {
+			m.flash = msg.err.Error()
+			return m, nil
+		}
+		return m, m.openSession(msg.id)
 	case costMsg:
 		m.showCost(msg)
 		return m, nil
@@ -346,8 +387,11 @@ func (m *Model) View() tea.View {
 	v := tea.NewView(m.render())
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
+	if m.mouseOff {
+		v.MouseMode = tea.MouseModeNone
+	}
 	v.WindowTitle = "polly · " + m.current().p.Name
-	if m.panel == noPanel && len(m.asks) == 0 {
+	if m.panel == noPanel && len(m.asks) == 0 && !m.tooSmall() {
 		if c := m.input.Cursor(); c != nil {
 			c.Y += 1 + m.chatHeight() + 1 // below the tabs, the chat and the info line
 			v.Cursor = c

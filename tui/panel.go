@@ -54,7 +54,7 @@ func (m *Model) openPanel(p panelKind) tea.Cmd {
 		m.resizePanels()
 		return tea.Batch(m.mem.list(m), m.mem.tick())
 	case pOutputs:
-		m.outs = outputsPanel{seq: m.seq}
+		m.outs = outputsPanel{seq: m.seq, hl: m.th.selected.Bold(true).Underline(true)}
 		m.resizePanels()
 		return m.outs.list(m)
 	case pSessions:

@@ -103,8 +103,8 @@ func (m *Model) taskLines(w int) []string {
 	if req == "" {
 		req = "(none yet)"
 	}
-	out = append(out, prefixed(plainLines(req, max(1, w-2)), "  ")...)
-	section(fmt.Sprintf("Plan (%d tool calls so far; anchor in %d, checkpoint in %d)", s.ToolCalls, max(0, s.AnchorIn), max(0, s.CheckpointIn)))
+	out = append(out, m.r.md.lines(req, max(10, w))...)
+	section(fmt.Sprintf("Plan (%s so far; anchor in %d, checkpoint in %d)", plural(s.ToolCalls, "tool call"), max(0, s.AnchorIn), max(0, s.CheckpointIn)))
 	if len(s.Plan) == 0 {
 		out = append(out, th.dim.Render("  no plan steps (the persona sets them with task_plan)"))
 	}
@@ -122,20 +122,20 @@ func (m *Model) taskLines(w int) []string {
 	if s.Anchor == "" {
 		out = append(out, th.dim.Render("  none yet"))
 	} else {
-		out = append(out, prefixed(plainLines(s.Anchor, max(1, w-2)), "  ", th.dim)...)
+		out = append(out, m.r.md.lines(s.Anchor, max(10, w))...)
 	}
 	section("Last checkpoint")
 	switch {
 	case p.hasCheckpoint:
 		c := p.checkpoint
-		out = append(out, prefixed(plainLines(fmt.Sprintf("%s (%s, after %d tool calls, %s)", c.Path, c.Reason, c.ToolCalls, c.Time.Local().Format("15:04:05")), max(1, w-2)), "  ")...)
+		out = append(out, prefixed(plainLines(fmt.Sprintf("%s (%s, after %s, %s)", c.Path, c.Reason, plural(c.ToolCalls, "tool call"), c.Time.Local().Format("15:04:05")), max(1, w-2)), "  ")...)
 	case s.CheckpointPath != "":
 		out = append(out, prefixed(plainLines(s.CheckpointPath+" (none written in this run yet)", max(1, w-2)), "  ", th.dim)...)
 	default:
 		out = append(out, th.dim.Render("  none"))
 	}
 	if s.Compactions > 0 {
-		out = append(out, "", th.dim.Render(fmt.Sprintf("  %d compactions so far", s.Compactions)))
+		out = append(out, "", th.dim.Render("  "+plural(s.Compactions, "compaction")+" so far"))
 	}
 	return out
 }

@@ -62,9 +62,14 @@ func (p *memoryPanel) listWidth(w int) int { return min(34, max(18, w/3)) }
 
 // list gathers the files in a Cmd.
 func (p *memoryPanel) list(m *Model) tea.Cmd {
-	seq, ws, state := p.seq, m.app.Workspace, m.app.StateDir
+	seq, ws, state, project := p.seq, m.app.Workspace, m.app.StateDir, m.app.ProjectDir
 	return func() tea.Msg {
 		var out []memFile
+		if project != "" { // the repository's own AGENTS.md, read with every request
+			if f := filepath.Join(project, "AGENTS.md"); fileExists(f) {
+				out = append(out, memFile{label: "project AGENTS.md", path: f})
+			}
+		}
 		if ws != nil {
 			files, err := ws.Files()
 			if err != nil {
@@ -237,4 +242,9 @@ func (p *memoryPanel) view(m *Model, w, h int) []string {
 		out[len(out)-1] = m.th.dim.Render(clip(info, w))
 	}
 	return out
+}
+
+func fileExists(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular()
 }

@@ -74,13 +74,18 @@ func (p *sessionsPanel) view(m *Model, w, h int) []string {
 	}
 	out = append(out, m.th.dim.Render(clip(fmt.Sprintf(" %-8s  %-16s  %-10s  %-11s  %5s  %7s  %s", "ID", "UPDATED", "PERSONA", "STATUS", "MSGS", "TOKENS", "TITLE"), w)))
 	rows := make([]string, len(p.rows))
+	names := m.namesByID()
 	for i, s := range p.rows {
+		persona := s.Persona
+		if n, ok := names[persona]; ok {
+			persona = n
+		}
 		cur := " "
 		if s.ID == m.sessID {
 			cur = "*"
 		}
 		rows[i] = fmt.Sprintf("%s%-8s  %-16s  %-10s  %-11s  %5d  %7s  %s", cur, s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"),
-			clip(s.Persona, 10), s.Status, s.Messages, fmtCount(s.PromptTokens+s.CompletionTokens), oneLine(s.Title))
+			clip(persona, 10), s.Status, s.Messages, fmtCount(s.PromptTokens+s.CompletionTokens), oneLine(s.Title))
 	}
 	return append(out, m.list(rows, p.sel, w, h-len(out))...)
 }

@@ -20,7 +20,10 @@ func TestOutputsBrowser(t *testing.T) {
 	}
 	h.key("ctrl+o")
 	h.until("the list", func() bool { return len(h.m.outs.rows) == 1 })
-	if scr := h.screen(); !strings.Contains(scr, "run_command") || !strings.Contains(scr, "seq 1 5000") {
+	if !h.m.outs.rows[0].offloaded || h.m.outs.rows[0].persona != "Polly" {
+		t.Errorf("row = %+v", h.m.outs.rows[0])
+	}
+	if scr := h.screen(); !strings.Contains(scr, "run_command") || !strings.Contains(scr, "seq 1 5000") || !strings.Contains(scr, "offloaded") {
 		t.Fatalf("list:\n%s", scr)
 	}
 	h.key("enter")
@@ -34,9 +37,22 @@ func TestOutputsBrowser(t *testing.T) {
 	h.typeText("4321")
 	h.key("enter")
 	h.until("the search", func() bool { return h.m.outs.results })
-	if scr := h.screen(); !strings.Contains(scr, "1 outputs match \"4321\"") || !strings.Contains(scr, "[4321]") {
+	if scr := h.screen(); !strings.Contains(scr, "1 output matches \"4321\"") || !strings.Contains(scr, "[4321]") {
 		t.Errorf("search:\n%s", scr)
 	}
+	// The hit opens at the match, highlighted.
+	h.key("enter")
+	h.until("the hit", func() bool { return h.m.outs.showing })
+	scr := h.screen()
+	if !strings.Contains(scr, "4321") || strings.Contains(scr, "\n1\n") || h.m.outs.vp.YOffset() < 4000 {
+		t.Errorf("the hit is not opened at the match (offset %d):\n%s", h.m.outs.vp.YOffset(), scr)
+	}
+	h.m.noColor = false
+	h.send(tea.BackgroundColorMsg{})
+	if v := h.m.View().Content; !strings.Contains(v, h.m.outs.hl.Render("4321")) {
+		t.Error("the match is not highlighted")
+	}
+	h.key("esc")
 	h.key("esc") // back to all outputs
 	h.until("the list again", func() bool { return !h.m.outs.results })
 	h.key("esc")

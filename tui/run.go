@@ -51,16 +51,18 @@ func Run(ctx context.Context, s cli.TUIStart) error {
 	var notices []string
 	notices = append(notices, a.Warnings...)
 	id := s.ResumeID
-	if id == "latest" {
-		if id, err = a.LatestSessionID(ctx); err != nil {
-			notices = append(notices, "--continue: "+err.Error()+"; starting a new session")
-			id = ""
+	if id != "" {
+		// Nothing to continue, or no such session: a clear error before
+		// any screen is drawn (the command line exits 2).
+		if id, err = a.FindSession(ctx, id); err != nil {
+			return err
 		}
 	}
-	sess, err := a.Session(ctx, b.Emit, id)
+	emit := cli.LogEvents(s.Log, b.Emit)
+	sess, err := a.Session(ctx, emit, id)
 	if err != nil {
 		notices = append(notices, err.Error()+"; starting a new session")
-		if sess, err = a.Session(ctx, b.Emit, ""); err != nil {
+		if sess, err = a.Session(ctx, emit, ""); err != nil {
 			return err
 		}
 	}
@@ -70,7 +72,7 @@ func Run(ctx context.Context, s cli.TUIStart) error {
 		ctx: ctx, app: a, sess: sess, bridge: b, runs: runs,
 		persona: s.Persona, modelErr: s.ModelErr,
 		noColor: os.Getenv("NO_COLOR") != "", editor: editorFromEnv(),
-		notices: notices,
+		notices: notices, prompt: s.Prompt, emit: emit,
 	})
 	p := tea.NewProgram(m, tea.WithContext(ctx))
 	_, runErr := p.Run()

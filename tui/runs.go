@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -153,7 +154,7 @@ func (m *Model) applyEvent(e agent.Event) tea.Cmd {
 			if fp := m.persona(ev.From); fp != nil {
 				from = fp.p.Name
 			}
-			to.tr.add(&item{kind: kHandoff, text: fmt.Sprintf("handoff card from %s (sent with your next message): %s", from, firstContentLine(cardBody(ev.Card)))})
+			m.receiveHandoff(to, from, ev.Card)
 		}
 		return nil
 	}
@@ -161,23 +162,6 @@ func (m *Model) applyEvent(e agent.Event) tea.Cmd {
 		return m.armFrame()
 	}
 	return nil
-}
-
-// cardBody skips the card's header line.
-func cardBody(card string) string {
-	if i := indexNewline(card); i >= 0 {
-		return card[i+1:]
-	}
-	return card
-}
-
-func indexNewline(s string) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			return i
-		}
-	}
-	return -1
 }
 
 func (m *Model) subStarted(ev agent.SubAgentStarted) {
@@ -251,6 +235,11 @@ func (m *Model) startRun(p *personaState, it *item) tea.Cmd {
 	p.op, p.cancel, p.started, p.sawDone = opRun, cancel, m.now(), false
 	it.queued = false
 	it.invalidate()
+	if c := p.handoff; c != nil { // the card goes with this message
+		c.text = strings.Replace(c.text, handoffPending, handoffSent, 1)
+		c.invalidate()
+		p.handoff = nil
+	}
 	m.lastTalked = p.p.ID
 	sess, id, text, b := m.sess, p.p.ID, it.text, m.bridge
 	run := m.runs.work(func() tea.Msg {
@@ -300,6 +289,7 @@ func (m *Model) selectPersona(i int) tea.Cmd {
 		return nil
 	}
 	m.cur = i
+	m.setPlaceholder()
 	to := m.personas[i]
 	from := m.persona(m.lastTalked)
 	if from == nil || from == to || from.busy() || to.busy() || m.sess.ID() == "" {
@@ -321,6 +311,10 @@ func (m *Model) switchDone(msg switchDoneMsg) tea.Cmd {
 			p.op = ""
 			if msg.err != nil && id == msg.to {
 				p.tr.add(&item{kind: kNotice, level: "warn", text: "switch: " + msg.err.Error()})
+			}
+			if id == msg.to && !p.hasStatus {
+				cmds = append(cmds, m.refreshStatus(p))
+				continue
 			}
 			cmds = append(cmds, m.next(p))
 		}
@@ -358,14 +352,14 @@ func (m *Model) compactDone(msg compactDoneMsg) tea.Cmd {
 	case !msg.ok:
 		p.tr.add(&item{kind: kNotice, text: "nothing to compact: the conversation is already short (or the summary would not make it smaller)"})
 	}
-	return m.next(p)
+	return m.refreshStatus(p)
 }
 
 // loadSession reads a resumed session's conversations for display, and
 // each persona's status. Every persona is marked busy meanwhile, so no run
 // starts while the Cmd reads the agents.
 func (m *Model) loadSession() tea.Cmd {
-	sess, st, id, ctx := m.sess, m.app.Store, m.sessID, m.ctx
+	sess, st, id, ctx, cur := m.sess, m.app.Store, m.sessID, m.ctx, m.current().p.ID
 	var ids []string
 	for _, p := range m.personas {
 		if !p.busy() {
@@ -384,7 +378,7 @@ func (m *Model) loadSession() tea.Cmd {
 				out.err = err
 				return out
 			}
-			if len(h) == 0 {
+			if len(h) == 0 && p != cur {
 				continue
 			}
 			out.history[p] = h
@@ -470,7 +464,7 @@ func (m *Model) openSession(id string) tea.Cmd {
 		m.flash = "wait for the running work to end (esc cancels it) before changing sessions"
 		return nil
 	}
-	sess, err := m.app.Session(m.ctx, m.bridge.Emit, id)
+	sess, err := m.app.Session(m.ctx, m.emit, id)
 	if err != nil {
 		m.flash = err.Error()
 		return nil
@@ -479,19 +473,32 @@ func (m *Model) openSession(id string) tea.Cmd {
 	m.team = newTeam()
 	m.teamP = teamPanel{}
 	for _, p := range m.personas {
-		p.tr, p.queue, p.hasStatus, p.hasCheckpoint = newTranscript(), nil, false, false
+		p.tr, p.queue, p.hasStatus, p.hasCheckpoint, p.handoff = newTranscript(), nil, false, false, nil
+		p.status = agent.Status{}
 	}
 	m.lastTalked = m.current().p.ID
 	m.panel = noPanel
 	if m.sessID == "" {
 		m.current().tr.add(&item{kind: kSystem, text: "new session"})
-		return nil
+		return m.refreshStatus(m.current())
 	}
 	m.current().tr.add(&item{kind: kSystem, text: "resumed session " + m.sessID})
 	return m.loadSession()
 }
 
-// fetchStatus reads an idle persona's status for the task panel.
+// refreshStatus re-reads an idle persona's numbers after something changed
+// them between turns (/compact, /clear, /model, a new session), so the
+// context meter is right at once; a queued message waits for it.
+func (m *Model) refreshStatus(p *personaState) tea.Cmd {
+	p.status, p.hasStatus = agent.Status{}, false
+	if cmd := m.fetchStatus(p); cmd != nil {
+		return cmd
+	}
+	return m.next(p)
+}
+
+// fetchStatus reads an idle persona's status for the task panel and the
+// status bar.
 func (m *Model) fetchStatus(p *personaState) tea.Cmd {
 	if p.busy() || p.hasStatus || m.sess == nil {
 		return nil
@@ -557,9 +564,34 @@ func (m *Model) cancelRun() bool {
 	if p.op == opRun && p.cancel != nil {
 		p.cancel()
 		m.flash = "cancelling " + p.p.Name + "…"
+		m.unqueue(p)
 		return true
 	}
 	return false
+}
+
+// unqueue takes a persona's queued messages back into the input, unsent:
+// after Esc the user decides what to send.
+func (m *Model) unqueue(p *personaState) {
+	if len(p.queue) == 0 {
+		return
+	}
+	var texts []string
+	for _, it := range p.queue {
+		if it.text == initPrompt {
+			texts = append(texts, "/init")
+		} else {
+			texts = append(texts, it.text)
+		}
+		p.tr.remove(it)
+	}
+	p.queue = nil
+	if v := m.input.Value(); strings.TrimSpace(v) != "" {
+		texts = append(texts, v)
+	}
+	m.input.SetValue(strings.Join(texts, "\n"))
+	m.input.CursorEnd()
+	m.flash = "cancelling " + p.p.Name + "… — the queued input is back in the input box, not sent"
 }
 
 // quit cancels every run; Run waits for them before closing the store.

@@ -25,6 +25,20 @@ type transcript struct {
 	top, off int
 
 	sel int // index of the selected tool block; -1: none (toggles act on the last)
+
+	unseen  bool    // something arrived while scrolled up: the "↓ new output" marker
+	retries []*item // retry notes of the current request, removed once it succeeds
+}
+
+// hasConversation: anything beyond start-up notices and a handoff card
+// (the first screen shows who is on screen until then).
+func (t *transcript) hasConversation() bool {
+	for _, it := range t.items {
+		if it.kind != kNotice && it.kind != kHandoff {
+			return true
+		}
+	}
+	return false
 }
 
 func newTranscript() *transcript {
@@ -50,21 +64,16 @@ func (t *transcript) view(r *renderer, w, h int) []string {
 		return nil
 	}
 	if t.follow {
-		var chunks [][]string
-		n := 0
-		for i := len(t.items) - 1; i >= 0 && n < h; i-- {
+		// Filled from the bottom, copying only the lines on screen.
+		out := make([]string, h)
+		n := h
+		for i := len(t.items) - 1; i >= 0 && n > 0; i-- {
 			ls := r.lines(t.items[i], w)
-			chunks = append(chunks, ls)
-			n += len(ls)
+			k := min(n, len(ls))
+			copy(out[n-k:n], ls[len(ls)-k:])
+			n -= k
 		}
-		out := make([]string, 0, n)
-		for j := len(chunks) - 1; j >= 0; j-- {
-			out = append(out, chunks[j]...)
-		}
-		if len(out) > h {
-			out = out[len(out)-h:]
-		}
-		return out
+		return out[n:]
 	}
 	out := make([]string, 0, h+t.off)
 	for i := t.top; i < len(t.items) && len(out) < h+t.off; i++ {
@@ -121,11 +130,14 @@ func (t *transcript) scrollDown(r *renderer, w, h, n int) {
 		rest += len(r.lines(t.items[i], w))
 	}
 	if rest <= h {
-		t.follow = true
+		t.follow, t.unseen = true, false
 	}
 }
 
-func (t *transcript) toEnd() { t.follow = true }
+func (t *transcript) toEnd() { t.follow, t.unseen = true, false }
+
+// toTop shows the first line.
+func (t *transcript) toTop() { t.follow, t.top, t.off = false, 0, 0 }
 
 // frame publishes what streamed since the last frame: the only place a
 // streaming item's rendered text changes, so rendering is throttled to the
@@ -142,19 +154,38 @@ func (t *transcript) frame() {
 // apply adds one agent event to the transcript. It reports whether a frame
 // is needed to show streamed text.
 func (t *transcript) apply(e agent.Event) (needFrame bool) {
+	if !t.follow {
+		switch e.(type) {
+		case agent.Usage, agent.StatusUpdate, agent.CheckpointWritten, agent.OutputOffloaded:
+		default:
+			t.unseen = true
+		}
+	}
+	switch e.(type) {
+	case agent.TextDelta, agent.ReasoningDelta, agent.MessageDone, agent.ToolStarted:
+		// The provider answered: the retry notes have served their purpose.
+		for _, it := range t.retries {
+			t.remove(it)
+		}
+		t.retries = nil
+	case agent.ErrorEvent, agent.Done:
+		t.retries = nil // the notes stay: they explain the failure
+	}
 	switch ev := e.(type) {
 	case agent.TextDelta:
 		if t.text == nil {
 			t.endThink()
-			t.text = t.add(&item{kind: kAssistant, streaming: true})
+			t.text = t.add(&item{kind: kAssistant, streaming: true, stream: &strings.Builder{}})
 		}
-		t.text.text += ev.Text
+		t.text.stream.WriteString(ev.Text)
+		t.text.text = t.text.stream.String()
 		return true
 	case agent.ReasoningDelta:
 		if t.think == nil {
-			t.think = t.add(&item{kind: kReasoning, streaming: true})
+			t.think = t.add(&item{kind: kReasoning, streaming: true, stream: &strings.Builder{}})
 		}
-		t.think.text += ev.Text
+		t.think.stream.WriteString(ev.Text)
+		t.think.text = t.think.stream.String()
 		return true
 	case agent.MessageDone:
 		t.endThink()
@@ -171,6 +202,11 @@ func (t *transcript) apply(e agent.Event) (needFrame bool) {
 		if ev.CallID != "" {
 			t.calls[ev.CallID] = it
 		}
+	case agent.ToolOutput:
+		if it := t.calls[ev.CallID]; it != nil && !it.tool.done {
+			it.tool.addLive(ev.Text, ev.Skipped)
+			it.invalidate()
+		}
 	case agent.ToolFinished:
 		it := t.calls[ev.CallID]
 		if it == nil {
@@ -180,6 +216,10 @@ func (t *transcript) apply(e agent.Event) (needFrame bool) {
 		ti.done, ti.failed, ti.dur = true, ev.IsError, ev.Duration
 		ti.chars, ti.lines, ti.execID, ti.offloaded = ev.OutputChars, ev.OutputLines, ev.ExecID, ev.Offloaded
 		ti.exit, ti.diff, ti.preview = ev.ExitCode, ev.Diff, ev.Preview
+		ti.cancelled, ti.live = ev.Status == "interrupted", ""
+		if ev.Tool == "task_plan" && !ev.IsError {
+			ti.plan = parsePlan(ev.Preview)
+		}
 		it.invalidate()
 	case agent.Retrying:
 		if ev.Discard { // the reply starts over: what streamed is void
@@ -190,7 +230,7 @@ func (t *transcript) apply(e agent.Event) (needFrame bool) {
 			}
 			t.text, t.think = nil, nil
 		}
-		t.add(&item{kind: kNotice, level: "warn", text: retryText(ev)})
+		t.retries = append(t.retries, t.add(&item{kind: kNotice, level: "warn", text: retryText(ev)}))
 	case agent.Notice:
 		t.add(&item{kind: kNotice, level: ev.Level, text: ev.Text})
 	case agent.HookRan:
@@ -211,10 +251,10 @@ func (t *transcript) apply(e agent.Event) (needFrame bool) {
 		case "cancelled":
 			t.add(&item{kind: kNotice, level: "warn", text: "cancelled; the session is saved"})
 		case "max_turns":
-			t.add(&item{kind: kNotice, level: "warn", text: fmt.Sprintf("stopped after %d turns without a final answer (max_turns); send a message to go on", ev.Turns)})
+			t.add(&item{kind: kNotice, level: "warn", text: "stopped after " + plural(ev.Turns, "turn") + " without a final answer (max_turns); send a message to go on"})
 		}
 	case agent.AnchorInjected:
-		t.add(&item{kind: kAnchor, text: fmt.Sprintf("anchor #%d after %d tool calls: %s", ev.Number, ev.ToolCalls, anchorGist(ev.Text))})
+		t.add(&item{kind: kAnchor, text: fmt.Sprintf("anchor #%d after %s: %s", ev.Number, plural(ev.ToolCalls, "tool call"), anchorGist(ev.Text))})
 	case agent.SummaryStarted:
 		t.add(&item{kind: kSummary, sum: &summaryInfo{started: ev}})
 	case agent.SummaryFinished:
@@ -235,7 +275,7 @@ func (t *transcript) apply(e agent.Event) (needFrame bool) {
 func (t *transcript) endText() {
 	if t.text != nil {
 		t.text.streaming = false
-		t.text.shown = ""
+		t.text.shown, t.text.stream = "", nil
 		t.text.pfx = nil
 		t.text.invalidate()
 		if strings.TrimSpace(t.text.text) == "" {
@@ -247,7 +287,7 @@ func (t *transcript) endText() {
 
 func (t *transcript) endThink() {
 	if t.think != nil {
-		t.think.streaming = false
+		t.think.streaming, t.think.stream = false, nil
 		t.think.invalidate()
 		t.think = nil
 	}
@@ -375,13 +415,13 @@ func fromHistory(msgs []chat.Message) *transcript {
 		case m.Kind == chat.KindAnchor:
 			t.add(&item{kind: kAnchor, text: "anchor: " + anchorGist(m.Content)})
 		case m.Kind == chat.KindHandoff:
-			t.add(&item{kind: kHandoff, text: firstContentLine(m.Content)})
+			t.add(&item{kind: kHandoff, text: handoffText(handoffFrom(m.Content), m.Content, handoffSent)})
 		case m.Kind == chat.KindSummary:
 			t.add(&item{kind: kNotice, text: fmt.Sprintf("earlier messages were compacted into a summary (%s chars)", fmtCount(len(m.Content)))})
 		case m.Kind == chat.KindActiveTask || m.Kind == chat.KindResume:
 			// harness context for the model; the anchor line says enough
 		case m.Role == chat.User:
-			t.add(&item{kind: kUser, text: m.Content})
+			t.add(&item{kind: kUser, text: m.Content, label: commandLabel(m.Content)})
 		case m.Role == chat.Assistant:
 			if strings.TrimSpace(m.Content) != "" {
 				t.add(&item{kind: kAssistant, text: m.Content})
@@ -397,6 +437,9 @@ func fromHistory(msgs []chat.Message) *transcript {
 			}
 			ti := it.tool
 			ti.done, ti.preview = true, m.Content
+			if m.ToolName == "task_plan" {
+				ti.plan = parsePlan(m.Content)
+			}
 			if o := m.Output; o != nil {
 				ti.failed, ti.chars, ti.lines, ti.execID, ti.offloaded = o.Failed, o.Chars, o.Lines, o.ExecID, o.Offloaded
 			} else {

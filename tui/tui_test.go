@@ -151,7 +151,7 @@ func TestPermissionDialogAnswers(t *testing.T) {
 	askAsync := func(tool string, acc tools.Access) chan result {
 		ch := make(chan result, 1)
 		go func() {
-			rep, err := ask.Ask(context.Background(), permission.Request{Tool: tool, Access: acc, Reason: "runs a shell command, which needs approval in mode ask"})
+			rep, err := ask.Ask(context.Background(), permission.Request{Tool: tool, Access: acc, Reason: "runs a shell command, which needs approval in mode ask", Session: "the command `" + acc.Command + "`"})
 			ch <- result{rep, err}
 		}()
 		return ch
@@ -171,8 +171,9 @@ func TestPermissionDialogAnswers(t *testing.T) {
 	}
 
 	once := askAsync("run_command", tools.Access{Kind: tools.AccessExecute, Command: "go test ./..."})
-	h.until("the dialog", func() bool { return strings.Contains(h.screen(), "Allow run_command?") })
-	if !strings.Contains(h.screen(), "$ go test ./...") || !strings.Contains(h.screen(), "allow for this session") {
+	h.until("the dialog", func() bool { return strings.Contains(h.screen(), "Allow Polly to run this command?") })
+	if scr := h.screen(); !strings.Contains(scr, "$ go test ./...") || !strings.Contains(scr, "allow for this session") ||
+		!strings.Contains(scr, "(a allows the command “go test ./...” until Polly quits)") || strings.Contains(scr, "`") {
 		t.Fatalf("dialog:\n%s", h.screen())
 	}
 	h.key("y")
@@ -189,7 +190,7 @@ func TestPermissionDialogAnswers(t *testing.T) {
 	}()
 	h.until("the dialog", func() bool {
 		scr := h.screen()
-		return strings.Contains(scr, "Allow edit_file?") && strings.Contains(scr, "+new") && strings.Contains(scr, "(a covers writes to ../x.go)") && strings.Contains(scr, "protected")
+		return strings.Contains(scr, "Allow Polly to write ../x.go?") && strings.Contains(scr, "+new") && strings.Contains(scr, "(a allows writes to ../x.go until Polly quits)") && strings.Contains(scr, "protected")
 	})
 	h.key("a")
 	if r := wait(sess); r.err != nil || r.rep.Answer != permission.AllowSession {
@@ -262,13 +263,16 @@ func TestMemoryPanel(t *testing.T) {
 	if err := os.WriteFile(cp, []byte("# Active task\n\nFix **the parser**.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(h.dir, "AGENTS.md"), []byte("# Project rules\n\nRun **go test** first.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	h.prompt("/memory")
 	if h.m.panel != pMemory {
 		t.Fatalf("/memory did not open the panel")
 	}
 	h.until("the files", func() bool { return len(h.m.mem.files) > 0 && h.m.mem.path != "" })
 	scr := h.screen()
-	for _, want := range []string{"SOUL.md", "MEMORY.md", ".learnings/ERRORS.md", ".agent/coder/active_task.md"} {
+	for _, want := range []string{"project AGENTS.md", "SOUL.md", "MEMORY.md", ".learnings/ERRORS.md", ".agent/coder/active_task.md"} {
 		if !strings.Contains(scr, want) {
 			t.Errorf("list lacks %s:\n%s", want, scr)
 		}
@@ -492,6 +496,7 @@ func TestResumeShowsHistory(t *testing.T) {
 	if h.m.sessID != "" || hasItem(h.m.current().tr, kUser, "read missing.txt") {
 		t.Fatal("/clear kept the session")
 	}
+	h.until("the new session's status", h.idle)
 	h.key("ctrl+s")
 	h.until("the list", func() bool { return h.m.sessP.done && len(h.m.sessP.rows) > 0 })
 	h.key("enter")
@@ -602,6 +607,7 @@ func TestResumeRestoresTeamRows(t *testing.T) {
 	if len(h.m.team.rows) != 0 {
 		t.Fatal("/clear kept the team")
 	}
+	h.until("the new session's status", h.idle)
 	h.key("ctrl+s")
 	h.until("the list", func() bool { return h.m.sessP.done && len(h.m.sessP.rows) > 0 })
 	h.key("enter")

@@ -13,15 +13,27 @@ var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 // render lays the screen out, exactly m.h lines of at most m.w columns:
 // tabs, the chat (or a panel), the info line, the input, the status bar.
 func (m *Model) render() string {
+	if m.tooSmall() {
+		return m.tooSmallScreen()
+	}
 	lines := make([]string, 0, m.h)
 	lines = append(lines, clip(m.tabsLine(), m.w))
 	if m.panel != noPanel {
 		lines = append(lines, fitLines(padLines(m.panelLines(m.w, m.h-2), m.h-2), m.w)...)
 	} else {
 		ch := m.chatHeight()
+		tr := m.current().tr
+		var top []string
+		if !tr.hasConversation() {
+			top = fitLines(m.welcomeLines(), m.w)
+		}
 		// Transcript lines come from the render caches, already cut to
 		// the width: measuring them again would cost more than the rest.
-		lines = append(lines, padLines(m.current().tr.view(m.r, m.w, ch), ch)...)
+		body := tr.view(m.r, m.w, ch-len(top))
+		if !tr.follow && tr.unseen && len(body) > 0 {
+			body[len(body)-1] = m.th.accent.Render(clip("  ↓ new output below — end or pgdn to follow", m.w))
+		}
+		lines = append(lines, padLines(append(top, body...), ch)...)
 		lines = append(lines, clip(m.infoLine(), m.w))
 		lines = append(lines, m.inputLines()...)
 	}
@@ -31,6 +43,50 @@ func (m *Model) render() string {
 		out = m.overlay(out, m.permissionBox())
 	}
 	return out
+}
+
+// welcomeLines open an empty conversation: who is on screen, the model,
+// and the keys that matter first.
+func (m *Model) welcomeLines() []string {
+	th := m.th
+	p := m.current().p
+	who := p.Name
+	if p.Description != "" {
+		who += " — " + p.Description
+	} else if p.Role != "" {
+		who += " — " + p.Role
+	}
+	w := max(1, m.w-2)
+	out := []string{""}
+	out = append(out, prefixed(plainLines("You are talking to "+who, w), "  ", th.accent)...)
+	if m.modelErr == nil {
+		out = append(out, prefixed(plainLines("model "+m.app.Model.Name+" · "+m.app.Model.BaseURL, w), "  ", th.dim)...)
+	}
+	keys := fmt.Sprintf("F1 help · Tab or Alt+1…%d switch personas (%s) · / commands · Enter sends", len(m.personas), strings.Join(m.personaNames(), ", "))
+	out = append(out, prefixed(plainLines(keys, w), "  ", th.dim)...)
+	return append(out, "")
+}
+
+func (m *Model) tooSmall() bool { return m.termW < minW || m.termH < minH }
+
+// tooSmallScreen fills a terminal too small for the layout with one
+// readable line (wrapped if need be) saying what size is needed.
+func (m *Model) tooSmallScreen() string {
+	w, h := max(m.termW, 1), max(m.termH, 1)
+	msg := fmt.Sprintf("terminal too small (%d×%d): Polly needs %d×%d — enlarge it, or ctrl+c quits", m.termW, m.termH, minW, minH)
+	ls := plainLines(msg, w)
+	if len(ls) > h {
+		ls = ls[:h]
+	}
+	top := (h - len(ls)) / 2
+	out := make([]string, 0, h)
+	for range top {
+		out = append(out, "")
+	}
+	for _, l := range ls {
+		out = append(out, m.th.warn.Render(l))
+	}
+	return strings.Join(padLines(out, h), "\n")
 }
 
 // padLines makes exactly n lines: blank ones added below, extra ones cut.
@@ -227,7 +283,7 @@ func widthOf(s string) int { return ansi.StringWidth(s) }
 // cursor is the terminal's, so blinking needs no redraw).
 func (m *Model) inputLines() []string {
 	in := &m.input
-	key := fmt.Sprintf("%d|%d|%d|%d|%d|%t|%d|%s", in.Width(), in.Height(), in.Line(), in.Column(), in.ScrollYOffset(), in.Focused(), m.gen, in.Value())
+	key := fmt.Sprintf("%d|%d|%d|%d|%d|%t|%d|%s|%s", in.Width(), in.Height(), in.Line(), in.Column(), in.ScrollYOffset(), in.Focused(), m.gen, in.Placeholder, in.Value())
 	if key != m.inKey || in.HasSelection() {
 		m.inKey = key
 		m.inLines = fitLines(padLines(strings.Split(in.View(), "\n"), in.Height()), m.w)

@@ -13,12 +13,16 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
+
+	"github.com/charmbracelet/x/term"
 
 	"polly/agent/app"
 	"polly/agent/config"
@@ -35,10 +39,12 @@ const (
 
 // TUIStart is what the TUI needs to start.
 type TUIStart struct {
-	App      app.Options // Asker left nil: the TUI sets its own
-	ResumeID string      // a session to resume ("" for a new one)
-	Persona  string      // persona to start with
-	ModelErr error       // non-nil when no model is configured: the TUI still opens and says how to set one
+	App      app.Options  // Asker left nil: the TUI sets its own
+	ResumeID string       // a session to resume ("" for a new one)
+	Persona  string       // persona to start with
+	ModelErr error        // non-nil when no model is configured: the TUI still opens and says how to set one
+	Prompt   string       // sent as the first message once the TUI is up (polly "PROMPT")
+	Log      *slog.Logger // --debug: the .agent/polly.log logger (nil: no log)
 }
 
 // Env is everything the command line touches, injected so tests can run
@@ -56,6 +62,15 @@ type Env struct {
 	RunTUI   func(ctx context.Context, s TUIStart) error // nil: print usage instead
 	LLM      llm.Streamer                                // tests: use this instead of a real client
 	Signals  bool                                        // cancel on SIGINT/SIGTERM (main sets it)
+	// IsTerminal reports whether Stdin or Stdout is a terminal; nil checks
+	// the real files. The TUI is only started on a terminal.
+	IsTerminal func(f any) bool
+}
+
+// isTerminal is the real check: an *os.File that is a terminal.
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	return ok && term.IsTerminal(file.Fd())
 }
 
 // usageError is bad command-line usage: print the message and the usage, exit 2.
@@ -89,6 +104,7 @@ type options struct {
 	olderThan    *int // polly gc --older-than DAYS
 	dryRun       bool // polly gc --dry-run
 	undo         undoOptions
+	debug        bool
 	flags        config.Flags
 	args         []string // positional arguments
 }
@@ -144,6 +160,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	})
 	fs.BoolVar(&o.dryRun, "dry-run", false, "polly gc: show what would be removed, change nothing")
 	undoFlags(fs, &o.undo)
+	fs.BoolVar(&o.debug, "debug", false, "write a debug log (every agent event) to .agent/polly.log")
 	return fs
 }
 
@@ -245,7 +262,11 @@ func Main(env Env) int {
 	var ce *config.Error
 	var me *config.MissingModelError
 	var ee *exitError
+	var ns *app.NoSessionError
 	switch {
+	case errors.As(err, &ns):
+		fmt.Fprintf(env.Stderr, "polly: %v\n", ns)
+		return ExitUsage
 	case errors.As(err, &ue):
 		fmt.Fprintf(env.Stderr, "polly: %s\n\n", ue.msg)
 		printUsage(env.Stderr)
@@ -320,11 +341,16 @@ func run(ctx context.Context, env Env) error {
 			return usagef("polly %s takes no arguments (got %q)", cmd, strings.Join(o.args[1:], " "))
 		}
 	case "":
-		if len(o.args) > 0 {
-			return usagef("unexpected argument %q (to run a prompt: polly -p %q)", o.args[0], strings.Join(o.args, " "))
+		if len(o.args) > 0 { // -p was given: the prompt is its value
+			return usagef("unexpected argument %q after -p (quote the whole prompt: polly -p %q)", o.args[0], o.prompt+" "+strings.Join(o.args, " "))
 		}
 	default:
-		return usagef("unknown command %q", cmd)
+		// polly "fix the failing test": the TUI opens and sends it. One
+		// word alone is more likely a mistyped command than a prompt.
+		if len(o.args) == 1 && !strings.ContainsAny(o.args[0], " \t\n") {
+			return usagef("unknown command %q (a one-word prompt needs -p: polly -p %q; longer prompts open the TUI: polly \"fix the failing test\")", cmd, cmd)
+		}
+		cmd = ""
 	}
 
 	if cmd == "trust" {
@@ -344,6 +370,15 @@ func run(ctx context.Context, env Env) error {
 	}
 	if err := cfg.CheckRuleTools(app.ToolNames()); err != nil {
 		return err
+	}
+	var log *slog.Logger
+	if o.debug && (cmd == "" || o.promptSet) {
+		l, closeLog, err := openDebugLog(env.Dir)
+		if err != nil {
+			return err
+		}
+		defer closeLog()
+		log = l
 	}
 	switch cmd {
 	case "config":
@@ -378,12 +413,20 @@ func run(ctx context.Context, env Env) error {
 		if strings.TrimSpace(o.prompt) == "" {
 			return usagef("the prompt is empty")
 		}
-		return headless(ctx, env, cfg, o)
+		return headless(ctx, env, cfg, o, log)
 	}
 	if env.RunTUI == nil {
 		return usagef("no prompt given (the TUI is not available in this build)")
 	}
-	start := TUIStart{App: app.Options{Config: cfg, ProjectDir: env.Dir, Template: env.Template, LLM: env.LLM, Home: env.Home}, Persona: cfg.Persona, ModelErr: cfg.CheckModel()}
+	isTerm := env.IsTerminal
+	if isTerm == nil {
+		isTerm = isTerminal
+	}
+	if !isTerm(env.Stdin) || !isTerm(env.Stdout) {
+		return &exitError{code: ExitUsage, err: errors.New(`the TUI needs a terminal on stdin and stdout; without one, run headless: polly -p "PROMPT" (or echo PROMPT | polly -p -)`)}
+	}
+	start := TUIStart{App: app.Options{Config: cfg, ProjectDir: env.Dir, Template: env.Template, LLM: env.LLM, Home: env.Home}, Persona: cfg.Persona, ModelErr: cfg.CheckModel(),
+		Prompt: strings.Join(o.args, " "), Log: log}
 	if o.session != "" {
 		start.ResumeID = o.session
 	}
@@ -457,6 +500,11 @@ func initWorkspace(env Env, cfg *config.Config) error {
 }
 
 func listSessions(ctx context.Context, env Env, cfg *config.Config) error {
+	if _, err := os.Stat(filepath.Join(env.Dir, ".agent", "polly.db")); errors.Is(err, fs.ErrNotExist) {
+		// Do not create .agent/ just to say there is nothing.
+		fmt.Fprintln(env.Stdout, "no sessions yet in this directory")
+		return nil
+	}
 	a, err := app.Open(ctx, app.Options{Config: cfg, ProjectDir: env.Dir})
 	if err != nil {
 		return err
@@ -480,7 +528,11 @@ func listSessions(ctx context.Context, env Env, cfg *config.Config) error {
 		if r := []rune(title); len(r) > 60 {
 			title = string(r[:57]) + "..."
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), s.Persona, s.Status, s.Messages, s.PromptTokens+s.CompletionTokens, title)
+		persona := s.Persona
+		if p, ok := a.Personas.Find(s.Persona); ok {
+			persona = p.Name
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), persona, s.Status, s.Messages, s.PromptTokens+s.CompletionTokens, title)
 	}
 	return tw.Flush()
 }

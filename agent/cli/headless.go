@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -34,7 +35,7 @@ type Result struct {
 }
 
 // headless runs one prompt without the TUI.
-func headless(ctx context.Context, env Env, cfg *config.Config, o options) error {
+func headless(ctx context.Context, env Env, cfg *config.Config, o options, log *slog.Logger) error {
 	if env.LLM == nil {
 		if err := cfg.CheckModel(); err != nil {
 			return err
@@ -53,13 +54,20 @@ func headless(ctx context.Context, env Env, cfg *config.Config, o options) error
 
 	resume := o.session
 	if o.continueLast {
-		id, err := a.LatestSessionID(ctx)
+		resume = "latest"
+	}
+	if resume != "" {
+		id, err := a.FindSession(ctx, resume)
+		var ns *app.NoSessionError
+		if errors.As(err, &ns) {
+			return err // bad usage: exit 2
+		}
 		if err != nil {
-			return &exitError{code: ExitFailed, err: fmt.Errorf("--continue: %w", err)}
+			return &exitError{code: ExitFailed, err: fmt.Errorf("open session: %w", err)}
 		}
 		resume = id
 	}
-	sess, err := a.Session(ctx, p.Event, resume)
+	sess, err := a.Session(ctx, LogEvents(log, p.Event), resume)
 	if err != nil {
 		return &exitError{code: ExitFailed, err: err}
 	}

@@ -77,7 +77,11 @@ func (p *printer) progress(e agent.Event) {
 			extra = fmt.Sprintf(", offloaded as #%d", e.ExecID)
 		}
 		fmt.Fprintf(p.stderr, "%s%s %s %s (%s, %s chars%s)\n", who, mark, e.Tool, e.Brief, duration(e.Duration), commas(e.OutputChars), extra)
-		if e.IsError {
+		switch {
+		case e.Status == "denied":
+			// The whole refusal: it ends with how to allow the call.
+			fmt.Fprintf(p.stderr, "%s  %s\n", who, strings.TrimSpace(e.Preview))
+		case e.IsError:
 			fmt.Fprintf(p.stderr, "%s  %s\n", who, firstLine(e.Preview))
 		}
 	case agent.Retrying:
@@ -94,10 +98,10 @@ func (p *printer) progress(e agent.Event) {
 			fmt.Fprintf(p.stderr, "%s↪ hook %s%s: %s `%s` (%s)\n", who, e.Event, target, e.Outcome, firstLine(e.Command), duration(e.Duration))
 		}
 	case agent.AnchorInjected:
-		fmt.Fprintf(p.stderr, "%s⚓ task anchor #%d after %d tool calls\n", who, e.Number, e.ToolCalls)
+		fmt.Fprintf(p.stderr, "%s⚓ task anchor #%d after %s\n", who, e.Number, plural(e.ToolCalls, "tool call"))
 	case agent.SummaryFinished:
 		if e.Accepted {
-			fmt.Fprintf(p.stderr, "%s⇣ context summarized: %s → %s tokens (%d messages replaced, %d kept)\n", who, commas(e.TokensBefore), commas(e.TokensAfter), e.Replaced, e.Kept)
+			fmt.Fprintf(p.stderr, "%s⇣ context summarized: %s → %s tokens (%s replaced, %d kept)\n", who, commas(e.TokensBefore), commas(e.TokensAfter), plural(e.Replaced, "message"), e.Kept)
 		}
 	case agent.ErrorEvent:
 		fmt.Fprintf(p.stderr, "%serror: %s\n", who, e.Message)
@@ -144,4 +148,12 @@ func duration(d time.Duration) string {
 		return d.Round(time.Millisecond).String()
 	}
 	return d.Round(100 * time.Millisecond).String()
+}
+
+// plural is "1 tool call", "2 tool calls".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

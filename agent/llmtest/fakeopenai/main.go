@@ -8,7 +8,8 @@
 // a short reply and read_file on hello.go, then edit_file (a diff), then
 // run_command, then a streamed Markdown answer with a code block. A prompt
 // containing "team" delegates two tasks in parallel (coder and scraper),
-// so the team panel has rows. Replies stream slowly enough to watch.
+// so the team panel has rows; one containing "build" sets a plan and runs
+// a slow command whose output streams into its block. Replies stream slowly enough to watch.
 package main
 
 import (
@@ -69,6 +70,9 @@ func (d demo) step(req llmtest.Request) llmtest.Step {
 	if strings.Contains(strings.ToLower(prompt), "team") {
 		return d.team(done)
 	}
+	if strings.Contains(strings.ToLower(prompt), "build") {
+		return d.build(done)
+	}
 	switch done {
 	case 0:
 		r := d.slow("Let me look at the project first.", 6)
@@ -93,6 +97,21 @@ func (d demo) team(done int) llmtest.Step {
 		return r
 	}
 	return d.slow("Both specialists are done:\n\n| who | result |\n|---|---|\n| coder | `hello.go` prints a greeting |\n| scraper | the project has one Go file |\n", 5)
+}
+
+// build plans, then runs a slow command whose output streams into its
+// block, then answers.
+func (d demo) build(done int) llmtest.Step {
+	switch done {
+	case 0:
+		r := d.slow("I'll plan the build first.", 6)
+		r.ToolCalls = []llmtest.ToolCall{{Name: "task_plan", Args: `{"steps":[{"title":"plan the build","status":"done"},{"title":"compile every package","status":"in_progress"},{"title":"report","status":"todo"}]}`}}
+		return r
+	case 1:
+		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "run_command",
+			Args: `{"command":"for i in 1 2 3 4 5 6 7 8; do echo \"compiling package $i of 8\"; sleep 1; done; echo build ok"}`}}}
+	}
+	return d.slow("The build passed: **8 packages** compiled.", 5)
 }
 
 func (d demo) child(prompt string, done int) llmtest.Step {
