@@ -83,7 +83,7 @@ func TestToolDurationExcludesApproval(t *testing.T) {
 
 // A cancelled command's ToolFinished says so.
 func TestCancelledToolStatus(t *testing.T) {
-	h := newHarness(t, llmtest.Call("run_command", `{"command":"sleep 5"}`), llmtest.Text("never"))
+	h := newHarness(t, llmtest.Call("run_command", `{"command":"sleep 5"}`))
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		for len(eventsOf[ToolStarted](h)) == 0 {

@@ -28,7 +28,7 @@ func TestShellTeesIntoProgress(t *testing.T) {
 	ran := false
 	ctx := WithProgress(context.Background(), &live)
 	res := reg.Execute(ctx, chat.ToolCall{ID: "1", Name: "run_command", Arguments: `{"command":"echo out; echo err >&2; echo end"}`},
-		Exec{Running: func() { ran = true }})
+		Exec{Gate: AllowAll{}, Running: func() { ran = true }})
 	if res.IsError {
 		t.Fatal(res.Output)
 	}

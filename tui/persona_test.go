@@ -86,7 +86,7 @@ func TestHandoffCardOncePerSwitch(t *testing.T) {
 // Esc cancels the turn and puts the queued text back into the input: it
 // is not sent.
 func TestEscPutsQueuedTextBack(t *testing.T) {
-	h := newHarness(t, harnessOpts{}, llmtest.Reply{Text: "a reply that never finishes", ChunkSize: 4, Gate: make(chan struct{})}, llmtest.Text("must not be asked"))
+	h := newHarness(t, harnessOpts{}, llmtest.Reply{Text: "a reply that never finishes", ChunkSize: 4, Gate: make(chan struct{})})
 	h.prompt("start")
 	h.until("streaming", func() bool { return strings.Contains(h.screen(), "a re") })
 	h.prompt("second thought")

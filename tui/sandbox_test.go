@@ -48,7 +48,7 @@ func TestPermissionDialogAllowWithNetwork(t *testing.T) {
 	if n := conns.Load(); n != 1 {
 		t.Fatalf("w (with network): %d connections, want 1", n)
 	}
-	if out := h.srv.Last().LastMessage().Content; !strings.Contains(out, "exit code: 0") || !strings.HasSuffix(out, "ok") {
+	if out := h.srv.Last().LastTurn().Content; !strings.Contains(out, "exit code: 0") || !strings.HasSuffix(out, "ok") {
 		t.Fatalf("the model got %q", out)
 	}
 }

@@ -32,7 +32,7 @@ func TestSandboxFallbackWithoutLandlock(t *testing.T) {
 			}
 			var tools []string
 			for _, req := range srv.Requests()[1:] { // each result as first sent (later ones fade)
-				tools = append(tools, req.LastMessage().Content)
+				tools = append(tools, req.LastTurn().Content)
 			}
 			if len(tools) != 2 || !strings.Contains(tools[0], "needs approval") || !strings.Contains(tools[0], "commands run without the OS sandbox: the Landlock probe failed") {
 				t.Fatalf("the model was not told why it must ask: %q", tools)

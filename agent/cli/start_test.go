@@ -111,7 +111,7 @@ func TestHeadlessDenialPrintsTheFix(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("code=%d stderr=%q", r.code, r.stderr)
 	}
-	if !strings.Contains(r.stderr, "✗ run_command") || !strings.Contains(r.stderr, "re-run with --yolo, or add a rule such as") ||
+	if !strings.Contains(r.stderr, "✗ run_command") || !strings.Contains(r.stderr, "or --yolo, or add a rule such as") ||
 		!strings.Contains(r.stderr, "to permissions.allow in the config") {
 		t.Errorf("stderr lacks the whole fix:\n%s", r.stderr)
 	}

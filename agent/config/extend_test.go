@@ -27,10 +27,13 @@ func TestExtensionsLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The project is not trusted: its hooks are held back and listed.
 	hooks := c.HookEntries()
-	if len(hooks) != 2 || hooks[0].Matcher.Matcher != "Bash" || hooks[0].Source.Kind != KindUserFile || hooks[1].Source.Kind != KindProjectFile ||
-		hooks[1].Source.Detail != ".agent/config.json" || hooks[0].Matcher.Hooks[0].Timeout != 5 {
+	if len(hooks) != 1 || hooks[0].Matcher.Matcher != "Bash" || hooks[0].Source.Kind != KindUserFile || hooks[0].Matcher.Hooks[0].Timeout != 5 {
 		t.Fatalf("hooks = %+v", hooks)
+	}
+	if held := c.Untrusted(); len(held) == 0 || !strings.HasPrefix(held[0].Path, "hooks") {
+		t.Fatalf("untrusted project hooks not listed as held: %+v", held)
 	}
 	servers := c.MCPServerEntries()
 	if len(servers) != 2 || servers[0].Name != "db" || servers[0].Server.Command != "db-mcp" || servers[0].Source.Kind != KindUserFile ||
