@@ -93,7 +93,10 @@ func TestSummaryThatDoesNotShrinkIsRejected(t *testing.T) {
 	// A tiny threshold: every request wants a summary, but the old part is
 	// small, so any real summary is bigger than what it replaces.
 	h.deps.Context = window.Settings{SummarizeAt: 50, KeepRecent: 2, StaleAfter: 100}
-	huge := strings.Repeat("## CURRENT TASK\nvery long summary text. ", 400)
+	// A well-formed summary (all five parts, so the parser accepts it) that
+	// is still far larger than the little it replaces.
+	huge := "## CURRENT TASK\nRead big.txt.\n\n## COMPLETED SO FAR\n" + strings.Repeat("very long summary text. ", 400) +
+		"\n\n## IN PROGRESS / NEXT\nKeep reading.\n\n## KEY FACTS\nbig.txt is tiny.\n\n## BLOCKED / ISSUES\nNone.\n"
 	os.WriteFile(filepath.Join(h.dir, "big.txt"), []byte("tiny\n"), 0o644)
 	h.srv.Serve(readLoop(3, func() llmtest.Step { return llmtest.Text(huge) }))
 	out, err := h.send(context.Background(), "go")
