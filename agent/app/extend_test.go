@@ -77,3 +77,45 @@ func TestProjectExtensionsNeedTrust(t *testing.T) {
 		a.Close()
 	}
 }
+
+// A project whose only file that needs trust is .mcp.json: its servers are
+// listed as needing trust, ignored until the user trusts the project, and
+// used once trusted; a changed .mcp.json asks again.
+func TestMCPFileAloneNeedsTrust(t *testing.T) {
+	project, home := t.TempDir(), t.TempDir()
+	mcpPath := filepath.Join(project, ".mcp.json")
+	os.WriteFile(mcpPath, []byte(`{"mcpServers": {"proj": {"command": "false"}}}`), 0o644)
+	load := func() *config.Config {
+		cfg, err := config.Load(config.LoadOptions{ProjectDir: project, Home: home})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	open := func(cfg *config.Config) *App {
+		a, err := Open(context.Background(), Options{Config: cfg, ProjectDir: project, LLM: llm.New(llm.Config{BaseURL: "http://127.0.0.1:1/v1", APIKey: "k"})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { a.Close() })
+		return a
+	}
+	cfg := load()
+	if held := cfg.Untrusted(); len(held) != 1 || held[0].Path != "mcpServers" || held[0].Source.Detail != config.MCPFile {
+		t.Fatalf("untrusted keys = %+v", held)
+	}
+	if a := open(cfg); a.MCP != nil || !strings.Contains(strings.Join(a.Warnings, "\n"), "project MCP servers ignored") {
+		t.Fatalf("untrusted .mcp.json used: mcp=%v warnings=%q", a.MCP, a.Warnings)
+	}
+	cfg, err := TrustProject(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := open(cfg); a.MCP == nil || len(a.MCP.Status()) != 1 || a.MCP.Status()[0].Name != "proj" {
+		t.Fatalf("trusted .mcp.json not used: %+v", a.MCP)
+	}
+	os.WriteFile(mcpPath, []byte(`{"mcpServers": {"proj": {"command": "true"}}}`), 0o644)
+	if cfg := load(); cfg.ProjectTrust().Trusted {
+		t.Fatal("a changed .mcp.json is still trusted")
+	}
+}

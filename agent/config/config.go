@@ -57,6 +57,8 @@ type Config struct {
 	facts    ModelFacts        // windows learned and discovered at run time; nil: none
 	warnings []string
 	mcpFile  map[string]MCPServer // the project's .mcp.json "mcpServers"
+	mcpTrust *node                // the project's .mcp.json "mcpServers", judged with the settings that need trust
+	mcpData  []byte               // .mcp.json as read, for positions
 
 	opts        LoadOptions  // what Load was given, for Reload
 	trust       ProjectTrust // the project settings that need trust

@@ -84,8 +84,13 @@ func load(opts LoadOptions, read func(string) ([]byte, error)) (*Config, error) 
 	}
 	if opts.ProjectDir != "" {
 		path := filepath.Join(opts.ProjectDir, filepath.FromSlash(projectFile))
+		c.mcpTrust, c.mcpData = mcpTrustNode(read, opts.ProjectDir)
 		if err := c.mergeFile(read, path, projectFile, KindProjectFile, false, c.holdUntrusted(read)); err != nil {
 			return nil, err
+		}
+		if c.trust.Dir == "" && c.mcpTrust != nil {
+			// No project config.json: .mcp.json alone still needs trust.
+			c.judgeTrust(read, nil)
 		}
 		if err := c.mergeMCPFile(read, opts.ProjectDir); err != nil {
 			return nil, err

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -275,13 +276,22 @@ func readTrustStore(read func(string) ([]byte, error), path string) (trustStore,
 // whether they may be applied.
 func (c *Config) judgeTrust(read func(string) ([]byte, error), held []restricted) bool {
 	c.trust.Dir = projectKey(c.opts.ProjectDir)
-	c.trust.Hash = trustHash(held)
 	c.trust.Keys = nil
 	for _, r := range held {
 		line, col := lineCol(c.projectData, r.off)
 		c.trust.Keys = append(c.trust.Keys, TrustKey{Path: r.path, Value: shownValue(r),
 			Source: Source{Kind: KindProjectFile, Detail: projectFile, Line: line, Col: col}})
 	}
+	// A project's .mcp.json starts programs just like mcp_servers does: its
+	// servers are part of what the user trusts (and of the hash).
+	if c.mcpTrust != nil {
+		r := restricted{path: "mcpServers", off: c.mcpTrust.off, val: c.mcpTrust}
+		line, col := lineCol(c.mcpData, r.off)
+		c.trust.Keys = append(c.trust.Keys, TrustKey{Path: "mcpServers", Value: shownValue(r),
+			Source: Source{Kind: KindProjectFile, Detail: MCPFile, Line: line, Col: col}})
+		held = append(slices.Clone(held), r)
+	}
+	c.trust.Hash = trustHash(held)
 	if len(held) == 0 {
 		c.trust.Trusted = true
 		return true
@@ -298,6 +308,26 @@ func (c *Config) judgeTrust(read func(string) ([]byte, error), held []restricted
 	e, ok := st.Projects[c.trust.Dir]
 	c.trust.Trusted = ok && e.Hash == c.trust.Hash
 	return c.trust.Trusted
+}
+
+// mcpTrustNode is the "mcpServers" object of the project's .mcp.json, or
+// nil when there is none or it does not parse (mergeMCPFile reports that).
+func mcpTrustNode(read func(string) ([]byte, error), projectDir string) (*node, []byte) {
+	data, err := read(filepath.Join(projectDir, MCPFile))
+	if err != nil {
+		return nil, nil
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	root, err := parseDocument(data)
+	if err != nil || root == nil {
+		return nil, nil
+	}
+	for _, m := range root.members {
+		if m.key == "mcpServers" {
+			return m.val, data
+		}
+	}
+	return nil, nil
 }
 
 // untrustedWarning names the ignored settings and how to use them.
