@@ -98,7 +98,7 @@ func (m *Model) permissionBox() string {
 	}
 	head := []string{th.title.Render(clip(title, inner))}
 	if a.req.Reason != "" {
-		why := plainLines(unquote("It "+strings.TrimSuffix(a.req.Reason, ".")+"."), inner)
+		why := plainLines(unquote(reasonSentence(a.req.Reason)), inner)
 		if len(why) > 2 {
 			why = append(why[:1], clip(why[1], inner-1)+"…")
 		}
@@ -194,6 +194,21 @@ func (m *Model) askTitle(r permission.Request) string {
 
 // unquote turns Markdown code quotes into typographic ones: the dialog is
 // read, not rendered.
+// reasonSentence makes the policy's reason read as a sentence: "writes
+// x, which needs approval" becomes "It writes x, …"; a reason that names
+// the part of a command line it is about ("`go run x`: go run is not
+// read-only") becomes "“go run x” — go run is not read-only".
+func reasonSentence(r string) string {
+	r = strings.TrimSuffix(r, ".") + "."
+	if strings.HasPrefix(r, "`") {
+		if end := strings.Index(r[1:], "`: "); end >= 0 {
+			return r[:end+2] + " —" + r[end+3:]
+		}
+		return r
+	}
+	return "It " + r
+}
+
 func unquote(s string) string {
 	for open := true; strings.Contains(s, "`"); open = !open {
 		q := "”"
