@@ -308,6 +308,12 @@ func retries(n int) int {
 func (a *App) Close() error {
 	a.MCP.Close()
 	if a.stopGC != nil {
+		// A pass on a small store takes milliseconds: let it finish
+		// rather than start over next time, but never hold the exit long.
+		select {
+		case <-a.gcDone:
+		case <-time.After(gcGrace):
+		}
 		a.stopGC()
 		<-a.gcDone
 	}

@@ -134,14 +134,19 @@ const gcEvery = 24 * time.Hour
 // is more than a day old, never touching keep (the session being opened).
 // The marker is written before the pass, so two Polly processes starting
 // together run it once; Close waits for it.
+// gcGrace is how long Close waits for a running daily pass before it
+// cancels it (the pass is then retried at the next start).
+const gcGrace = 2 * time.Second
+
 func (a *App) startDailyGC(keep string) {
 	if a.Store == nil || a.Config.Retention.Days <= 0 {
 		return
 	}
 	now := time.Now()
 	marker := filepath.Join(a.StateDir, gcMarker)
-	if b, err := os.ReadFile(marker); err == nil {
-		stamp, _, _ := strings.Cut(string(b), " ")
+	prev, prevErr := os.ReadFile(marker)
+	if prevErr == nil {
+		stamp, _, _ := strings.Cut(string(prev), " ")
 		if t, err := time.Parse(time.RFC3339, strings.TrimSpace(stamp)); err == nil && now.Sub(t) < gcEvery && !t.After(now) {
 			return
 		}
@@ -157,6 +162,17 @@ func (a *App) startDailyGC(keep string) {
 		res, err := RunGC(ctx, a.Store, a.StateDir, a.Workspace, GCOptions{
 			OlderThan: time.Duration(a.Config.Retention.Days) * 24 * time.Hour, Keep: []string{keep}, Now: now,
 		})
+		if ctx.Err() != nil {
+			// Polly closed before the pass finished (a short headless run):
+			// put the marker back so the next start tries again instead
+			// of skipping a day with nothing done.
+			if prevErr == nil {
+				_ = os.WriteFile(marker, prev, 0o644)
+			} else {
+				_ = os.Remove(marker)
+			}
+			return
+		}
 		line := now.UTC().Format(time.RFC3339) + " " + strings.Join(res.Lines(false), "; ")
 		if err != nil {
 			line += "; error: " + err.Error()
