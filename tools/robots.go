@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/temoto/robotstxt"
+	"golang.org/x/sync/singleflight"
 )
 
 const (
@@ -114,66 +115,68 @@ func (p robotsPolicy) groupName() string {
 	return "User-agent: " + p.agent
 }
 
-// robotsCache holds the robots.txt policy per origin for one tool set; one
-// fetch per origin even when calls race.
+// robotsCache holds the robots.txt policy per origin for one tool set;
+// racing calls for one origin share one fetch.
 type robotsCache struct {
-	mu sync.Mutex
-	m  map[string]*robotsEntry
+	mu    sync.Mutex
+	m     map[string]*robotsEntry
+	group singleflight.Group // keyed by origin
 }
 
 type robotsEntry struct {
-	ready     chan struct{} // closed once policy is set
-	policy    robotsPolicy
-	url       string
-	fetched   time.Time
-	cancelled bool // the fetch was cut by its caller; fetch again
+	policy  robotsPolicy
+	url     string
+	fetched time.Time
 }
 
-// robotsFor returns the policy for u's origin, fetching robots.txt once.
+// robotsFor returns the policy for u's origin, fetching robots.txt once a
+// TTL. The fetch runs in the first caller's context (its permission gate
+// answers a redirect); a caller whose own context is fine retries when
+// another's cancellation cut the shared fetch.
 func (w *webFetcher) robotsFor(ctx context.Context, u *url.URL) (*robotsEntry, error) {
 	origin := u.Scheme + "://" + u.Host
 	for {
-		w.robots.mu.Lock()
-		e := w.robots.m[origin]
-		// Reuse an entry being fetched, or a fresh one; replace a stale or cut one.
-		if e != nil && !e.cancelled && (!isClosed(e.ready) || w.now().Sub(e.fetched) < robotsTTL) {
-			w.robots.mu.Unlock()
-			select {
-			case <-e.ready:
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-			if e.cancelled {
-				continue
-			}
+		if e := w.cachedRobots(origin); e != nil {
 			return e, nil
 		}
-		e = &robotsEntry{ready: make(chan struct{}), url: origin + "/robots.txt"}
-		w.robots.m[origin] = e
-		w.robots.mu.Unlock()
-
-		status, body, err := w.fetchRobots(ctx, e.url)
-		cut := err != nil && ctx.Err() != nil
-		w.robots.mu.Lock()
-		e.cancelled = cut
-		e.policy = robotsPolicyFrom(status, body, err, w.token)
-		e.fetched = w.now()
-		close(e.ready)
-		w.robots.mu.Unlock()
-		if cut {
+		ch := w.robots.group.DoChan(origin, func() (any, error) {
+			if e := w.cachedRobots(origin); e != nil {
+				return e, nil // stored while this caller waited for the group
+			}
+			e := &robotsEntry{url: origin + "/robots.txt"}
+			status, body, err := w.fetchRobots(ctx, e.url)
+			if err != nil && ctx.Err() != nil {
+				return nil, ctx.Err() // cut, not learned: nothing is cached
+			}
+			e.policy, e.fetched = robotsPolicyFrom(status, body, err, w.token), w.now()
+			w.robots.mu.Lock()
+			w.robots.m[origin] = e
+			w.robots.mu.Unlock()
+			return e, nil
+		})
+		select {
+		case r := <-ch:
+			if r.Err == nil {
+				return r.Val.(*robotsEntry), nil
+			}
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			// Another caller's cancellation cut the fetch; fetch again.
+		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		return e, nil
 	}
 }
 
-func isClosed(c chan struct{}) bool {
-	select {
-	case <-c:
-		return true
-	default:
-		return false
+// cachedRobots returns origin's policy while it is fresh, else nil.
+func (w *webFetcher) cachedRobots(origin string) *robotsEntry {
+	w.robots.mu.Lock()
+	defer w.robots.mu.Unlock()
+	if e := w.robots.m[origin]; e != nil && w.now().Sub(e.fetched) < robotsTTL {
+		return e
 	}
+	return nil
 }
 
 // fetchRobots GETs robots.txt and returns its status and at most
