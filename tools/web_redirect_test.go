@@ -104,3 +104,37 @@ func TestRedirectWithoutGateIsRefused(t *testing.T) {
 		t.Fatalf("err = %v, hits %d", err, hits.Load())
 	}
 }
+
+// robots.txt redirecting to another host goes through the gate too; refused,
+// the other host receives nothing and robots.txt counts as unreachable, so
+// the page is not fetched (RFC 9309: unreachable disallows).
+func TestRobotsRedirectRechecked(t *testing.T) {
+	var otherHits, pageHits atomic.Int64
+	other := serveOn(t, "127.0.0.2:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { otherHits.Add(1) }))
+	first := serveOn(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			http.Redirect(w, r, other.URL+"/robots.txt", http.StatusMovedPermanently)
+			return
+		}
+		pageHits.Add(1)
+	}))
+	fetch, _ := webTools(WebOptions{RespectRobots: true})
+	var asked []string
+	gate := webGateFunc(func(_ context.Context, tool string, a Access) error {
+		asked = append(asked, a.URL)
+		if strings.HasPrefix(a.URL, other.URL) {
+			return &Denied{Reason: "the user denied fetch_url (the host 127.0.0.2)"}
+		}
+		return nil
+	})
+	res := NewRegistry(fetch).Execute(context.Background(), chat.ToolCall{ID: "1", Name: "fetch_url", Arguments: fmt.Sprintf(`{"url": %q}`, first.URL+"/page")}, Exec{Gate: gate})
+	if !res.IsError || !strings.Contains(res.Output, "could not be read") || !strings.Contains(res.Output, "refused a redirect to another host") {
+		t.Fatalf("robots.txt redirect refused: %s", res.Output)
+	}
+	if otherHits.Load() != 0 || pageHits.Load() != 0 {
+		t.Fatalf("other host hits %d, page hits %d; want 0 and 0", otherHits.Load(), pageHits.Load())
+	}
+	if want := first.URL + "/page|" + other.URL + "/robots.txt"; strings.Join(asked, "|") != want {
+		t.Fatalf("gate asked %q, want %q", asked, want)
+	}
+}

@@ -513,10 +513,10 @@ func TestFetchRobots(t *testing.T) {
 	if !res.IsError {
 		t.Fatalf("disallowed page fetched: %s", res.Output)
 	}
-	webHas(t, res.Output, "robots.txt disallows "+srv.URL+"/private/members", `rule "Disallow: /private # members only"`,
-		"line 6", `group "User-agent: polly"`, srv.URL+"/robots.txt")
+	webHas(t, res.Output, "robots.txt disallows "+srv.URL+"/private/members", `the path "/private/members"`,
+		`group "User-agent: polly"`, srv.URL+"/robots.txt", "do not fetch this page another way")
 	res = webCall(t, extract, map[string]any{"url": srv.URL + "/run.cgi", "selector": "p"})
-	webHas(t, res.Output, "robots.txt disallows", `"Disallow: /*.cgi$"`)
+	webHas(t, res.Output, "robots.txt disallows", `the path "/run.cgi"`)
 	// The longer Allow wins; "$" anchors.
 	for _, p := range []string{"/private/open/page", "/run.cgi/x"} {
 		if res := webCall(t, fetch, map[string]string{"url": srv.URL + p}); res.IsError {
@@ -526,7 +526,7 @@ func TestFetchRobots(t *testing.T) {
 	// Another agent falls under "User-agent: *", which disallows everything.
 	other, _ := webTools(WebOptions{RespectRobots: true, UserAgent: "OtherBot/1.0"})
 	res = webCall(t, other, map[string]string{"url": srv.URL + "/dir/list"})
-	webHas(t, res.Output, `rule "Disallow: /"`, `group "User-agent: *"`)
+	webHas(t, res.Output, `the path "/dir/list"`, `group "User-agent: *"`)
 	// Off: everything is fetched.
 	off, _ := webTools(WebOptions{RespectRobots: false})
 	if res := webCall(t, off, map[string]string{"url": srv.URL + "/private/members"}); res.IsError {
@@ -534,35 +534,95 @@ func TestFetchRobots(t *testing.T) {
 	}
 }
 
-func TestFetchRobotsCachedAndBroken(t *testing.T) {
-	var hits atomic.Int64
+// robotsSite serves robots.txt with the given status and counts the
+// requests for robots.txt and for pages.
+func robotsSite(t *testing.T, status int) (srv *httptest.Server, robotsHits, pageHits *atomic.Int64) {
+	robotsHits, pageHits = new(atomic.Int64), new(atomic.Int64)
 	mux := http.NewServeMux()
 	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
-		http.Error(w, "oops", http.StatusInternalServerError)
+		robotsHits.Add(1)
+		http.Error(w, "robots says "+http.StatusText(status), status)
 	})
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { pageHits.Add(1); io.WriteString(w, "ok") })
+	srv = httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv, robotsHits, pageHits
+}
+
+// RFC 9309 §2.3.1.4: a server error on robots.txt disallows the whole site
+// (fail closed); concurrent calls share one robots.txt fetch.
+func TestFetchRobotsServerErrorDisallows(t *testing.T) {
+	srv, robotsHits, pageHits := robotsSite(t, http.StatusInternalServerError)
 	fetch, _ := webTools(WebOptions{RespectRobots: true})
-	// Concurrent calls share one robots.txt fetch.
 	var wg sync.WaitGroup
 	for i := 0; i < 8; i++ {
 		wg.Go(func() {
-			if res := webCall(t, fetch, map[string]string{"url": srv.URL + fmt.Sprintf("/p%d", i)}); res.IsError {
-				t.Errorf("a broken robots.txt must allow: %s", res.Output)
+			res := webCall(t, fetch, map[string]string{"url": srv.URL + fmt.Sprintf("/p%d", i)})
+			if !res.IsError || !strings.Contains(res.Output, srv.URL+"/robots.txt answered HTTP 500 (a server error)") ||
+				!strings.Contains(res.Output, "whole site as disallowed") || !strings.Contains(res.Output, "do not fetch this page another way") {
+				t.Errorf("a robots.txt answering 500 must disallow: %s", res.Output)
 			}
 		})
 	}
 	wg.Wait()
-	if hits.Load() != 1 {
-		t.Errorf("robots.txt fetched %d times, want once", hits.Load())
+	if robotsHits.Load() != 1 {
+		t.Errorf("robots.txt fetched %d times, want once", robotsHits.Load())
+	}
+	if pageHits.Load() != 0 {
+		t.Errorf("the site received %d page request(s) though its robots.txt answered 500", pageHits.Load())
+	}
+	// Turned off, the same site is fetched.
+	off, _ := webTools(WebOptions{RespectRobots: false})
+	if res := webCall(t, off, map[string]string{"url": srv.URL + "/p"}); res.IsError || pageHits.Load() != 1 {
+		t.Errorf("robots off: %s (page hits %d)", res.Output, pageHits.Load())
+	}
+}
+
+// RFC 9309 §2.3.1.3: a 4xx (404 included) means there are no rules.
+func TestFetchRobotsClientErrorAllows(t *testing.T) {
+	for _, status := range []int{http.StatusNotFound, http.StatusForbidden, http.StatusGone} {
+		srv, robotsHits, pageHits := robotsSite(t, status)
+		fetch, _ := webTools(WebOptions{RespectRobots: true})
+		for _, p := range []string{"/a", "/b"} {
+			if res := webCall(t, fetch, map[string]string{"url": srv.URL + p}); res.IsError {
+				t.Errorf("robots.txt %d: %s: %s", status, p, res.Output)
+			}
+		}
+		if robotsHits.Load() != 1 || pageHits.Load() != 2 {
+			t.Errorf("robots.txt %d: robots hits %d (want 1, cached), page hits %d (want 2)", status, robotsHits.Load(), pageHits.Load())
+		}
+	}
+}
+
+// RFC 9309 §2.3.1.4: an unreachable robots.txt disallows; nothing is fetched.
+func TestFetchRobotsUnreachableDisallows(t *testing.T) {
+	var pageHits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			// Cut the connection without an answer.
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return
+		}
+		pageHits.Add(1)
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	fetch, _ := webTools(WebOptions{RespectRobots: true})
+	res := webCall(t, fetch, map[string]string{"url": srv.URL + "/page"})
+	if !res.IsError || !strings.Contains(res.Output, srv.URL+"/robots.txt could not be read") || pageHits.Load() != 0 {
+		t.Errorf("unreachable robots.txt: page hits %d, %s", pageHits.Load(), res.Output)
 	}
 }
 
 func TestRobotsMatching(t *testing.T) {
-	rules := parseRobots("User-agent: polly\nUser-agent: other\nDisallow: /a\nAllow: /a/b\nDisallow: /*.pdf$\nDisallow: /c%7Ed\nDisallow:\n"+
-		"User-agent: *\nDisallow: /\n\nuser-agent: POLLY\ndisallow: /merged\n", "polly")
+	policy := robotsPolicyFrom(200, []byte("User-agent: polly\nUser-agent: other\nDisallow: /a\nAllow: /a/b\nDisallow: /*.pdf$\nDisallow:\n"+
+		"User-agent: *\nDisallow: /\n\nuser-agent: POLLY\ndisallow: /merged\n"), nil, "polly")
+	if policy.groupName() != "User-agent: polly" {
+		t.Errorf("group %q", policy.groupName())
+	}
 	for path, allowed := range map[string]bool{
 		"/":           true,
 		"/a":          false,
@@ -570,12 +630,29 @@ func TestRobotsMatching(t *testing.T) {
 		"/a/b/c":      true,
 		"/x.pdf":      false,
 		"/x.pdf?y=1":  true,
-		"/c~d":        false,
 		"/merged/x":   false,
 		"/robots.txt": true,
 	} {
-		if got := rules.check(path) == nil; got != allowed {
+		if got := policy.allows(path); got != allowed {
 			t.Errorf("%s: allowed=%v, want %v", path, got, allowed)
+		}
+	}
+	// An empty file and a 4xx allow; a 5xx and a file the parser rejects disallow.
+	for _, c := range []struct {
+		status  int
+		body    string
+		allowed bool
+		why     string
+	}{
+		{200, "", true, ""},
+		{404, "", true, ""},
+		{401, "", true, ""},
+		{503, "", false, "answered HTTP 503"},
+		{200, "Disallow: /x\nUser-agent: *\nAllow: /\n", false, "could not be parsed"},
+	} {
+		p := robotsPolicyFrom(c.status, []byte(c.body), nil, "polly")
+		if p.allows("/page") != c.allowed || !strings.Contains(p.closedWhy, c.why) {
+			t.Errorf("%d %q: allowed=%v why=%q", c.status, c.body, p.allows("/page"), p.closedWhy)
 		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 )
 
 // Defaults of Options.
@@ -36,9 +38,10 @@ type Catalogue struct {
 	o Options
 
 	mu       sync.Mutex
-	listings map[string]Listing       // provider → its latest listing
-	learned  map[string]int           // provider + "/" + model → tokens
-	inflight map[string]chan struct{} // provider → closed when its discovery ends
+	listings map[string]Listing // provider → its latest listing
+	learned  map[string]int     // provider + "/" + model → tokens
+
+	discovering singleflight.Group // keyed by provider: one discovery at a time
 }
 
 // New returns a catalogue and loads what the cache holds (no network).
@@ -55,7 +58,7 @@ func New(o Options) *Catalogue {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	c := &Catalogue{o: o, listings: map[string]Listing{}, learned: map[string]int{}, inflight: map[string]chan struct{}{}}
+	c := &Catalogue{o: o, listings: map[string]Listing{}, learned: map[string]int{}}
 	c.loadLearned()
 	return c
 }
@@ -114,19 +117,15 @@ func (c *Catalogue) Refresh(ctx context.Context, endpoints map[string]Endpoint) 
 		if c.loadCached(name, ep) {
 			continue
 		}
-		done, start := c.claim(name)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if start {
-				defer close(done)
+			// A discovery already running for name is joined, not repeated;
+			// it ends within Options.Timeout or when its caller stops.
+			<-c.discovering.DoChan(name, func() (any, error) {
 				c.discover(ctx, name, ep)
-				return
-			}
-			select { // someone else is discovering it
-			case <-done:
-			case <-ctx.Done():
-			}
+				return nil, nil
+			})
 		}()
 	}
 	all := make(chan struct{})
@@ -137,19 +136,6 @@ func (c *Catalogue) Refresh(ctx context.Context, endpoints map[string]Endpoint) 
 	return all
 }
 
-// claim returns the channel of name's discovery and whether the caller
-// must run it.
-func (c *Catalogue) claim(name string) (chan struct{}, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if ch, ok := c.inflight[name]; ok {
-		return ch, false
-	}
-	ch := make(chan struct{})
-	c.inflight[name] = ch
-	return ch, true
-}
-
 func (c *Catalogue) discover(parent context.Context, name string, ep Endpoint) {
 	ctx, cancel := context.WithTimeout(parent, c.o.Timeout)
 	defer cancel()
@@ -157,9 +143,6 @@ func (c *Catalogue) discover(parent context.Context, name string, ep Endpoint) {
 	if parent.Err() != nil {
 		// Stopped by the caller (Polly is closing): nothing was learned
 		// about the provider, so nothing is recorded.
-		c.mu.Lock()
-		delete(c.inflight, name)
-		c.mu.Unlock()
 		return
 	}
 	l.FetchedAt = c.o.Now()
@@ -173,7 +156,6 @@ func (c *Catalogue) discover(parent context.Context, name string, ep Endpoint) {
 	if err == nil || len(c.listings[name].Models) == 0 {
 		c.listings[name] = l // a failure never replaces a good listing
 	}
-	delete(c.inflight, name)
 	c.mu.Unlock()
 	if c.o.CacheDir != "" {
 		if werr := writeJSON(c.cachePath(name), l); werr != nil && c.o.Debug != nil {

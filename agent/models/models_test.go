@@ -246,3 +246,29 @@ func TestCancelledDiscoveryRecordsNothing(t *testing.T) {
 		t.Fatalf("a cancelled discovery was cached: %v", err)
 	}
 }
+
+// A Refresh that comes while a provider's discovery is in flight joins it:
+// the server sees one request, and both callers see its listing.
+func TestCatalogueConcurrentRefreshSharesOneDiscovery(t *testing.T) {
+	var hits atomic.Int32
+	arrived, release := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hits.Add(1) == 1 {
+			close(arrived)
+		}
+		<-release
+		io.WriteString(w, `{"data":[{"id":"m","max_model_len":16000}]}`)
+	}))
+	defer srv.Close()
+	c := New(Options{Timeout: 10 * time.Second})
+	ep := map[string]Endpoint{"local": {BaseURL: srv.URL + "/v1"}}
+	first := c.Refresh(context.Background(), ep)
+	<-arrived // the first discovery is in flight
+	second := c.Refresh(context.Background(), ep)
+	close(release)
+	<-first
+	<-second
+	if n := hits.Load(); n != 1 || c.DiscoveredWindow("local", "m") != 16000 {
+		t.Fatalf("%d requests for two racing refreshes (want 1); window %d", n, c.DiscoveredWindow("local", "m"))
+	}
+}
