@@ -193,7 +193,7 @@ func TestRunCommand(t *testing.T) {
 		// The helper kills background processes when the shell exits, so
 		// nothing holds the output open.
 		{"background process killed at the end", ShellOptions{}, `{"command":"sleep 3 & echo bg"}`, "exit code: 0\nbg\n",
-			nil, 0, false, time.Second},
+			nil, 0, false, 2 * time.Second}, // well under the 3 s sleep, with room for -race
 		{"head and tail of 100 MB", ShellOptions{}, `{"command":"head -c 100000000 /dev/zero | tr '\\0' x; echo; echo END"}`, "",
 			[]string{"exit code: 0\nxxxx", fmt.Sprintf("x\n[... %d bytes omitted ...]\nxxx", 100000005-4<<20), "x\nEND\n"}, 0, false, 0},
 		{"empty command", ShellOptions{}, `{"command":"  "}`, "", []string{"command is empty"}, -1, true, 0},
