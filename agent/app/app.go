@@ -218,7 +218,11 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		Now:         opts.Now,
 		Models:      a,
 	}
-	if l := openLimits(opts.CacheDir); l != nil {
+	cacheDir := opts.CacheDir
+	if cacheDir == "" {
+		cacheDir = cfg.CacheDir() // $XDG_CACHE_HOME/polly or ~/.cache/polly, as the config sees the home
+	}
+	if l := openLimits(cacheDir); l != nil {
 		a.Deps.Limits = l
 	}
 	if a.MCP != nil {

@@ -21,15 +21,11 @@ type limitFile struct {
 	mu   sync.Mutex
 }
 
-// openLimits returns the store in dir ("" : <user cache dir>/polly), or
-// nil when there is no cache dir (limits then last one session).
+// openLimits returns the store in dir, or nil when there is no cache dir
+// (limits then last one session).
 func openLimits(dir string) *limitFile {
 	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return nil
-		}
-		dir = filepath.Join(base, "polly")
+		return nil
 	}
 	return &limitFile{path: filepath.Join(dir, "context-limits.json")}
 }

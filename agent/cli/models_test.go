@@ -184,3 +184,27 @@ func TestModelsCommand(t *testing.T) {
 		t.Errorf("OpenAI's table listed for a local endpoint:\n%s", r.stdout)
 	}
 }
+
+// A context-length error's stated limit is learned for the model on that
+// provider: `polly models` shows it as learned, over the discovered window.
+func TestLearnedWindowShownByModels(t *testing.T) {
+	srv := llmtest.NewServer(t,
+		llmtest.Fail{Status: 400, Code: "context_length_exceeded",
+			Message: "This model's maximum context length is 12000 tokens. However, your messages resulted in 14000 tokens."},
+		llmtest.Text("done"))
+	srv.SetModelsResponse(http.StatusOK, "application/json", vllmList)
+	env, polly := cliEnv(t, srv.URL(), nil)
+	if r := polly("-p", "hello there, do the thing"); r.code != 0 {
+		t.Fatalf("run: code %d stderr %s", r.code, r.stderr)
+	}
+	// Both stores live in the test's home, never the real user's.
+	for _, f := range []string{"context-limits.json", "learned-windows.json"} {
+		if _, err := os.Stat(filepath.Join(env.Home, ".cache", "polly", f)); err != nil {
+			t.Errorf("%s not in the home's cache dir: %v", f, err)
+		}
+	}
+	r := polly("models")
+	if r.code != 0 || !regexp.MustCompile(`(?m)^\* openai/gpt-4\.1 +12000 \(learned\)`).MatchString(r.stdout) {
+		t.Fatalf("polly models does not show the learned window (code %d):\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
