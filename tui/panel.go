@@ -263,3 +263,12 @@ func pageViewport(vp *viewport.Model, key string) {
 		vp.GotoBottom()
 	}
 }
+
+// moveSelection is a list panel's ↑/k and ↓/j: the row selected after key
+// among n rows.
+func moveSelection(sel, n int, key string) int {
+	if key == "up" || key == "k" {
+		return max(0, sel-1)
+	}
+	return min(n-1, sel+1)
+}

@@ -38,10 +38,8 @@ func (p *teamPanel) key(m *Model, msg tea.KeyPressMsg) tea.Cmd {
 	switch k {
 	case "esc", "q":
 		m.closePanel()
-	case "up", "k":
-		p.sel = max(0, p.sel-1)
-	case "down", "j":
-		p.sel = min(len(m.team.rows)-1, p.sel+1)
+	case "up", "k", "down", "j":
+		p.sel = moveSelection(p.sel, len(m.team.rows), k)
 	case "enter":
 		if p.sel >= 0 && p.sel < len(m.team.rows) {
 			p.open = m.team.rows[p.sel]

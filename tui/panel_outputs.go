@@ -189,10 +189,8 @@ func (p *outputsPanel) key(m *Model, msg tea.KeyPressMsg) tea.Cmd {
 		m.closePanel()
 	case "/":
 		p.searching, p.query = true, ""
-	case "up", "k":
-		p.sel = max(0, p.sel-1)
-	case "down", "j":
-		p.sel = min(len(p.rows)-1, p.sel+1)
+	case "up", "k", "down", "j":
+		p.sel = moveSelection(p.sel, len(p.rows), msg.String())
 	case "enter":
 		if p.sel >= 0 && p.sel < len(p.rows) {
 			return p.show(m, p.rows[p.sel])

@@ -48,10 +48,8 @@ func (p *sessionsPanel) key(m *Model, msg tea.KeyPressMsg) tea.Cmd {
 	switch msg.String() {
 	case "esc", "q":
 		m.closePanel()
-	case "up", "k":
-		p.sel = max(0, p.sel-1)
-	case "down", "j":
-		p.sel = min(len(p.rows)-1, p.sel+1)
+	case "up", "k", "down", "j":
+		p.sel = moveSelection(p.sel, len(p.rows), msg.String())
 	case "enter":
 		if p.sel >= 0 && p.sel < len(p.rows) {
 			return m.openSession(p.rows[p.sel].ID)
