@@ -120,8 +120,9 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 
 // setModel is /model NAME (and the picker's Enter): the current persona
 // gets the model (on Polly's tab, the default model). Agents cache numbers
-// made for their model, so the session is reopened by id: fresh agents,
-// same stored history. /model alone opens the picker.
+// made for their model, so the session is reopened by id (in a Cmd: it
+// reads the store): fresh agents, same stored history. /model alone opens
+// the picker.
 func (m *Model) setModel(name string) tea.Cmd {
 	if name == "" {
 		return m.openPanel(pModels)
@@ -134,19 +135,43 @@ func (m *Model) setModel(name string) tea.Cmd {
 		m.flash = err.Error()
 		return nil
 	}
-	sess, err := m.app.Session(m.ctx, m.emit, m.sess.ID())
-	if err != nil {
-		m.flash = "model switched, but reopening the session failed: " + err.Error()
-		return nil
+	m.loading()
+	a, ctx, emit, id := m.app, m.ctx, m.emit, m.sess.ID()
+	return m.runs.work(func() tea.Msg {
+		sess, err := a.Session(ctx, emit, id)
+		return modelSetMsg{sess: sess, err: err}
+	})
+}
+
+// modelSetMsg is the session reopened after a model switch.
+type modelSetMsg struct {
+	sess *agent.Session
+	err  error
+}
+
+func (m *Model) modelSet(msg modelSetMsg) tea.Cmd {
+	if msg.err != nil {
+		m.flash = "model switched, but reopening the session failed: " + msg.err.Error()
+		return tea.Batch(m.loaded()...)
 	}
-	m.sess = sess
+	m.sess = msg.sess
 	for _, p := range m.personas {
 		p.status, p.hasStatus = agent.Status{}, false
 	}
 	if info, err := m.app.PersonaModel(m.current().p.ID); err == nil {
 		m.current().tr.add(&item{kind: kSystem, text: "model: " + info.Provider + "/" + info.Name + " (" + info.BaseURL + ")"})
 	}
-	return m.refreshStatus(m.current()) // the threshold and the context count change with the model
+	var cmds []tea.Cmd
+	for _, p := range m.personas {
+		if p.op == opLoad {
+			p.op = ""
+			if p != m.current() {
+				cmds = append(cmds, m.next(p))
+			}
+		}
+	}
+	// the threshold and the context count change with the model
+	return tea.Batch(append(cmds, m.refreshStatus(m.current()))...)
 }
 
 func (m *Model) personaNames() []string {

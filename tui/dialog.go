@@ -2,8 +2,11 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"polly/tools"
@@ -12,88 +15,181 @@ import (
 
 var denyOnQuit = permission.Reply{Answer: permission.Deny, Reason: "Polly is quitting"}
 
-// permissionKey answers the oldest question: y once, a for this session,
-// n deny (then an optional reason and Enter). Esc denies without a reason.
-func (m *Model) permissionKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := msg.String()
-	if m.denying {
-		switch k {
-		case "enter":
-			m.answer(permission.Reply{Answer: permission.Deny, Reason: strings.TrimSpace(m.denyReason)})
-		case "esc":
-			m.answer(permission.Reply{Answer: permission.Deny})
-		case "backspace":
-			if r := []rune(m.denyReason); len(r) > 0 {
-				m.denyReason = string(r[:len(r)-1])
-			}
-		case "space":
-			m.denyReason += " "
-		default:
-			if msg.Text != "" {
-				m.denyReason += msg.Text
-			}
-		}
-		return nil
-	}
-	switch k {
-	case "y", "Y":
-		m.answer(permission.Reply{Answer: permission.AllowOnce})
-	case "a", "A":
-		m.answer(permission.Reply{Answer: permission.AllowSession})
-	case "w", "W":
-		if m.asks[0].req.Sandbox != "" {
-			m.answer(permission.Reply{Answer: permission.AllowOnce, Network: true})
-		}
-	case "n", "N":
-		m.denying, m.denyReason = true, ""
-	case "esc":
-		m.answer(permission.Reply{Answer: permission.Deny})
-	}
-	return nil
+// permissionDialog asks the user about the agents' tool calls, oldest
+// question first: y once, a for this session, w once with network (in a
+// sandbox), n deny (then an optional reason and Enter), esc deny. It is
+// drawn over the screen while questions wait.
+type permissionDialog struct {
+	look
+	keys    dialogKeys
+	asks    []pendingAsk
+	denying bool // typing a reason for a denial
+	reason  string
+	w, h    int
 }
 
-// answer replies to the oldest question (the reply channel is buffered,
-// so this never blocks the loop) and notes the decision in the chat.
-func (m *Model) answer(r permission.Reply) {
-	a := m.asks[0]
-	m.asks = m.asks[1:]
-	m.denying, m.denyReason = false, ""
-	a.reply <- r
-	what := map[permission.Answer]string{permission.AllowOnce: "allowed once", permission.AllowSession: "allowed for this session", permission.Deny: "denied"}[r.Answer]
-	if r.Network && r.Answer != permission.Deny {
-		what += " with network"
-	}
-	text := fmt.Sprintf("%s %s", a.req.Tool, what)
-	if a.req.Agent != "" && a.req.Agent != m.current().p.ID {
-		text = a.req.Agent + ": " + text
-	}
-	if r.Reason != "" {
-		text += ": " + r.Reason
-	}
-	m.current().tr.add(&item{kind: kNotice, text: text})
+// pendingAsk is a question with the name of the persona asking.
+type pendingAsk struct {
+	askMsg
+	who string
 }
 
-func (m *Model) dropAsk(id int64) {
-	for i, a := range m.asks {
+// answeredMsg tells the root what was decided, for a note in the chat.
+type answeredMsg struct {
+	req   permission.Request
+	reply permission.Reply
+}
+
+type dialogKeys struct {
+	Once, Session, Network, Deny, DenyNow key.Binding // the question
+	Send, Skip                            key.Binding // the reason for a denial
+}
+
+func newDialogKeys() dialogKeys {
+	return dialogKeys{
+		Once:    bind("y", "allow once", "y", "Y"),
+		Session: bind("a", "allow for this session", "a", "A"),
+		Network: bind("w", "allow once with network", "w", "W"),
+		Deny:    bind("n", "deny…", "n", "N"),
+		DenyNow: bind("esc", "deny", "esc"),
+		Send:    bind("enter", "deny with the reason typed", "enter"),
+		Skip:    bind("esc", "deny without a reason", "esc"),
+	}
+}
+
+func (k dialogKeys) ShortHelp() []key.Binding {
+	return []key.Binding{k.Once, k.Session, k.Network, k.Deny, k.DenyNow}
+}
+func (k dialogKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{k.ShortHelp(), {k.Send, k.Skip}}
+}
+
+func newPermissionDialog(lk look) *permissionDialog {
+	return &permissionDialog{look: lk, keys: newDialogKeys()}
+}
+
+func (d *permissionDialog) Init() tea.Cmd    { return nil }
+func (d *permissionDialog) SetSize(w, h int) { d.w, d.h = w, h }
+func (d *permissionDialog) open() bool       { return len(d.asks) > 0 }
+
+// add queues a question; who is the asking persona's name.
+func (d *permissionDialog) add(a askMsg, who string) {
+	d.asks = append(d.asks, pendingAsk{askMsg: a, who: who})
+}
+
+// drop withdraws a question whose run was cancelled.
+func (d *permissionDialog) drop(id int64) {
+	for i, a := range d.asks {
 		if a.id == id {
-			m.asks = append(m.asks[:i], m.asks[i+1:]...)
+			d.asks = append(d.asks[:i], d.asks[i+1:]...)
 			if i == 0 {
-				m.denying, m.denyReason = false, ""
+				d.denying, d.reason = false, ""
 			}
 			return
 		}
 	}
 }
 
-// permissionBox draws the dialog: tool, why it asks, what it will do
-// (the command, the URL or the diff), and the keys.
-func (m *Model) permissionBox() string {
-	th := m.th
-	a := m.asks[0]
-	w := min(m.w-4, 100)
+// denyAll answers every question with r (Polly is quitting).
+func (d *permissionDialog) denyAll(r permission.Reply) {
+	for _, a := range d.asks {
+		a.reply <- r
+	}
+	d.asks, d.denying, d.reason = nil, false, ""
+}
+
+func (d *permissionDialog) Update(msg tea.Msg) (*permissionDialog, tea.Cmd) {
+	switch msg := msg.(type) {
+	case lookMsg:
+		d.look = msg.look
+	case tea.PasteMsg:
+		if d.denying {
+			d.reason += msg.Content
+		}
+	case tea.KeyPressMsg:
+		if d.open() {
+			return d, d.key(msg)
+		}
+	}
+	return d, nil
+}
+
+func (d *permissionDialog) key(msg tea.KeyPressMsg) tea.Cmd {
+	k := d.keys
+	if d.denying {
+		switch {
+		case key.Matches(msg, k.Send):
+			return d.answer(permission.Reply{Answer: permission.Deny, Reason: strings.TrimSpace(d.reason)})
+		case key.Matches(msg, k.Skip):
+			return d.answer(permission.Reply{Answer: permission.Deny})
+		case msg.String() == "backspace":
+			if r := []rune(d.reason); len(r) > 0 {
+				d.reason = string(r[:len(r)-1])
+			}
+		case msg.String() == "space":
+			d.reason += " "
+		default:
+			d.reason += msg.Text
+		}
+		return nil
+	}
+	switch {
+	case key.Matches(msg, k.Once):
+		return d.answer(permission.Reply{Answer: permission.AllowOnce})
+	case key.Matches(msg, k.Session):
+		return d.answer(permission.Reply{Answer: permission.AllowSession})
+	case key.Matches(msg, k.Network):
+		if d.asks[0].req.Sandbox != "" {
+			return d.answer(permission.Reply{Answer: permission.AllowOnce, Network: true})
+		}
+	case key.Matches(msg, k.Deny):
+		d.denying, d.reason = true, ""
+	case key.Matches(msg, k.DenyNow):
+		return d.answer(permission.Reply{Answer: permission.Deny})
+	}
+	return nil
+}
+
+// answer replies to the oldest question (the reply channel is buffered,
+// so this never blocks the loop) and tells the root, which notes the
+// decision in the chat.
+func (d *permissionDialog) answer(r permission.Reply) tea.Cmd {
+	a := d.asks[0]
+	d.asks = d.asks[1:]
+	d.denying, d.reason = false, ""
+	a.reply <- r
+	return msgCmd(answeredMsg{req: a.req, reply: r})
+}
+
+// answerNote is the chat's line about a decision.
+func answerNote(msg answeredMsg, current string) string {
+	r := msg.reply
+	what := map[permission.Answer]string{permission.AllowOnce: "allowed once", permission.AllowSession: "allowed for this session", permission.Deny: "denied"}[r.Answer]
+	if r.Network && r.Answer != permission.Deny {
+		what += " with network"
+	}
+	text := fmt.Sprintf("%s %s", msg.req.Tool, what)
+	if msg.req.Agent != "" && msg.req.Agent != current {
+		text = msg.req.Agent + ": " + text
+	}
+	if r.Reason != "" {
+		text += ": " + r.Reason
+	}
+	return text
+}
+
+// View draws the dialog: tool, why it asks, what it will do (the command,
+// the URL or the diff), and the keys.
+func (d *permissionDialog) View() string {
+	if !d.open() {
+		return ""
+	}
+	th := d.th
+	a := d.asks[0]
+	w := min(d.w-4, 100)
 	inner := max(10, w-4)
-	title := m.askTitle(a.req)
-	if n := len(m.asks); n > 1 {
+	title := askTitle(a.who, a.req)
+	if n := len(d.asks); n > 1 {
 		title += fmt.Sprintf("  (%d more waiting)", n-1)
 	}
 	head := []string{th.title.Render(clip(title, inner))}
@@ -109,16 +205,18 @@ func (m *Model) permissionBox() string {
 	}
 	head = append(head, "")
 	var foot []string
-	if m.denying {
+	if d.denying {
 		foot = []string{"", "Reason for the model (optional), enter to deny:",
-			th.accent.Render("› ") + clip(m.denyReason, inner-3) + "▏"}
+			th.accent.Render("› ") + clip(d.reason, inner-3) + "▏"}
 	} else {
-		k := th.key.Render
-		keys := k("y") + " allow once   " + k("a") + " allow for this session   "
-		if a.req.Sandbox != "" {
-			keys += k("w") + " allow once with network   "
+		keys := d.keys.ShortHelp()
+		if a.req.Sandbox == "" {
+			keys = slices.DeleteFunc(keys, func(b key.Binding) bool { return b.Help() == d.keys.Network.Help() })
 		}
-		foot = []string{"", keys + k("n") + " deny…   " + k("esc") + " deny"}
+		h := help.New()
+		h.ShortSeparator = "   "
+		h.Styles = help.Styles{ShortKey: th.key}
+		foot = []string{"", h.ShortHelpView(keys)}
 		if a.req.Sandbox != "" {
 			sb := "runs in the " + a.req.Sandbox + " sandbox"
 			if a.req.Network {
@@ -145,7 +243,7 @@ func (m *Model) permissionBox() string {
 	}
 	var body []string
 	if a.req.Access.Kind == tools.AccessWrite && looksLikeDiff(preview) {
-		body = m.r.diffLines(preview, inner)
+		body = d.r.diffLines(preview, inner)
 	} else {
 		body = plainLines(preview, inner)
 		if a.req.Access.Kind == tools.AccessExecute {
@@ -153,7 +251,7 @@ func (m *Model) permissionBox() string {
 		}
 	}
 	// The box fits between the tabs and the status bar (2 border lines).
-	maxBody := max(1, m.h-4-len(head)-len(foot))
+	maxBody := max(1, d.h-4-len(head)-len(foot))
 	if len(body) > maxBody {
 		n := len(body) - maxBody + 1
 		body = append(body[:maxBody-1], th.dim.Render("… "+plural(n, "more line")))
@@ -167,16 +265,7 @@ func looksLikeDiff(s string) bool {
 }
 
 // askTitle puts the question as a sentence: who wants to do what.
-func (m *Model) askTitle(r permission.Request) string {
-	who := m.current().p.Name
-	if r.Agent != "" {
-		id, _, _ := strings.Cut(r.Agent, "#")
-		if p, ok := m.app.Personas.Find(id); ok {
-			who = p.Name
-		} else {
-			who = r.Agent
-		}
-	}
+func askTitle(who string, r permission.Request) string {
 	what := "use " + r.Tool
 	switch r.Access.Kind {
 	case tools.AccessExecute:
@@ -190,6 +279,19 @@ func (m *Model) askTitle(r permission.Request) string {
 		what = "fetch this address"
 	}
 	return "Allow " + who + " to " + what + "?"
+}
+
+// askerName is the name of the persona asking: the current one when the
+// question names no agent.
+func (m *Model) askerName(r permission.Request) string {
+	if r.Agent == "" {
+		return m.current().p.Name
+	}
+	id, _, _ := strings.Cut(r.Agent, "#")
+	if p, ok := m.app.Personas.Find(id); ok {
+		return p.Name
+	}
+	return r.Agent
 }
 
 // unquote turns Markdown code quotes into typographic ones: the dialog is

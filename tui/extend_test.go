@@ -30,7 +30,8 @@ func TestSkillsText(t *testing.T) {
 func TestMCPAndSkillsCommands(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	h.prompt("/mcp")
-	if scr := h.screen(); !strings.Contains(scr, "MCP servers") || !strings.Contains(scr, "no MCP servers configured") {
+	h.until("the servers' state", func() bool { return strings.Contains(h.screen(), "no MCP servers configured") })
+	if scr := h.screen(); !strings.Contains(scr, "MCP servers") {
 		t.Fatalf("/mcp:\n%s", scr)
 	}
 	h.key("esc")

@@ -250,3 +250,20 @@ func hasItem(tr *transcript, k kind, sub string) bool {
 func hdr(persona string) agent.Header {
 	return agent.Header{Session: "s1", Agent: persona, Persona: persona, Time: time.Now()}
 }
+
+// The open panel as its type (a zero one when another is open, so a
+// condition polled by until stays false).
+func outs(h *harness) *outputsPanel   { return openAs[*outputsPanel](h) }
+func mem(h *harness) *memoryPanel     { return openAs[*memoryPanel](h) }
+func sessP(h *harness) *sessionsPanel { return openAs[*sessionsPanel](h) }
+func rewP(h *harness) *rewindPanel    { return openAs[*rewindPanel](h) }
+
+func openAs[P interface {
+	panel
+	*T
+}, T any](h *harness) P {
+	if p, ok := h.m.panel.(P); ok {
+		return p
+	}
+	return P(new(T))
+}

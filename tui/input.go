@@ -21,20 +21,22 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	if key.Matches(msg, m.keys.Quit) {
-		if m.anyBusy() || len(m.asks) > 0 {
+		if m.anyBusy() || m.perm.open() {
 			m.quitAsk = true
 			return nil
 		}
 		return m.quit()
 	}
-	if len(m.asks) > 0 {
-		return m.permissionKey(msg)
+	if m.perm.open() {
+		var cmd tea.Cmd
+		m.perm, cmd = m.perm.Update(msg)
+		return cmd
 	}
 	if cmd, ok := m.panelHotkey(msg); ok {
 		return cmd
 	}
-	if m.panel != noPanel {
-		return m.panelKey(msg)
+	if m.panel != nil {
+		return m.updatePanel(msg)
 	}
 
 	p := m.current()
@@ -103,15 +105,14 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 }
 
 // wheel scrolls whatever is under the pointer: a panel or the chat.
-func (m *Model) wheel(msg tea.MouseWheelMsg) {
+func (m *Model) wheel(msg tea.MouseWheelMsg) tea.Cmd {
+	if m.panel != nil {
+		return m.updatePanel(msg)
+	}
 	n := 3
 	up := msg.Button == tea.MouseWheelUp
 	if msg.Button != tea.MouseWheelUp && msg.Button != tea.MouseWheelDown {
-		return
-	}
-	if m.panel != noPanel {
-		m.panelScroll(up, n)
-		return
+		return nil
 	}
 	p := m.current()
 	if up {
@@ -119,6 +120,7 @@ func (m *Model) wheel(msg tea.MouseWheelMsg) {
 	} else {
 		p.tr.scrollDown(m.r, m.w, m.chatHeight(), n)
 	}
+	return nil
 }
 
 // remember adds a sent message to the input history.

@@ -13,9 +13,7 @@ type keyMap struct {
 }
 
 func newKeyMap() keyMap {
-	b := func(help, desc string, keys ...string) key.Binding {
-		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
-	}
+	b := bind
 	return keyMap{
 		Send:        b("enter", "send (queued while the persona works)", "enter"),
 		Newline:     b("shift+enter / ctrl+j", "new line", "shift+enter", "ctrl+j"),
@@ -58,4 +56,26 @@ func (k keyMap) groups() []struct {
 		{"Transcript", []key.Binding{k.PageUp, k.PageDown, k.Home, k.End, k.Wheel, k.Mouse, k.Expand, k.SelectPrev, k.SelectNext}},
 		{"Panels (esc closes)", []key.Binding{k.Help, k.Memory, k.Task, k.Team, k.Outputs, k.Sessions}},
 	}
+}
+
+// ShortHelp is the hint line under the chat: the first keys, in short
+// words (the keys are the bindings' own).
+func (k keyMap) ShortHelp() []key.Binding {
+	return []key.Binding{brief(k.Send, "enter", "send"), brief(k.Newline, "shift+enter", "newline"), brief(k.NextPersona, "tab", "persona"),
+		brief(k.PageUp, "pgup/pgdn", "scroll"), brief(k.Expand, "ctrl+x", "expand tool"), brief(k.Help, "F1", "help")}
+}
+
+// FullHelp is every key of the main screen, by group.
+func (k keyMap) FullHelp() [][]key.Binding {
+	var out [][]key.Binding
+	for _, g := range k.groups() {
+		out = append(out, g.keys)
+	}
+	return out
+}
+
+// brief is b with a shorter help.
+func brief(b key.Binding, k, desc string) key.Binding {
+	b.SetHelp(k, desc)
+	return b
 }

@@ -97,7 +97,7 @@ func TestLayoutNothingOverflows(t *testing.T) {
 			ask := &asker{b: h.b}
 			go ask.Ask(t.Context(), permission.Request{Tool: "edit_file", Reason: "writes outside the project (" + strings.Repeat("x/", 80) + ")",
 				Access: tools.Access{Kind: tools.AccessWrite, Preview: "--- a/x\n+++ b/x\n@@ -1 +1 @@\n" + strings.Repeat("+line\n", 100)}})
-			h.until("the dialog", func() bool { return len(h.m.asks) == 1 })
+			h.until("the dialog", func() bool { return len(h.m.perm.asks) == 1 })
 			checkScreen(t, "dialog", h.m.View().Content, w, hh)
 			h.key("n")
 			checkScreen(t, "dialog reason", h.m.View().Content, w, hh)

@@ -97,19 +97,10 @@ type Model struct {
 	history []string
 	histPos int // len(history) when not browsing
 
-	team       *team
-	panel      panelKind
-	mem        memoryPanel
-	outs       outputsPanel
-	sessP      sessionsPanel
-	rewP       rewindPanel
-	modelsP    modelsPanel
-	teamP      teamPanel
-	infoScroll int // help and task panels
-
-	asks       []askMsg // permission questions, oldest first
-	denying    bool     // typing a reason for a denial
-	denyReason string
+	team  *team
+	panel panel     // the open panel, nil: the chat
+	kind  panelKind // which one it is
+	perm  *permissionDialog
 
 	applied  uint64    // bridge pushes applied (see bridge.mark)
 	deferred []doneMsg // work ended before its last events were applied
@@ -146,6 +137,7 @@ func newModel(o options) *Model {
 	if m.emit == nil {
 		m.emit = o.bridge.Emit
 	}
+	m.perm = newPermissionDialog(look{})
 	m.setTheme(true) // until the terminal reports its background
 	for _, p := range o.app.Personas.All() {
 		m.personas = append(m.personas, &personaState{p: p, tr: newTranscript()})
@@ -199,6 +191,11 @@ func (m *Model) setTheme(dark bool) {
 	m.r = newRenderer(m.th, m.gen, m.now)
 	st := textarea.DefaultStyles(dark)
 	m.input.SetStyles(st)
+	lk := lookMsg{look: m.look()}
+	m.perm, _ = m.perm.Update(lk)
+	if m.panel != nil {
+		m.updatePanel(lk)
+	}
 }
 
 // The smallest terminal the layout works in; below it the screen only
@@ -209,7 +206,10 @@ func (m *Model) resize(w, h int) {
 	m.termW, m.termH = w, h
 	m.w, m.h = max(w, minW), max(h, minH)
 	m.input.SetWidth(m.w)
-	m.resizePanels()
+	m.perm.SetSize(m.w, m.h)
+	if m.panel != nil {
+		m.panel.SetSize(m.w, m.h-2)
+	}
 }
 
 // chatHeight is the transcript window: the rest after the tabs, the info
@@ -307,10 +307,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.resize(msg.Width, msg.Height)
-		return m, m.panelResized()
+		if m.panel != nil {
+			return m, m.updatePanel(msg)
+		}
+		return m, nil
 	case tea.BackgroundColorMsg:
 		m.setTheme(msg.IsDark())
-		return m, m.panelResized()
+		return m, nil
 	case eventsMsg:
 		return m, tea.Batch(m.events(msg), m.bridge.wait())
 	case doneMsg:
@@ -332,6 +335,24 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.openSession(msg.id)
 	case costMsg:
 		m.showCost(msg)
+		return m, nil
+	case sessionOpenedMsg:
+		return m, m.sessionOpened(msg)
+	case modelSetMsg:
+		return m, m.modelSet(msg)
+	case undoDoneMsg:
+		return m, m.undoDone(msg)
+	case resumeSessionMsg:
+		return m, m.openSession(msg.id)
+	case rewindMsg:
+		return m, m.rewind(msg)
+	case setModelMsg:
+		return m, m.setModel(msg.ref)
+	case flashMsg:
+		m.flash = msg.text
+		return m, nil
+	case answeredMsg:
+		m.current().tr.add(&item{kind: kNotice, text: answerNote(msg, m.current().p.ID)})
 		return m, nil
 	case frameMsg:
 		m.frameArmed = false
@@ -357,25 +378,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	case tea.MouseWheelMsg:
-		m.wheel(msg)
-		return m, nil
+		return m, m.wheel(msg)
 	case tea.PasteMsg:
-		if len(m.asks) > 0 {
-			if m.denying {
-				m.denyReason += msg.Content
-			}
-			return m, nil
-		}
-		if m.panel == pOutputs && m.outs.searching {
-			m.outs.query += msg.Content
-			return m, nil
-		}
-		if m.panel != noPanel {
-			return m, nil
+		if m.perm.open() {
+			var cmd tea.Cmd
+			m.perm, cmd = m.perm.Update(msg)
+			return m, cmd
 		}
 	}
-	if cmd, ok := m.panelMsg(msg); ok {
-		return m, cmd
+	if m.panel != nil { // the results of its Cmds, a paste
+		return m, m.updatePanel(msg)
 	}
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(msg)
@@ -391,7 +403,7 @@ func (m *Model) View() tea.View {
 		v.MouseMode = tea.MouseModeNone
 	}
 	v.WindowTitle = "polly · " + m.current().p.Name
-	if m.panel == noPanel && len(m.asks) == 0 && !m.tooSmall() {
+	if m.panel == nil && !m.perm.open() && !m.tooSmall() {
 		if c := m.input.Cursor(); c != nil {
 			c.Y += 1 + m.chatHeight() + 1 // below the tabs, the chat and the info line
 			v.Cursor = c

@@ -1,14 +1,28 @@
 package tui
 
 import (
-	"charm.land/bubbles/v2/viewport"
 	"strings"
 
+	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 )
 
-// panelKind is the full-screen view replacing the chat; noPanel shows it.
+// panel is a full-screen component shown instead of the chat (memory,
+// task, team, outputs, sessions, help, rewind, models, MCP). Each holds
+// only what it needs, reads the store and files in Cmds, and talks back to
+// the root with messages; Update returning a nil panel closes it.
+type panel interface {
+	Init() tea.Cmd
+	Update(tea.Msg) (panel, tea.Cmd)
+	View() string
+	SetSize(w, h int)
+	help.KeyMap
+}
+
+// panelKind names the panels the root opens; hotkeys toggle them.
 type panelKind int
 
 const (
@@ -24,6 +38,29 @@ const (
 	pMCP
 )
 
+// Messages panels send the root.
+type (
+	resumeSessionMsg struct{ id string } // "" opens a new session
+	rewindMsg        struct {
+		keep int  // turns kept
+		fork bool // also fork the conversation there
+	}
+	setModelMsg struct{ ref string }
+	flashMsg    struct{ text string }
+)
+
+// lookMsg hands the open panel the styles after a theme change.
+type lookMsg struct{ look look }
+
+// look is what panels draw with: the theme, and the renderer (Markdown and
+// transcript caches) that goes with it.
+type look struct {
+	th theme
+	r  *renderer
+}
+
+func msgCmd(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
+
 // panelHotkey opens (or, pressed again, closes) a panel from anywhere.
 func (m *Model) panelHotkey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	for _, x := range []struct {
@@ -31,7 +68,7 @@ func (m *Model) panelHotkey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		p panelKind
 	}{{m.keys.Help, pHelp}, {m.keys.Memory, pMemory}, {m.keys.Task, pTask}, {m.keys.Team, pTeam}, {m.keys.Outputs, pOutputs}, {m.keys.Sessions, pSessions}} {
 		if key.Matches(msg, x.b) {
-			if m.panel == x.p {
+			if m.kind == x.p {
 				m.closePanel()
 				return nil, true
 			}
@@ -41,218 +78,116 @@ func (m *Model) panelHotkey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	return nil, false
 }
 
-// openPanel shows a panel and starts loading what it lists. Each opening
-// gets a new sequence number; results and ticks of an older one are dropped.
-func (m *Model) openPanel(p panelKind) tea.Cmd {
-	m.closePanel()
-	m.panel = p
+// openPanel builds a panel with what it needs and starts it. Each opening
+// gets a new sequence number: results and ticks of an older one are
+// dropped.
+func (m *Model) openPanel(k panelKind) tea.Cmd {
 	m.seq++
-	m.infoScroll = 0
-	switch p {
+	lk := m.look()
+	var p panel
+	var extra tea.Cmd
+	switch k {
+	case pHelp:
+		p = newHelpPanel(lk, m.keys)
 	case pMemory:
-		m.mem = memoryPanel{seq: m.seq}
-		m.resizePanels()
-		return tea.Batch(m.mem.list(m), m.mem.tick())
-	case pOutputs:
-		m.outs = outputsPanel{seq: m.seq, hl: m.th.selected.Bold(true).Underline(true)}
-		m.resizePanels()
-		return m.outs.list(m)
-	case pSessions:
-		m.sessP = sessionsPanel{seq: m.seq}
-		return m.sessP.list(m)
-	case pRewind:
-		m.rewP = rewindPanel{seq: m.seq}
-		return m.rewP.list(m)
+		p = newMemoryPanel(lk, m.seq, m.memorySource(), m.editor)
 	case pTask:
-		return m.fetchStatus(m.current())
+		p = newTaskPanel(lk, m.current())
+		extra = m.fetchStatus(m.current())
 	case pTeam:
-		m.teamP.open = nil
+		p = newTeamPanel(lk, m.team, m.now)
+	case pOutputs:
+		p = newOutputsPanel(lk, m.seq, m.outputSource())
+	case pSessions:
+		p = newSessionsPanel(lk, m.seq, m.listSessions(), m.sessID, m.namesByID())
+	case pRewind:
+		p = newRewindPanel(lk, m.seq, m.listTurns())
 	case pModels:
-		m.modelsP.open(m)
+		p = newModelsPanel(lk, m.seq, m.modelRows(), m.current().p.Name)
+	case pMCP:
+		p = newMCPPanel(lk, m.seq, m.app.MCP.Status)
+	default:
+		m.closePanel()
+		return nil
 	}
-	return nil
+	m.panel, m.kind = p, k
+	p.SetSize(m.w, m.h-2)
+	return tea.Batch(p.Init(), extra)
 }
 
 func (m *Model) closePanel() {
-	m.panel = noPanel
-	m.seq++ // stops the memory panel's polling
+	m.panel, m.kind = nil, noPanel
 }
 
-// panelKey handles keys while a panel is open.
-func (m *Model) panelKey(msg tea.KeyPressMsg) tea.Cmd {
-	switch m.panel {
-	case pMemory:
-		return m.mem.key(m, msg)
-	case pOutputs:
-		return m.outs.key(m, msg)
-	case pSessions:
-		return m.sessP.key(m, msg)
-	case pRewind:
-		return m.rewP.key(m, msg)
-	case pTeam:
-		return m.teamP.key(m, msg)
-	case pModels:
-		return m.modelsP.key(m, msg)
-	}
-	switch msg.String() {
-	case "esc", "q":
+// updatePanel gives the open panel a message; a nil result closes it.
+func (m *Model) updatePanel(msg tea.Msg) tea.Cmd {
+	p, cmd := m.panel.Update(msg)
+	if p == nil {
 		m.closePanel()
+	} else {
+		m.panel = p
+	}
+	return cmd
+}
+
+// look is the current styles for panels.
+func (m *Model) look() look { return look{th: m.th, r: m.r} }
+
+// panelTitle is a panel's first line: its name and its keys, generated
+// from its key map.
+func panelTitle(th theme, name string, keys help.KeyMap, w int) string {
+	t := th.title.Render(" " + name + " ")
+	return clip(t+" "+shortHelp(th, keys.ShortHelp(), max(0, w-widthOf(t)-1)), w)
+}
+
+// shortHelp renders bindings as "key what · key what", whole items only,
+// with … when they do not all fit in w.
+func shortHelp(th theme, bs []key.Binding, w int) string {
+	h := help.New()
+	h.ShortSeparator = " · "
+	h.Styles = help.Styles{Ellipsis: th.dim, ShortKey: th.dim, ShortDesc: th.dim, ShortSeparator: th.dim}
+	h.SetWidth(w)
+	return h.ShortHelpView(bs)
+}
+
+// bind is a key binding with its help.
+func bind(help, desc string, keys ...string) key.Binding {
+	return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
+}
+
+// listKeys are the keys every list panel shares.
+type listKeys struct {
+	Choose, Close key.Binding
+}
+
+func newListKeys() listKeys {
+	return listKeys{
+		Choose: bind("↑↓", "choose", "up", "k", "down", "j"),
+		Close:  bind("esc", "close", "esc", "q"),
+	}
+}
+
+// pagerKeys are the keys of a panel showing a document.
+type pagerKeys struct {
+	Scroll, Page, Ends, Close key.Binding
+}
+
+func newPagerKeys() pagerKeys {
+	return pagerKeys{
+		Scroll: bind("↑↓", "scroll", "up", "k", "down", "j"),
+		Page:   bind("pgup/pgdn", "page", "pgup", "pgdown", "space"),
+		Ends:   bind("home/end", "top / bottom", "home", "g", "end", "G"),
+		Close:  bind("esc", "close", "esc", "q"),
+	}
+}
+
+// pageViewport applies a pager key to a viewport.
+func pageViewport(vp *viewport.Model, k string) {
+	switch k {
 	case "up", "k":
-		m.infoScroll = max(0, m.infoScroll-1)
+		vp.ScrollUp(1)
 	case "down", "j":
-		m.infoScroll++
-	case "pgup":
-		m.infoScroll = max(0, m.infoScroll-(m.h-4))
-	case "pgdown", "space":
-		m.infoScroll += m.h - 4
-	}
-	return nil
-}
-
-func (m *Model) panelScroll(up bool, n int) {
-	switch m.panel {
-	case pMemory:
-		if up {
-			m.mem.vp.ScrollUp(n)
-		} else {
-			m.mem.vp.ScrollDown(n)
-		}
-	case pOutputs:
-		if up {
-			m.outs.vp.ScrollUp(n)
-		} else {
-			m.outs.vp.ScrollDown(n)
-		}
-	case pTeam:
-		if r := m.teamP.open; r != nil {
-			h := m.h - 4
-			if up {
-				r.tr.scrollUp(m.r, m.w, h, n)
-			} else {
-				r.tr.scrollDown(m.r, m.w, h, n)
-			}
-		}
-	case pHelp, pTask, pMCP:
-		if up {
-			m.infoScroll = max(0, m.infoScroll-n)
-		} else {
-			m.infoScroll += n
-		}
-	}
-}
-
-// panelMsg routes the results of panel Cmds.
-func (m *Model) panelMsg(msg tea.Msg) (tea.Cmd, bool) {
-	switch msg := msg.(type) {
-	case memListMsg, memLoadMsg, memTickMsg, memStatMsg, memEditedMsg:
-		if m.panel != pMemory {
-			return nil, true
-		}
-		return m.mem.update(m, msg), true
-	case outListMsg, outShowMsg:
-		if m.panel != pOutputs {
-			return nil, true
-		}
-		return m.outs.update(msg), true
-	case sessListMsg:
-		if m.panel == pSessions {
-			m.sessP.update(msg)
-		}
-		return nil, true
-	case rewindListMsg:
-		if m.panel == pRewind {
-			m.rewP.update(msg)
-		}
-		return nil, true
-	case undoDoneMsg:
-		return m.undoDone(msg), true
-	}
-	return nil, false
-}
-
-// resizePanels sizes the panels' viewports.
-func (m *Model) resizePanels() {
-	lw := m.mem.listWidth(m.w)
-	m.mem.vp.SetWidth(max(1, m.w-lw-1))
-	m.mem.vp.SetHeight(max(1, m.h-3))
-	m.outs.vp.SetWidth(m.w)
-	m.outs.vp.SetHeight(max(1, m.h-3))
-}
-
-// panelResized re-renders what depends on the width or the theme.
-func (m *Model) panelResized() tea.Cmd {
-	if m.panel == pMemory && m.mem.path != "" {
-		return m.mem.load(m, m.mem.path)
-	}
-	return nil
-}
-
-// panelLines draws the open panel in w×h.
-func (m *Model) panelLines(w, h int) []string {
-	switch m.panel {
-	case pHelp:
-		return m.scrolled(m.helpLines(w), h)
-	case pTask:
-		return m.scrolled(m.taskLines(w), h)
-	case pMCP:
-		return m.scrolled(m.mcpLines(w), h)
-	case pMemory:
-		return m.mem.view(m, w, h)
-	case pOutputs:
-		return m.outs.view(m, w, h)
-	case pSessions:
-		return m.sessP.view(m, w, h)
-	case pRewind:
-		return m.rewP.view(m, w, h)
-	case pTeam:
-		return m.teamP.view(m, w, h)
-	case pModels:
-		return m.modelsP.view(m, w, h)
-	}
-	return nil
-}
-
-// scrolled shows a title line and the body from infoScroll.
-func (m *Model) scrolled(ls []string, h int) []string {
-	if len(ls) == 0 {
-		return nil
-	}
-	title, body := ls[0], ls[1:]
-	maxScroll := max(0, len(body)-(h-1))
-	m.infoScroll = min(m.infoScroll, maxScroll)
-	body = body[m.infoScroll:]
-	return append([]string{title}, body...)
-}
-
-// panelTitle is a panel's first line: its name and its keys.
-func (m *Model) panelTitle(name, keys string, w int) string {
-	return clip(m.th.title.Render(" "+name+" ")+m.th.dim.Render(" "+keys), w)
-}
-
-// list draws rows with the selected one highlighted, scrolled to keep it
-// visible in h lines.
-func (m *Model) list(rows []string, sel, w, h int) []string {
-	if h <= 0 {
-		return nil
-	}
-	start := 0
-	if sel >= h {
-		start = sel - h + 1
-	}
-	var out []string
-	for i := start; i < len(rows) && len(out) < h; i++ {
-		r := clip(rows[i], w)
-		if i == sel {
-			r = m.th.selected.Render(r + strings.Repeat(" ", max(0, w-widthOf(r))))
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
-// pageViewport applies the paging keys every document panel shares.
-func pageViewport(vp *viewport.Model, key string) {
-	switch key {
+		vp.ScrollDown(1)
 	case "pgup":
 		vp.PageUp()
 	case "pgdown", "space":
@@ -266,9 +201,128 @@ func pageViewport(vp *viewport.Model, key string) {
 
 // moveSelection is a list panel's ↑/k and ↓/j: the row selected after key
 // among n rows.
-func moveSelection(sel, n int, key string) int {
-	if key == "up" || key == "k" {
+func moveSelection(sel, n int, k string) int {
+	if k == "up" || k == "k" {
 		return max(0, sel-1)
 	}
 	return min(n-1, sel+1)
+}
+
+// wheelKey turns a wheel turn into the key that scrolls the same way.
+func wheelKey(msg tea.MouseWheelMsg) (string, bool) {
+	switch msg.Button {
+	case tea.MouseWheelUp:
+		return "up", true
+	case tea.MouseWheelDown:
+		return "down", true
+	}
+	return "", false
+}
+
+// listRows draws rows with the selected one highlighted, scrolled to keep
+// it visible in h lines.
+func listRows(th theme, rows []string, sel, w, h int) []string {
+	if h <= 0 {
+		return nil
+	}
+	start := 0
+	if sel >= h {
+		start = sel - h + 1
+	}
+	var out []string
+	for i := start; i < len(rows) && len(out) < h; i++ {
+		r := clip(rows[i], w)
+		if i == sel {
+			r = th.selected.Render(r + strings.Repeat(" ", max(0, w-widthOf(r))))
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// textPanel is a scrolled page of lines under a title (help, task, MCP).
+type textPanel struct {
+	keys pagerKeys
+	off  int
+	w, h int
+}
+
+// key scrolls; it reports false for esc.
+func (t *textPanel) key(msg tea.KeyPressMsg) bool {
+	k := msg.String()
+	switch {
+	case key.Matches(msg, t.keys.Close):
+		return false
+	case key.Matches(msg, t.keys.Scroll):
+		t.scroll(k == "up" || k == "k", 1)
+	case key.Matches(msg, t.keys.Page):
+		t.scroll(k == "pgup", max(1, t.h-2))
+	case key.Matches(msg, t.keys.Ends):
+		t.off = 0
+		if k == "end" || k == "G" {
+			t.off = 1 << 30 // clamped when drawn
+		}
+	}
+	return true
+}
+
+// update handles keys and the wheel; false closes the panel.
+func (t *textPanel) update(msg tea.Msg) bool {
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		return t.key(msg)
+	case tea.MouseWheelMsg:
+		if k, ok := wheelKey(msg); ok {
+			t.scroll(k == "up", 3)
+		}
+	}
+	return true
+}
+
+func (t *textPanel) scroll(up bool, n int) {
+	if up {
+		t.off = max(0, t.off-n)
+	} else {
+		t.off += n
+	}
+}
+
+// view shows the title line and the body from the scroll offset.
+func (t *textPanel) view(ls []string) string {
+	if len(ls) == 0 {
+		return ""
+	}
+	title, body := ls[0], ls[1:]
+	t.off = min(t.off, max(0, len(body)-(t.h-1)))
+	return strings.Join(append([]string{title}, body[t.off:]...), "\n")
+}
+
+// panelLines draws the open panel in w×h.
+func (m *Model) panelLines(w, h int) []string {
+	if m.panel == nil {
+		return nil
+	}
+	return fitLines(padLines(strings.Split(m.panel.View(), "\n"), h), w)
+}
+
+// hl is the style of search terms in an opened output.
+func (th theme) hl() lipgloss.Style { return th.selected.Bold(true).Underline(true) }
+
+func joinLines(ls []string) string { return strings.Join(ls, "\n") }
+
+// helpItems is bindings' help as "key what, key what" (for a hint inside
+// a line).
+func helpItems(bs ...key.Binding) string {
+	parts := make([]string, 0, len(bs))
+	for _, b := range bs {
+		parts = append(parts, b.Help().Key+" "+b.Help().Desc)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (t *textPanel) ShortHelp() []key.Binding {
+	return []key.Binding{t.keys.Scroll, t.keys.Page, t.keys.Close}
+}
+func (t *textPanel) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{t.keys.Scroll, t.keys.Page, t.keys.Ends, t.keys.Close}}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 )
@@ -18,18 +19,46 @@ import (
 // as Markdown in a viewport on the right. e opens it in $EDITOR; the view
 // follows changes on disk (the mtime is polled while the panel is open).
 type memoryPanel struct {
-	seq   int
-	files []memFile
-	sel   int
-	err   string
+	look
+	keys   memoryKeys
+	seq    int
+	files  func() ([]memFile, error)
+	editor string // $VISUAL / $EDITOR
+	list   []memFile
+	sel    int
+	err    string
 
 	path    string // shown now
 	mtime   time.Time
 	loadErr string
 	vp      viewport.Model
+	w, h    int
 }
 
 type memFile struct{ label, path string }
+
+type memoryKeys struct {
+	Choose, Page, Ends, Edit, Reload, Close key.Binding
+}
+
+func newMemoryKeys() memoryKeys {
+	pk := newPagerKeys()
+	return memoryKeys{
+		Choose: bind("↑↓", "choose", "up", "k", "down", "j"),
+		Page:   bind("pgup/pgdn", "scroll", "pgup", "pgdown", "space"),
+		Ends:   pk.Ends,
+		Edit:   bind("e", "edit in $EDITOR", "e"),
+		Reload: bind("r", "reload", "r"),
+		Close:  bind("esc", "close", "esc", "q"),
+	}
+}
+
+func (k memoryKeys) ShortHelp() []key.Binding {
+	return []key.Binding{k.Choose, k.Page, k.Edit, k.Reload, k.Close}
+}
+func (k memoryKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Choose, k.Page, k.Ends, k.Edit, k.Reload, k.Close}}
+}
 
 type (
 	memListMsg struct {
@@ -58,12 +87,10 @@ type (
 
 const memPollEvery = time.Second
 
-func (p *memoryPanel) listWidth(w int) int { return min(34, max(18, w/3)) }
-
-// list gathers the files in a Cmd.
-func (p *memoryPanel) list(m *Model) tea.Cmd {
-	seq, ws, state, project := p.seq, m.app.Workspace, m.app.StateDir, m.app.ProjectDir
-	return func() tea.Msg {
+// memorySource lists the files the memory panel shows (in its Cmd).
+func (m *Model) memorySource() func() ([]memFile, error) {
+	ws, state, project := m.app.Workspace, m.app.StateDir, m.app.ProjectDir
+	return func() ([]memFile, error) {
 		var out []memFile
 		if project != "" { // the repository's own AGENTS.md, read with every request
 			if f := filepath.Join(project, "AGENTS.md"); fileExists(f) {
@@ -73,7 +100,7 @@ func (p *memoryPanel) list(m *Model) tea.Cmd {
 		if ws != nil {
 			files, err := ws.Files()
 			if err != nil {
-				return memListMsg{seq: seq, err: err}
+				return nil, err
 			}
 			for _, f := range files {
 				out = append(out, memFile{label: f.Name, path: f.Path})
@@ -86,13 +113,39 @@ func (p *memoryPanel) list(m *Model) tea.Cmd {
 				out = append(out, memFile{label: ".agent/" + filepath.Base(filepath.Dir(f)) + "/active_task.md", path: f})
 			}
 		}
-		return memListMsg{seq: seq, files: out}
+		return out, nil
 	}
 }
 
-// load reads and renders a file in a Cmd (with its own glamour renderer).
-func (p *memoryPanel) load(m *Model, path string) tea.Cmd {
-	seq, style, w := p.seq, m.th.mdStyle, max(10, p.vp.Width()-1)
+func newMemoryPanel(lk look, seq int, files func() ([]memFile, error), editor string) *memoryPanel {
+	return &memoryPanel{look: lk, keys: newMemoryKeys(), seq: seq, files: files, editor: editor}
+}
+
+func (p *memoryPanel) ShortHelp() []key.Binding  { return p.keys.ShortHelp() }
+func (p *memoryPanel) FullHelp() [][]key.Binding { return p.keys.FullHelp() }
+
+func listWidth(w int) int { return min(34, max(18, w/3)) }
+
+func (p *memoryPanel) SetSize(w, h int) {
+	p.w, p.h = w, h
+	p.vp.SetWidth(max(1, w-listWidth(w)-1))
+	p.vp.SetHeight(max(1, h-1))
+}
+
+func (p *memoryPanel) Init() tea.Cmd { return tea.Batch(p.listFiles(), p.tick()) }
+
+// listFiles gathers the files in a Cmd.
+func (p *memoryPanel) listFiles() tea.Cmd {
+	seq, files := p.seq, p.files
+	return func() tea.Msg {
+		list, err := files()
+		return memListMsg{seq: seq, files: list, err: err}
+	}
+}
+
+// load reads and renders a file in a Cmd (with its own Markdown renderer).
+func (p *memoryPanel) load(path string) tea.Cmd {
+	seq, style, w := p.seq, p.th.mdStyle, max(10, p.vp.Width()-1)
 	return func() tea.Msg {
 		fi, err := os.Stat(path)
 		if err != nil {
@@ -115,40 +168,47 @@ func (p *memoryPanel) tick() tea.Cmd {
 	return tea.Tick(memPollEvery, func(time.Time) tea.Msg { return memTickMsg{seq: seq} })
 }
 
-func (p *memoryPanel) update(m *Model, msg tea.Msg) tea.Cmd {
+func (p *memoryPanel) Update(msg tea.Msg) (panel, tea.Cmd) {
 	switch msg := msg.(type) {
+	case tea.WindowSizeMsg, lookMsg: // re-render at the new width or in the new colours
+		if lm, ok := msg.(lookMsg); ok {
+			p.look = lm.look
+		}
+		if p.path != "" {
+			return p, p.load(p.path)
+		}
 	case memListMsg:
 		if msg.seq != p.seq {
-			return nil
+			return p, nil
 		}
 		if msg.err != nil {
 			p.err = msg.err.Error()
-			return nil
+			return p, nil
 		}
-		p.files = msg.files
-		if len(p.files) == 0 {
+		p.list = msg.files
+		if len(p.list) == 0 {
 			p.err = "no workspace files (the workspace is unavailable: see the warnings at start-up)"
-			return nil
+			return p, nil
 		}
-		p.sel = min(p.sel, len(p.files)-1)
-		return p.load(m, p.files[p.sel].path)
+		p.sel = min(p.sel, len(p.list)-1)
+		return p, p.load(p.list[p.sel].path)
 	case memLoadMsg:
-		if msg.seq != p.seq || (p.sel < len(p.files) && msg.path != p.files[p.sel].path) {
-			return nil
+		if msg.seq != p.seq || (p.sel < len(p.list) && msg.path != p.list[p.sel].path) {
+			return p, nil
 		}
 		p.path, p.mtime = msg.path, msg.mtime
 		p.loadErr = ""
 		if msg.err != nil {
 			p.loadErr = msg.err.Error()
 			p.vp.SetContent("")
-			return nil
+			return p, nil
 		}
 		off := p.vp.YOffset()
 		p.vp.SetContent(msg.rendered)
 		p.vp.SetYOffset(off) // a refresh keeps the reading position
 	case memTickMsg:
 		if msg.seq != p.seq {
-			return nil // the panel was closed or reopened: stop polling
+			return p, nil // an older opening: stop its polling
 		}
 		path, seq := p.path, p.seq
 		var stat tea.Cmd
@@ -161,75 +221,85 @@ func (p *memoryPanel) update(m *Model, msg tea.Msg) tea.Cmd {
 				return memStatMsg{seq: seq, path: path, mtime: fi.ModTime()}
 			}
 		}
-		return tea.Batch(stat, p.tick())
+		return p, tea.Batch(stat, p.tick())
 	case memStatMsg:
 		if msg.seq == p.seq && msg.path == p.path && !msg.mtime.Equal(p.mtime) {
-			return p.load(m, p.path)
+			return p, p.load(p.path)
 		}
 	case memEditedMsg:
 		if msg.seq != p.seq {
-			return nil
+			return p, nil
 		}
+		var flash tea.Cmd
 		if msg.err != nil {
-			m.flash = "editor: " + msg.err.Error()
+			flash = msgCmd(flashMsg{text: "editor: " + msg.err.Error()})
 		}
-		return tea.Batch(p.list(m), p.load(m, p.path))
+		return p, tea.Batch(flash, p.listFiles(), p.load(p.path))
+	case tea.MouseWheelMsg:
+		if k, ok := wheelKey(msg); ok {
+			if k == "up" {
+				p.vp.ScrollUp(3)
+			} else {
+				p.vp.ScrollDown(3)
+			}
+		}
+	case tea.KeyPressMsg:
+		return p.key(msg)
 	}
-	return nil
+	return p, nil
 }
 
-func (p *memoryPanel) key(m *Model, msg tea.KeyPressMsg) tea.Cmd {
-	switch msg.String() {
-	case "esc", "q":
-		m.closePanel()
-	case "up", "k":
-		if p.sel > 0 {
-			p.sel--
-			return p.load(m, p.files[p.sel].path)
+func (p *memoryPanel) key(msg tea.KeyPressMsg) (panel, tea.Cmd) {
+	k := msg.String()
+	switch {
+	case key.Matches(msg, p.keys.Close):
+		return nil, nil
+	case key.Matches(msg, p.keys.Choose):
+		if sel := max(0, moveSelection(p.sel, len(p.list), k)); sel != p.sel {
+			p.sel = sel
+			return p, p.load(p.list[p.sel].path)
 		}
-	case "down", "j":
-		if p.sel < len(p.files)-1 {
-			p.sel++
-			return p.load(m, p.files[p.sel].path)
+	case key.Matches(msg, p.keys.Page, p.keys.Ends):
+		pageViewport(&p.vp, k)
+	case key.Matches(msg, p.keys.Reload):
+		if p.path != "" {
+			return p, p.load(p.path)
 		}
-	case "pgup", "pgdown", "space", "home", "g", "end", "G":
-		pageViewport(&p.vp, msg.String())
-	case "r":
-		return p.load(m, p.path)
-	case "e":
+	case key.Matches(msg, p.keys.Edit):
 		if p.path == "" {
-			return nil
+			return p, nil
 		}
-		args := strings.Fields(m.editor)
+		args := strings.Fields(p.editor)
 		if len(args) == 0 {
 			args = []string{"vi"}
 		}
 		cmd := exec.Command(args[0], append(args[1:], p.path)...)
 		seq := p.seq
-		return tea.ExecProcess(cmd, func(err error) tea.Msg { return memEditedMsg{seq: seq, err: err} })
+		return p, tea.ExecProcess(cmd, func(err error) tea.Msg { return memEditedMsg{seq: seq, err: err} })
 	}
-	return nil
+	return p, nil
 }
 
-func (p *memoryPanel) view(m *Model, w, h int) []string {
-	out := []string{m.panelTitle("Memory", "↑↓ choose · pgup/pgdn scroll · e edit in $EDITOR · r reload · esc close", w)}
+func (p *memoryPanel) View() string {
+	th, w, h := p.th, p.w, p.h
+	out := []string{panelTitle(th, "Memory", p, w)}
 	if p.err != "" {
-		return append(out, m.th.warn.Render(clip(p.err, w)))
+		return joinLines(append(out, th.warn.Render(clip(p.err, w))))
 	}
-	lw := p.listWidth(w)
-	rows := make([]string, len(p.files))
-	for i, f := range p.files {
+	lw := listWidth(w)
+	rows := make([]string, len(p.list))
+	for i, f := range p.list {
 		rows[i] = " " + f.label
 	}
-	left := padLines(m.list(rows, p.sel, lw, h-1), h-1)
+	left := padLines(listRows(th, rows, p.sel, lw, h-1), h-1)
 	var right []string
 	if p.loadErr != "" {
-		right = []string{m.th.bad.Render(p.loadErr)}
+		right = []string{th.bad.Render(p.loadErr)}
 	} else {
 		right = strings.Split(p.vp.View(), "\n")
 	}
 	right = padLines(right, h-1)
-	sep := m.th.dim.Render("│")
+	sep := th.dim.Render("│")
 	for i := range h - 1 {
 		l := left[i]
 		if pad := lw - widthOf(l); pad > 0 {
@@ -239,9 +309,9 @@ func (p *memoryPanel) view(m *Model, w, h int) []string {
 	}
 	if p.path != "" && h > 2 {
 		info := fmt.Sprintf(" %s · %s", p.path, p.mtime.Local().Format("2006-01-02 15:04:05"))
-		out[len(out)-1] = m.th.dim.Render(clip(info, w))
+		out[len(out)-1] = th.dim.Render(clip(info, w))
 	}
-	return out
+	return joinLines(out)
 }
 
 func fileExists(path string) bool {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"polly/agent/app"
@@ -14,21 +15,73 @@ import (
 // window, price and provider, filtered as the user types. Enter gives the
 // current persona that model (on Polly's tab: the default model).
 type modelsPanel struct {
+	look
+	keys    modelsKeys
+	seq     int
+	load    func() modelRows
+	persona string // the current persona's name
 	rows    []app.ModelRow
+	current string // the current persona's model, as "provider/name"
+	done    bool
 	filter  string
 	sel     int
-	current string // the current persona's model, as "provider/name"
+	w, h    int
 }
 
-func (p *modelsPanel) open(m *Model) {
-	*p = modelsPanel{rows: m.app.ModelRows()}
-	if info, err := m.app.PersonaModel(m.current().p.ID); err == nil {
-		p.current = info.Provider + "/" + info.Name
+// modelRows is what the picker lists.
+type modelRows struct {
+	seq     int
+	rows    []app.ModelRow
+	current string
+}
+
+type modelsKeys struct {
+	Choose, Switch, Erase, Close key.Binding // printable keys type the filter
+}
+
+func newModelsKeys() modelsKeys {
+	return modelsKeys{
+		Choose: bind("↑↓", "choose", "up", "down"),
+		Switch: bind("enter", "switch", "enter"),
+		Erase:  bind("backspace", "erase the filter", "backspace"),
+		Close:  bind("esc", "close", "esc"),
 	}
-	for i, r := range p.rows {
-		if r.Ref == p.current {
-			p.sel = i
+}
+
+func (k modelsKeys) ShortHelp() []key.Binding {
+	return []key.Binding{k.Choose, k.Switch, k.Close}
+}
+func (k modelsKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Erase, k.Choose, k.Switch, k.Close}}
+}
+
+// modelRows reads the catalogue and the persona's model (in the picker's
+// Cmd).
+func (m *Model) modelRows() func() modelRows {
+	a, id := m.app, m.current().p.ID
+	return func() modelRows {
+		out := modelRows{rows: a.ModelRows()}
+		if info, err := a.PersonaModel(id); err == nil {
+			out.current = info.Provider + "/" + info.Name
 		}
+		return out
+	}
+}
+
+func newModelsPanel(lk look, seq int, load func() modelRows, persona string) *modelsPanel {
+	return &modelsPanel{look: lk, keys: newModelsKeys(), seq: seq, load: load, persona: persona}
+}
+
+func (p *modelsPanel) ShortHelp() []key.Binding  { return p.keys.ShortHelp() }
+func (p *modelsPanel) FullHelp() [][]key.Binding { return p.keys.FullHelp() }
+func (p *modelsPanel) SetSize(w, h int)          { p.w, p.h = w, h }
+
+func (p *modelsPanel) Init() tea.Cmd {
+	seq, load := p.seq, p.load
+	return func() tea.Msg {
+		r := load()
+		r.seq = seq
+		return r
 	}
 }
 
@@ -52,45 +105,68 @@ func (p *modelsPanel) visible() []app.ModelRow {
 	return out
 }
 
-func (p *modelsPanel) key(m *Model, msg tea.KeyPressMsg) tea.Cmd {
-	vis := p.visible()
-	switch msg.String() {
-	case "esc":
-		m.closePanel()
-	case "up":
-		p.sel = max(0, p.sel-1)
-	case "down":
-		p.sel = min(len(vis)-1, p.sel+1)
-	case "enter":
-		if p.sel >= 0 && p.sel < len(vis) {
-			m.closePanel()
-			return m.setModel(vis[p.sel].Ref)
+func (p *modelsPanel) Update(msg tea.Msg) (panel, tea.Cmd) {
+	switch msg := msg.(type) {
+	case lookMsg:
+		p.look = msg.look
+	case modelRows:
+		if msg.seq != p.seq {
+			return p, nil
 		}
-	case "backspace":
-		if r := []rune(p.filter); len(r) > 0 {
-			p.filter = string(r[:len(r)-1])
-			p.sel = 0
+		p.rows, p.current, p.done = msg.rows, msg.current, true
+		for i, r := range p.rows {
+			if r.Ref == p.current {
+				p.sel = i
+			}
 		}
-	default:
-		if t := msg.Text; t != "" {
-			p.filter += t
-			p.sel = 0
+	case tea.PasteMsg:
+		p.filter += msg.Content
+		p.sel = 0
+	case tea.MouseWheelMsg:
+		if k, ok := wheelKey(msg); ok {
+			p.sel = max(0, min(len(p.visible())-1, moveSelection(p.sel, len(p.visible()), k)))
+		}
+	case tea.KeyPressMsg:
+		vis := p.visible()
+		switch {
+		case key.Matches(msg, p.keys.Close):
+			return nil, nil
+		case key.Matches(msg, p.keys.Choose):
+			p.sel = max(0, moveSelection(p.sel, len(vis), msg.String()))
+		case key.Matches(msg, p.keys.Switch):
+			if p.sel >= 0 && p.sel < len(vis) {
+				return nil, msgCmd(setModelMsg{ref: vis[p.sel].Ref})
+			}
+		case key.Matches(msg, p.keys.Erase):
+			if r := []rune(p.filter); len(r) > 0 {
+				p.filter = string(r[:len(r)-1])
+				p.sel = 0
+			}
+		default:
+			if t := msg.Text; t != "" {
+				p.filter += t
+				p.sel = 0
+			}
 		}
 	}
-	return nil
+	return p, nil
 }
 
-func (p *modelsPanel) view(m *Model, w, h int) []string {
-	out := []string{m.panelTitle("Models · "+m.current().p.Name, "type to filter · ↑↓ choose · enter switch · esc close", w)}
-	out = append(out, clip(" filter: "+p.filter+"▏", w))
+func (p *modelsPanel) View() string {
+	th, w := p.th, p.w
+	out := []string{panelTitle(th, "Models · "+p.persona, p, w)}
+	out = append(out, clip(" type to filter: "+p.filter+"▏", w))
 	vis := p.visible()
 	if len(vis) == 0 {
-		if len(p.rows) == 0 {
-			return append(out, m.th.dim.Render(clip("  no models known: configure providers.NAME.models, or wait for the providers' model lists", w)))
+		switch {
+		case !p.done:
+			return joinLines(append(out, th.dim.Render("  loading…")))
+		case len(p.rows) == 0:
+			return joinLines(append(out, th.dim.Render(clip("  no models known: configure providers.NAME.models, or wait for the providers' model lists", w))))
 		}
-		return append(out, m.th.dim.Render(clip("  no model matches "+p.filter, w)))
+		return joinLines(append(out, th.dim.Render(clip("  no model matches "+p.filter, w))))
 	}
-	out = append(out, m.th.dim.Render(clip(fmt.Sprintf("  %-40s %-22s %-16s %s", "MODEL", "WINDOW", "PRICE IN/OUT 1M", "PROVIDER"), w)))
+	out = append(out, th.dim.Render(clip(fmt.Sprintf("  %-40s %-22s %-16s %s", "MODEL", "WINDOW", "PRICE IN/OUT 1M", "PROVIDER"), w)))
 	rows := make([]string, len(vis))
 	for i, r := range vis {
 		mark := " "
@@ -99,5 +175,5 @@ func (p *modelsPanel) view(m *Model, w, h int) []string {
 		}
 		rows[i] = fmt.Sprintf("%s %-40s %-22s %-16s %s", mark, clip(r.Ref, 40), app.WindowText(r.Info), app.PriceText(r.Info), r.Info.Provider)
 	}
-	return append(out, m.list(rows, min(p.sel, len(vis)-1), w, h-len(out))...)
+	return joinLines(append(out, listRows(th, rows, min(p.sel, len(vis)-1), w, p.h-len(out))...))
 }

@@ -17,9 +17,10 @@ func TestModelPickerSwitchesThePersonasModel(t *testing.T) {
 
 	h.prompt("/persona coder")
 	h.prompt("/model")
-	if h.m.panel != pModels {
+	if h.m.kind != pModels {
 		t.Fatalf("/model did not open the picker:\n%s", h.screen())
 	}
+	h.until("the list", func() bool { return strings.Contains(h.screen(), "openai/gpt-4.1") })
 	scr := h.screen()
 	for _, want := range []string{"openai/gpt-4.1", "16000 (discovered)", "openai/qwen3-coder", "32768 (discovered)", "—"} {
 		if !strings.Contains(scr, want) {
@@ -31,9 +32,10 @@ func TestModelPickerSwitchesThePersonasModel(t *testing.T) {
 		t.Fatalf("filter 'qwen':\n%s", scr)
 	}
 	h.key("enter")
-	if h.m.panel != noPanel {
+	if h.m.panel != nil {
 		t.Fatalf("picker still open:\n%s", h.screen())
 	}
+	h.until("the switch", func() bool { return h.idle() && strings.Contains(h.screen(), "model: openai/qwen3-coder") })
 	if !strings.Contains(h.screen(), "qwen3-coder") {
 		t.Fatalf("status bar does not show the new model:\n%s", h.screen())
 	}

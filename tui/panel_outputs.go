@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -12,11 +13,14 @@ import (
 	"polly/memory/store"
 )
 
-// outputsPanel browses the session's offloaded tool outputs (the big ones
-// the model only saw a preview of). / searches them (full-text, in
-// SQLite); Enter shows a whole output.
+// outputsPanel browses every tool output of the session (offloaded ones
+// marked: the model only saw a preview). / searches them (full-text, in
+// SQLite); Enter shows a whole output, a search hit at its match.
 type outputsPanel struct {
+	look
+	keys      outputsKeys
 	seq       int
+	src       outputSource
 	rows      []outRow
 	sel       int
 	err       string
@@ -26,8 +30,67 @@ type outputsPanel struct {
 
 	showing bool // an output is open in the viewport
 	title   string
+	text    string   // the open output
+	terms   []string // search terms highlighted in it
 	vp      viewport.Model
-	hl      lipgloss.Style // search terms in an open output
+	w, h    int
+}
+
+// outputSource reads the session's outputs; each func runs in a Cmd.
+type outputSource struct {
+	list   func() ([]outRow, error)
+	search func(query string) ([]outRow, error)
+	output func(id int64) (string, error)
+}
+
+type outputsKeys struct {
+	listKeys
+	Show, Search, Run, Cancel, Back key.Binding
+	pager                           pagerKeys
+}
+
+func newOutputsKeys() outputsKeys {
+	k := outputsKeys{listKeys: newListKeys(),
+		Show:   bind("enter", "show", "enter"),
+		Search: bind("/", "search", "/"),
+		Run:    bind("enter", "runs the search", "enter"),
+		Cancel: bind("esc", "cancels it", "esc"),
+		Back:   bind("esc", "all outputs", "esc", "q"),
+		pager:  newPagerKeys(),
+	}
+	k.pager.Close = bind("esc", "back", "esc", "q")
+	return k
+}
+
+func (k outputsKeys) ShortHelp() []key.Binding {
+	return []key.Binding{k.Choose, k.Show, k.Search, k.Close}
+}
+
+// FullHelp: the list, the search prompt, an open output.
+func (k outputsKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Choose, k.Show, k.Search, k.Back, k.Close}, {k.Run, k.Cancel},
+		{k.pager.Scroll, k.pager.Page, k.pager.Ends, k.pager.Close}}
+}
+
+// ShortHelp follows what the panel shows.
+func (p *outputsPanel) ShortHelp() []key.Binding {
+	k := p.keys
+	switch {
+	case p.showing:
+		return []key.Binding{k.pager.Scroll, k.pager.Page, k.pager.Close}
+	case p.results:
+		search := k.Search
+		search.SetHelp("/", "search again")
+		return []key.Binding{k.Choose, k.Show, search, k.Back}
+	}
+	return k.ShortHelp()
+}
+func (p *outputsPanel) FullHelp() [][]key.Binding { return p.keys.FullHelp() }
+
+func (p *outputsPanel) SetSize(w, h int) {
+	p.w, p.h = w, h
+	p.vp.SetWidth(w)
+	p.vp.SetHeight(max(1, h-1))
 }
 
 type outRow struct {
@@ -57,63 +120,97 @@ type (
 	}
 )
 
-func (p *outputsPanel) list(m *Model) tea.Cmd {
-	st, id, seq, ctx := m.app.Store, m.sessID, p.seq, m.ctx
+// outputSource reads from the store what the outputs panel lists.
+func (m *Model) outputSource() outputSource {
+	st, id, ctx := m.app.Store, m.sessID, m.ctx
 	limits, names := m.app.Deps.Context.WithDefaults(), m.namesByID()
-	return func() tea.Msg {
-		if st == nil {
-			return outListMsg{seq: seq, err: fmt.Errorf("no session store")}
-		}
-		if id == "" {
-			return outListMsg{seq: seq}
-		}
-		list, err := st.ListToolExecutions(ctx, id, 0, 500)
-		if err != nil {
-			return outListMsg{seq: seq, err: err}
-		}
-		rows := make([]outRow, len(list))
-		for i, e := range list {
-			rows[i] = outRow{id: e.ID, tool: e.Tool, persona: nameOf(names, e.Persona), what: oneLine(e.Arguments),
-				size:      plural(e.OutputLines, "line") + ", " + fmtCount(e.OutputChars) + " chars",
-				offloaded: e.OutputChars > limits.OffloadLimit(e.Tool)}
-		}
-		return outListMsg{seq: seq, rows: rows}
+	noStore := fmt.Errorf("no session store")
+	return outputSource{
+		list: func() ([]outRow, error) {
+			if st == nil {
+				return nil, noStore
+			}
+			if id == "" {
+				return nil, nil
+			}
+			list, err := st.ListToolExecutions(ctx, id, 0, 500)
+			if err != nil {
+				return nil, err
+			}
+			rows := make([]outRow, len(list))
+			for i, e := range list {
+				rows[i] = outRow{id: e.ID, tool: e.Tool, persona: nameOf(names, e.Persona), what: oneLine(e.Arguments),
+					size:      plural(e.OutputLines, "line") + ", " + fmtCount(e.OutputChars) + " chars",
+					offloaded: e.OutputChars > limits.OffloadLimit(e.Tool)}
+			}
+			return rows, nil
+		},
+		search: func(q string) ([]outRow, error) {
+			if st == nil {
+				return nil, noStore
+			}
+			hits, err := st.SearchOutputs(ctx, id, q, 50)
+			if err != nil {
+				return nil, err
+			}
+			rows := make([]outRow, len(hits))
+			for i, h := range hits {
+				rows[i] = outRow{id: h.ExecID, tool: h.Tool, persona: nameOf(names, h.Persona), what: oneLine(h.Snippet), offset: h.Offset, hit: true}
+			}
+			return rows, nil
+		},
+		output: func(x int64) (string, error) {
+			if st == nil {
+				return "", noStore
+			}
+			return st.Output(ctx, x)
+		},
 	}
 }
 
-func (p *outputsPanel) search(m *Model) tea.Cmd {
-	st, id, seq, q, ctx := m.app.Store, m.sessID, p.seq, p.query, m.ctx
-	names := m.namesByID()
+func newOutputsPanel(lk look, seq int, src outputSource) *outputsPanel {
+	return &outputsPanel{look: lk, keys: newOutputsKeys(), seq: seq, src: src}
+}
+
+func (p *outputsPanel) Init() tea.Cmd { return p.list() }
+
+func (p *outputsPanel) list() tea.Cmd {
+	seq, list := p.seq, p.src.list
 	return func() tea.Msg {
-		if st == nil {
-			return outListMsg{seq: seq, err: fmt.Errorf("no session store")}
-		}
-		hits, err := st.SearchOutputs(ctx, id, q, 50)
-		if err != nil {
-			return outListMsg{seq: seq, err: err, results: true}
-		}
-		rows := make([]outRow, len(hits))
-		for i, h := range hits {
-			rows[i] = outRow{id: h.ExecID, tool: h.Tool, persona: nameOf(names, h.Persona), what: oneLine(h.Snippet), offset: h.Offset, hit: true}
-		}
-		return outListMsg{seq: seq, rows: rows, results: true}
+		rows, err := list()
+		return outListMsg{seq: seq, rows: rows, err: err}
 	}
 }
 
-func (p *outputsPanel) show(m *Model, r outRow) tea.Cmd {
-	st, seq, ctx := m.app.Store, p.seq, m.ctx
+func (p *outputsPanel) search() tea.Cmd {
+	seq, q, search := p.seq, p.query, p.src.search
+	return func() tea.Msg {
+		rows, err := search(q)
+		return outListMsg{seq: seq, rows: rows, results: true, err: err}
+	}
+}
+
+func (p *outputsPanel) show(r outRow) tea.Cmd {
+	seq, output := p.seq, p.src.output
 	title := fmt.Sprintf("#%d %s %s", r.id, r.tool, r.size)
 	return func() tea.Msg {
-		text, err := st.Output(ctx, r.id)
+		text, err := output(r.id)
 		return outShowMsg{seq: seq, title: title, text: text, row: r, err: err}
 	}
 }
 
-func (p *outputsPanel) update(msg tea.Msg) tea.Cmd {
+func (p *outputsPanel) Update(msg tea.Msg) (panel, tea.Cmd) {
 	switch msg := msg.(type) {
+	case lookMsg:
+		p.look = msg.look
+		if p.showing { // the highlight in the new colours
+			off := p.vp.YOffset()
+			p.vp.SetContent(highlightTerms(p.text, p.terms, p.th.hl()))
+			p.vp.SetYOffset(off)
+		}
 	case outListMsg:
 		if msg.seq != p.seq {
-			return nil
+			return p, nil
 		}
 		p.err = ""
 		if msg.err != nil {
@@ -122,107 +219,114 @@ func (p *outputsPanel) update(msg tea.Msg) tea.Cmd {
 		p.rows, p.results, p.sel = msg.rows, msg.results, 0
 	case outShowMsg:
 		if msg.seq != p.seq {
-			return nil
+			return p, nil
 		}
 		if msg.err != nil {
 			p.err = msg.err.Error()
-			return nil
+			return p, nil
 		}
 		p.showing, p.title = true, msg.title
-		text := cleanText(msg.text)
+		p.text, p.terms = cleanText(msg.text), nil
 		if !msg.row.hit {
-			p.vp.SetContent(text)
+			p.vp.SetContent(p.text)
 			p.vp.GotoTop()
-			return nil
+			return p, nil
 		}
 		// A search hit opens at the match, its terms highlighted.
-		terms := hitTerms(msg.row.what, p.query)
-		line := matchLine0(text, msg.row.offset, terms)
-		p.vp.SetContent(highlightTerms(text, terms, p.hl))
+		p.terms = hitTerms(msg.row.what, p.query)
+		line := matchLine0(p.text, msg.row.offset, p.terms)
+		p.vp.SetContent(highlightTerms(p.text, p.terms, p.th.hl()))
 		p.vp.SetYOffset(max(0, line-2))
+	case tea.PasteMsg:
+		if p.searching {
+			p.query += msg.Content
+		}
+	case tea.MouseWheelMsg:
+		if k, ok := wheelKey(msg); ok {
+			switch {
+			case p.showing && k == "up":
+				p.vp.ScrollUp(3)
+			case p.showing:
+				p.vp.ScrollDown(3)
+			default:
+				p.sel = moveSelection(p.sel, len(p.rows), k)
+			}
+		}
+	case tea.KeyPressMsg:
+		return p.key(msg)
 	}
-	return nil
+	return p, nil
 }
 
-func (p *outputsPanel) key(m *Model, msg tea.KeyPressMsg) tea.Cmd {
-	k := msg.String()
+func (p *outputsPanel) key(msg tea.KeyPressMsg) (panel, tea.Cmd) {
+	k := p.keys
 	if p.searching {
-		switch k {
-		case "enter":
+		switch {
+		case key.Matches(msg, k.Run):
 			p.searching = false
 			if strings.TrimSpace(p.query) == "" {
-				return p.list(m)
+				return p, p.list()
 			}
-			return p.search(m)
-		case "esc":
+			return p, p.search()
+		case key.Matches(msg, k.Cancel):
 			p.searching = false
-		case "backspace":
+		case msg.String() == "backspace":
 			if r := []rune(p.query); len(r) > 0 {
 				p.query = string(r[:len(r)-1])
 			}
-		case "space":
+		case msg.String() == "space":
 			p.query += " "
 		default:
 			p.query += msg.Text
 		}
-		return nil
+		return p, nil
 	}
 	if p.showing {
-		switch k {
-		case "esc", "q":
+		if key.Matches(msg, k.pager.Close) {
 			p.showing = false
-		case "up", "k":
-			p.vp.ScrollUp(1)
-		case "down", "j":
-			p.vp.ScrollDown(1)
-		default:
-			pageViewport(&p.vp, k)
+		} else {
+			pageViewport(&p.vp, msg.String())
 		}
-		return nil
+		return p, nil
 	}
-	switch k {
-	case "esc", "q":
-		if p.results {
-			p.query = ""
-			return p.list(m)
-		}
-		m.closePanel()
-	case "/":
+	switch {
+	case key.Matches(msg, k.Close) && p.results:
+		p.query = ""
+		return p, p.list()
+	case key.Matches(msg, k.Close):
+		return nil, nil
+	case key.Matches(msg, k.Search):
 		p.searching, p.query = true, ""
-	case "up", "k", "down", "j":
+	case key.Matches(msg, k.Choose):
 		p.sel = moveSelection(p.sel, len(p.rows), msg.String())
-	case "enter":
+	case key.Matches(msg, k.Show):
 		if p.sel >= 0 && p.sel < len(p.rows) {
-			return p.show(m, p.rows[p.sel])
+			return p, p.show(p.rows[p.sel])
 		}
 	}
-	return nil
+	return p, nil
 }
 
-func (p *outputsPanel) view(m *Model, w, h int) []string {
-	th := m.th
+func (p *outputsPanel) View() string {
+	th, w := p.th, p.w
 	if p.showing {
-		out := []string{m.panelTitle("Output "+p.title, "↑↓ pgup/pgdn scroll · esc back", w)}
-		return append(out, strings.Split(p.vp.View(), "\n")...)
+		out := []string{panelTitle(th, "Output "+p.title, p, w)}
+		return joinLines(append(out, p.vp.View()))
 	}
-	keys := "↑↓ choose · enter show · / search · esc close"
-	if p.results {
-		keys = "↑↓ choose · enter show · / search again · esc all outputs"
-	}
-	out := []string{m.panelTitle("Tool outputs", keys, w)}
+	out := []string{panelTitle(th, "Tool outputs", p, w)}
 	switch {
 	case p.searching:
-		out = append(out, th.accent.Render("search: ")+p.query+"▏"+th.dim.Render("  (enter runs, esc cancels)"))
+		out = append(out, th.accent.Render("search: ")+p.query+"▏"+th.dim.Render("  ("+helpItems(p.keys.Run, p.keys.Cancel)+")"))
 	case p.results:
 		out = append(out, th.dim.Render(matchLine(len(p.rows), p.query)))
 	default:
 		out = append(out, th.dim.Render(clip("every tool output of this session, newest first; "+th.warn.Render("offloaded")+th.dim.Render(": the model saw a preview (read_tool_output reads the rest)"), w)))
 	}
 	if p.err != "" {
-		return append(out, th.bad.Render(clip(p.err, w)))
+		return joinLines(append(out, th.bad.Render(clip(p.err, w))))
 	}
 	if len(p.rows) == 0 {
-		return append(out, th.dim.Render("  nothing yet"))
+		return joinLines(append(out, th.dim.Render("  nothing yet")))
 	}
 	rows := make([]string, len(p.rows))
 	for i, r := range p.rows {
@@ -236,7 +340,7 @@ func (p *outputsPanel) view(m *Model, w, h int) []string {
 		}
 		rows[i] = fmt.Sprintf(" #%-5d %-12s %-10s %s%-22s %s", r.id, clip(r.tool, 12), clip(r.persona, 10), mark, r.size, r.what)
 	}
-	return append(out, m.list(rows, p.sel, w, h-len(out))...)
+	return joinLines(append(out, listRows(th, rows, p.sel, w, p.h-len(out))...))
 }
 
 // aroundHit starts a search snippet shortly before its first match, so the

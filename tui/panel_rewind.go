@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"polly/agent"
@@ -19,12 +20,32 @@ const opUndo = opLoad
 // back to how they were before the chosen turn, c also forks the
 // conversation there.
 type rewindPanel struct {
-	seq  int
-	rows []agent.TurnInfo
-	sel  int
-	err  string
-	done bool // the list arrived
+	look
+	keys  rewindKeys
+	seq   int
+	turns func() ([]agent.TurnInfo, error)
+	rows  []agent.TurnInfo
+	sel   int
+	err   string
+	done  bool // the list arrived
+	w, h  int
 }
+
+type rewindKeys struct {
+	listKeys
+	Files, Fork key.Binding
+}
+
+func newRewindKeys() rewindKeys {
+	return rewindKeys{listKeys: newListKeys(),
+		Files: bind("enter", "files back to before this turn", "enter"),
+		Fork:  bind("c", "files and conversation", "c")}
+}
+
+func (k rewindKeys) ShortHelp() []key.Binding {
+	return []key.Binding{k.Choose, k.Files, k.Fork, k.Close}
+}
+func (k rewindKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
 
 type rewindListMsg struct {
 	seq  int
@@ -42,57 +63,77 @@ func (m *Model) undoHistory() agent.History {
 	return agent.History{Store: m.app.Store, Root: m.app.ProjectDir}
 }
 
-func (p *rewindPanel) list(m *Model) tea.Cmd {
-	h, id, seq, ctx := m.undoHistory(), m.sessID, p.seq, m.ctx
-	return func() tea.Msg {
+// listTurns reads the session's turns (in the panel's Cmd).
+func (m *Model) listTurns() func() ([]agent.TurnInfo, error) {
+	h, id, ctx := m.undoHistory(), m.sessID, m.ctx
+	return func() ([]agent.TurnInfo, error) {
 		if id == "" {
-			return rewindListMsg{seq: seq}
+			return nil, nil
 		}
-		rows, err := h.Turns(ctx, id)
+		return h.Turns(ctx, id)
+	}
+}
+
+func newRewindPanel(lk look, seq int, turns func() ([]agent.TurnInfo, error)) *rewindPanel {
+	return &rewindPanel{look: lk, keys: newRewindKeys(), seq: seq, turns: turns}
+}
+
+func (p *rewindPanel) ShortHelp() []key.Binding  { return p.keys.ShortHelp() }
+func (p *rewindPanel) FullHelp() [][]key.Binding { return p.keys.FullHelp() }
+func (p *rewindPanel) SetSize(w, h int)          { p.w, p.h = w, h }
+
+func (p *rewindPanel) Init() tea.Cmd {
+	seq, turns := p.seq, p.turns
+	return func() tea.Msg {
+		rows, err := turns()
 		return rewindListMsg{seq: seq, rows: rows, err: err}
 	}
 }
 
-func (p *rewindPanel) update(msg rewindListMsg) {
-	if msg.seq != p.seq {
-		return
-	}
-	p.rows, p.done, p.sel = msg.rows, true, max(0, len(msg.rows)-1)
-	if msg.err != nil {
-		p.err = msg.err.Error()
-	}
-}
-
-func (p *rewindPanel) key(m *Model, msg tea.KeyPressMsg) tea.Cmd {
-	switch msg.String() {
-	case "esc", "q":
-		m.closePanel()
-	case "up", "k", "down", "j":
-		p.sel = moveSelection(p.sel, len(p.rows), msg.String())
-	case "enter", "c":
-		if p.sel < 0 || p.sel >= len(p.rows) {
-			return nil
+func (p *rewindPanel) Update(msg tea.Msg) (panel, tea.Cmd) {
+	switch msg := msg.(type) {
+	case lookMsg:
+		p.look = msg.look
+	case rewindListMsg:
+		if msg.seq != p.seq {
+			return p, nil
 		}
-		keep, fork := p.rows[p.sel].Number-1, msg.String() == "c"
-		m.closePanel()
-		return m.undoWork(func(h agent.History, ctx context.Context, id string) (agent.UndoReport, error) {
-			return h.Rewind(ctx, id, keep, fork)
-		})
+		p.rows, p.done, p.sel = msg.rows, true, max(0, len(msg.rows)-1)
+		if msg.err != nil {
+			p.err = msg.err.Error()
+		}
+	case tea.MouseWheelMsg:
+		if k, ok := wheelKey(msg); ok {
+			p.sel = moveSelection(p.sel, len(p.rows), k)
+		}
+	case tea.KeyPressMsg:
+		switch {
+		case key.Matches(msg, p.keys.Close):
+			return nil, nil
+		case key.Matches(msg, p.keys.Choose):
+			p.sel = moveSelection(p.sel, len(p.rows), msg.String())
+		case key.Matches(msg, p.keys.Files, p.keys.Fork):
+			if p.sel < 0 || p.sel >= len(p.rows) {
+				return p, nil
+			}
+			return nil, msgCmd(rewindMsg{keep: p.rows[p.sel].Number - 1, fork: key.Matches(msg, p.keys.Fork)})
+		}
 	}
-	return nil
+	return p, nil
 }
 
-func (p *rewindPanel) view(m *Model, w, h int) []string {
-	out := []string{m.panelTitle("Rewind", "↑↓ choose · enter files back to before this turn · c files and conversation · esc close", w)}
+func (p *rewindPanel) View() string {
+	th, w := p.th, p.w
+	out := []string{panelTitle(th, "Rewind", p, w)}
 	switch {
 	case p.err != "":
-		return append(out, m.th.bad.Render(clip(p.err, w)))
+		return joinLines(append(out, th.bad.Render(clip(p.err, w))))
 	case !p.done:
-		return append(out, m.th.dim.Render("  loading…"))
+		return joinLines(append(out, th.dim.Render("  loading…")))
 	case len(p.rows) == 0:
-		return append(out, m.th.dim.Render("  no turns yet in this session"))
+		return joinLines(append(out, th.dim.Render("  no turns yet in this session")))
 	}
-	out = append(out, m.th.dim.Render(clip(fmt.Sprintf(" %4s  %-5s  %-10s  %-32s  %s", "TURN", "TIME", "PERSONA", "MESSAGE", "FILES CHANGED"), w)))
+	out = append(out, th.dim.Render(clip(fmt.Sprintf(" %4s  %-5s  %-10s  %-32s  %s", "TURN", "TIME", "PERSONA", "MESSAGE", "FILES CHANGED"), w)))
 	rows := make([]string, len(p.rows))
 	for i, t := range p.rows {
 		files := strings.Join(t.Files, ", ")
@@ -105,7 +146,14 @@ func (p *rewindPanel) view(m *Model, w, h int) []string {
 		rows[i] = fmt.Sprintf(" %4d  %-5s  %-10s  %-32s  %s", t.Number, t.Time.Local().Format("15:04"), clip(t.Persona, 10),
 			clip(oneLine(t.Prompt), 32), files)
 	}
-	return append(out, m.list(rows, p.sel, w, h-len(out))...)
+	return joinLines(append(out, listRows(th, rows, p.sel, w, p.h-len(out))...))
+}
+
+// rewind runs the rewind the panel chose.
+func (m *Model) rewind(msg rewindMsg) tea.Cmd {
+	return m.undoWork(func(h agent.History, ctx context.Context, id string) (agent.UndoReport, error) {
+		return h.Rewind(ctx, id, msg.keep, msg.fork)
+	})
 }
 
 // undoCommand is /undo [N] and /redo.
@@ -156,36 +204,35 @@ func (m *Model) undoDone(msg undoDoneMsg) tea.Cmd {
 			p.op = ""
 		}
 	}
-	var cmd tea.Cmd
-	if msg.rep.Fork != "" {
-		cmd = m.openSession(msg.rep.Fork)
-	} else {
-		m.sess.Reload() // the agents read the undo's note to the model from the store
-
-		var cmds []tea.Cmd
-		for _, p := range m.personas {
-			cmds = append(cmds, m.next(p))
-		}
-		cmd = tea.Batch(cmds...)
-	}
-	tr := m.current().tr
-	tr.toEnd()
+	var block *item
 	var ie *agent.UndoInputError
 	switch {
 	case errors.As(msg.err, &ie):
 		m.flash = ie.Msg
 	case msg.err != nil && msg.rep.Kind == "":
-		tr.add(&item{kind: kError, text: "undo: " + msg.err.Error()})
+		block = &item{kind: kError, text: "undo: " + msg.err.Error()}
 	default:
 		text := strings.TrimRight(msg.rep.Text(), "\n")
 		if msg.err != nil {
 			text += "\n" + msg.err.Error()
 		}
+		block = &item{kind: kNotice, level: "warn", text: text}
 		if msg.rep.Complete() && msg.err == nil {
-			tr.add(&item{kind: kSystem, text: "↶ " + text})
-		} else {
-			tr.add(&item{kind: kNotice, level: "warn", text: text})
+			block = &item{kind: kSystem, text: "↶ " + text}
 		}
 	}
-	return cmd
+	if msg.rep.Fork != "" { // the block shows in the fork, once it is open
+		return m.openSession(msg.rep.Fork, block)
+	}
+	m.sess.Reload() // the agents read the undo's note to the model from the store
+	var cmds []tea.Cmd
+	for _, p := range m.personas {
+		cmds = append(cmds, m.next(p))
+	}
+	if block != nil {
+		tr := m.current().tr
+		tr.toEnd()
+		tr.add(block)
+	}
+	return tea.Batch(cmds...)
 }

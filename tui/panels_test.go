@@ -19,15 +19,15 @@ func TestOutputsBrowser(t *testing.T) {
 		t.Fatalf("the big output is not marked offloaded:\n%s", h.screen())
 	}
 	h.key("ctrl+o")
-	h.until("the list", func() bool { return len(h.m.outs.rows) == 1 })
-	if !h.m.outs.rows[0].offloaded || h.m.outs.rows[0].persona != "Polly" {
-		t.Errorf("row = %+v", h.m.outs.rows[0])
+	h.until("the list", func() bool { return len(outs(h).rows) == 1 })
+	if !outs(h).rows[0].offloaded || outs(h).rows[0].persona != "Polly" {
+		t.Errorf("row = %+v", outs(h).rows[0])
 	}
 	if scr := h.screen(); !strings.Contains(scr, "run_command") || !strings.Contains(scr, "seq 1 5000") || !strings.Contains(scr, "offloaded") {
 		t.Fatalf("list:\n%s", scr)
 	}
 	h.key("enter")
-	h.until("the output", func() bool { return h.m.outs.showing })
+	h.until("the output", func() bool { return outs(h).showing })
 	h.key("G")
 	if scr := h.screen(); !strings.Contains(scr, "4999") || !strings.Contains(scr, "5000") {
 		t.Errorf("the end of the whole output is not shown:\n%s", scr)
@@ -36,27 +36,27 @@ func TestOutputsBrowser(t *testing.T) {
 	h.key("/")
 	h.typeText("4321")
 	h.key("enter")
-	h.until("the search", func() bool { return h.m.outs.results })
+	h.until("the search", func() bool { return outs(h).results })
 	if scr := h.screen(); !strings.Contains(scr, "1 output matches \"4321\"") || !strings.Contains(scr, "[4321]") {
 		t.Errorf("search:\n%s", scr)
 	}
 	// The hit opens at the match, highlighted.
 	h.key("enter")
-	h.until("the hit", func() bool { return h.m.outs.showing })
+	h.until("the hit", func() bool { return outs(h).showing })
 	scr := h.screen()
-	if !strings.Contains(scr, "4321") || strings.Contains(scr, "\n1\n") || h.m.outs.vp.YOffset() < 4000 {
-		t.Errorf("the hit is not opened at the match (offset %d):\n%s", h.m.outs.vp.YOffset(), scr)
+	if !strings.Contains(scr, "4321") || strings.Contains(scr, "\n1\n") || outs(h).vp.YOffset() < 4000 {
+		t.Errorf("the hit is not opened at the match (offset %d):\n%s", outs(h).vp.YOffset(), scr)
 	}
 	h.m.noColor = false
 	h.send(tea.BackgroundColorMsg{})
-	if v := h.m.View().Content; !strings.Contains(v, h.m.outs.hl.Render("4321")) {
+	if v := h.m.View().Content; !strings.Contains(v, outs(h).th.hl().Render("4321")) {
 		t.Error("the match is not highlighted")
 	}
 	h.key("esc")
 	h.key("esc") // back to all outputs
-	h.until("the list again", func() bool { return !h.m.outs.results })
+	h.until("the list again", func() bool { return !outs(h).results })
 	h.key("esc")
-	if h.m.panel != noPanel {
+	if h.m.panel != nil {
 		t.Error("esc did not close the browser")
 	}
 }

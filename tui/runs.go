@@ -102,9 +102,9 @@ func (m *Model) applyBatch(batch []any) tea.Cmd {
 		case agent.Event:
 			cmds = append(cmds, m.applyEvent(v))
 		case askMsg:
-			m.asks = append(m.asks, v)
+			m.perm.add(v, m.askerName(v.req))
 		case askCancelMsg:
-			m.dropAsk(v.id)
+			m.perm.drop(v.id)
 		}
 	}
 	return tea.Batch(cmds...)
@@ -458,31 +458,83 @@ func (m *Model) namesByID() map[string]string {
 
 // openSession replaces the session (/clear, or a pick in the sessions
 // panel). Refused while anything runs: the old session's agents would go
-// on emitting into the new view.
-func (m *Model) openSession(id string) tea.Cmd {
+// on emitting into the new view. The session opens in a Cmd (a resumed one
+// is read from the store); input is queued meanwhile. notes are shown in
+// it once it is open.
+func (m *Model) openSession(id string, notes ...*item) tea.Cmd {
 	if m.anyOp() || m.team.running() > 0 {
 		m.flash = "wait for the running work to end (esc cancels it) before changing sessions"
 		return nil
 	}
-	sess, err := m.app.Session(m.ctx, m.emit, id)
-	if err != nil {
-		m.flash = err.Error()
-		return nil
+	m.closePanel()
+	m.loading()
+	a, ctx, emit := m.app, m.ctx, m.emit
+	return m.runs.work(func() tea.Msg {
+		sess, err := a.Session(ctx, emit, id)
+		return sessionOpenedMsg{sess: sess, err: err, notes: notes}
+	})
+}
+
+// sessionOpenedMsg is a session opened by openSession.
+type sessionOpenedMsg struct {
+	sess  *agent.Session
+	err   error
+	notes []*item
+}
+
+func addNotes(tr *transcript, notes []*item) {
+	for _, it := range notes {
+		if it != nil {
+			tr.add(it)
+		}
 	}
-	m.sess, m.sessID = sess, sess.ID()
+}
+
+// loading marks every persona busy while the session is replaced.
+func (m *Model) loading() {
+	for _, p := range m.personas {
+		p.op = opLoad
+	}
+}
+
+// loaded ends loading; queued input starts.
+func (m *Model) loaded() []tea.Cmd {
+	var cmds []tea.Cmd
+	for _, p := range m.personas {
+		if p.op == opLoad {
+			p.op = ""
+			cmds = append(cmds, m.next(p))
+		}
+	}
+	return cmds
+}
+
+func (m *Model) sessionOpened(msg sessionOpenedMsg) tea.Cmd {
+	if msg.err != nil {
+		m.flash = msg.err.Error()
+		return tea.Batch(m.loaded()...)
+	}
+	for _, p := range m.personas {
+		if p.op == opLoad {
+			p.op = ""
+		}
+	}
+	m.sess, m.sessID = msg.sess, msg.sess.ID()
 	m.team = newTeam()
-	m.teamP = teamPanel{}
 	for _, p := range m.personas {
 		p.tr, p.queue, p.hasStatus, p.hasCheckpoint, p.handoff = newTranscript(), nil, false, false, nil
 		p.status = agent.Status{}
 	}
 	m.lastTalked = m.current().p.ID
-	m.panel = noPanel
+	m.closePanel()
+	tr := m.current().tr
 	if m.sessID == "" {
-		m.current().tr.add(&item{kind: kSystem, text: "new session"})
+		tr.add(&item{kind: kSystem, text: "new session"})
+		addNotes(tr, msg.notes)
 		return m.refreshStatus(m.current())
 	}
-	m.current().tr.add(&item{kind: kSystem, text: "resumed session " + m.sessID})
+	tr.add(&item{kind: kSystem, text: "resumed session " + m.sessID})
+	addNotes(tr, msg.notes)
 	return m.loadSession()
 }
 
@@ -601,9 +653,6 @@ func (m *Model) quit() tea.Cmd {
 			p.cancel()
 		}
 	}
-	for _, a := range m.asks {
-		a.reply <- denyOnQuit
-	}
-	m.asks = nil
+	m.perm.denyAll(denyOnQuit)
 	return tea.Quit
 }

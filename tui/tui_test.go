@@ -219,9 +219,9 @@ func TestPermissionDialogAnswers(t *testing.T) {
 		_, err := ask.Ask(ctx, permission.Request{Tool: "run_command", Access: tools.Access{Kind: tools.AccessExecute, Command: "sleep 1"}})
 		errc <- err
 	}()
-	h.until("the dialog", func() bool { return len(h.m.asks) == 1 })
+	h.until("the dialog", func() bool { return len(h.m.perm.asks) == 1 })
 	cancel()
-	h.until("the question withdrawn", func() bool { return len(h.m.asks) == 0 })
+	h.until("the question withdrawn", func() bool { return len(h.m.perm.asks) == 0 })
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled Ask: %v", err)
 	}
@@ -232,7 +232,7 @@ func TestPermissionDialogAnswers(t *testing.T) {
 func TestPermissionThroughPolicy(t *testing.T) {
 	h := newHarness(t, harnessOpts{mode: "ask"}, llmtest.Call("run_command", `{"command":"touch made-by-test"}`), llmtest.Text("ok, I will not"))
 	h.prompt("make a file")
-	h.until("the dialog", func() bool { return len(h.m.asks) == 1 && strings.Contains(h.screen(), "$ touch made-by-test") })
+	h.until("the dialog", func() bool { return len(h.m.perm.asks) == 1 && strings.Contains(h.screen(), "$ touch made-by-test") })
 	h.key("n")
 	h.typeText("no files please")
 	h.key("enter")
@@ -267,10 +267,10 @@ func TestMemoryPanel(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.prompt("/memory")
-	if h.m.panel != pMemory {
+	if h.m.kind != pMemory {
 		t.Fatalf("/memory did not open the panel")
 	}
-	h.until("the files", func() bool { return len(h.m.mem.files) > 0 && h.m.mem.path != "" })
+	h.until("the files", func() bool { return len(mem(h).list) > 0 && mem(h).path != "" })
 	scr := h.screen()
 	for _, want := range []string{"project AGENTS.md", "SOUL.md", "MEMORY.md", ".learnings/ERRORS.md", ".agent/coder/active_task.md"} {
 		if !strings.Contains(scr, want) {
@@ -278,7 +278,7 @@ func TestMemoryPanel(t *testing.T) {
 		}
 	}
 	// Walk down to the checkpoint and see it rendered as Markdown.
-	for h.m.mem.files[h.m.mem.sel].path != cp {
+	for mem(h).list[mem(h).sel].path != cp {
 		h.key("down")
 	}
 	h.until("the checkpoint rendered", func() bool { return strings.Contains(h.screen(), "Fix the parser.") })
@@ -291,7 +291,7 @@ func TestMemoryPanel(t *testing.T) {
 	}
 	h.until("the refresh after the file changed", func() bool { return strings.Contains(h.screen(), "Ship the release.") })
 	h.key("esc")
-	if h.m.panel != noPanel {
+	if h.m.panel != nil {
 		t.Error("esc did not close the panel")
 	}
 }
@@ -365,12 +365,12 @@ func TestNoModelStillBrowses(t *testing.T) {
 		t.Fatalf("sent without a model (%d calls):\n%s", h.srv.Calls(), h.screen())
 	}
 	h.key("ctrl+s")
-	h.until("the sessions list", func() bool { return h.m.sessP.done })
+	h.until("the sessions list", func() bool { return sessP(h).done })
 	if !strings.Contains(h.screen(), "Sessions") {
 		t.Errorf("sessions panel:\n%s", h.screen())
 	}
 	h.key("ctrl+y")
-	h.until("the memory list", func() bool { return len(h.m.mem.files) > 0 })
+	h.until("the memory list", func() bool { return len(mem(h).list) > 0 })
 }
 
 // Typing / lists the commands; Tab completes them and persona names.
@@ -492,13 +492,13 @@ func TestResumeShowsHistory(t *testing.T) {
 	h.prompt("read missing.txt")
 	h.until("idle", h.idle)
 	id := h.m.sessID
-	h.prompt("/clear")
+	h.prompt("/clear") // the new session opens in a Cmd
+	h.until("the new session's status", h.idle)
 	if h.m.sessID != "" || hasItem(h.m.current().tr, kUser, "read missing.txt") {
 		t.Fatal("/clear kept the session")
 	}
-	h.until("the new session's status", h.idle)
 	h.key("ctrl+s")
-	h.until("the list", func() bool { return h.m.sessP.done && len(h.m.sessP.rows) > 0 })
+	h.until("the list", func() bool { return sessP(h).done && len(sessP(h).rows) > 0 })
 	h.key("enter")
 	h.until("the history", func() bool { return h.idle() && hasItem(h.m.current().tr, kUser, "read missing.txt") })
 	if h.m.sessID != id {
@@ -604,12 +604,12 @@ func TestResumeRestoresTeamRows(t *testing.T) {
 	h.until("idle", h.idle)
 	id := h.m.sessID
 	h.prompt("/clear")
+	h.until("the new session's status", h.idle)
 	if len(h.m.team.rows) != 0 {
 		t.Fatal("/clear kept the team")
 	}
-	h.until("the new session's status", h.idle)
 	h.key("ctrl+s")
-	h.until("the list", func() bool { return h.m.sessP.done && len(h.m.sessP.rows) > 0 })
+	h.until("the list", func() bool { return sessP(h).done && len(sessP(h).rows) > 0 })
 	h.key("enter")
 	h.until("the team", func() bool { return h.idle() && h.m.sessID == id && len(h.m.team.rows) == 1 })
 	r := h.m.team.rows[0]

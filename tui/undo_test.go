@@ -44,7 +44,7 @@ func TestUndoAndRewindInTheTUI(t *testing.T) {
 
 	old := h.m.sessID
 	h.prompt("/rewind")
-	h.until("the turns", func() bool { return h.m.rewP.done })
+	h.until("the turns", func() bool { return rewP(h).done })
 	scr := h.screen()
 	if !strings.Contains(scr, "write a") || !strings.Contains(scr, "edit a") || !strings.Contains(scr, "a.txt") {
 		t.Fatalf("rewind panel:\n%s", scr)

@@ -18,8 +18,8 @@ func (m *Model) render() string {
 	}
 	lines := make([]string, 0, m.h)
 	lines = append(lines, clip(m.tabsLine(), m.w))
-	if m.panel != noPanel {
-		lines = append(lines, fitLines(padLines(m.panelLines(m.w, m.h-2), m.h-2), m.w)...)
+	if m.panel != nil {
+		lines = append(lines, m.panelLines(m.w, m.h-2)...)
 	} else {
 		ch := m.chatHeight()
 		tr := m.current().tr
@@ -39,8 +39,8 @@ func (m *Model) render() string {
 	}
 	lines = append(lines, clip(m.statusLine(), m.w))
 	out := strings.Join(lines, "\n")
-	if len(m.asks) > 0 {
-		out = m.overlay(out, m.permissionBox())
+	if m.perm.open() {
+		out = m.overlay(out, m.perm.View())
 	}
 	return out
 }
@@ -262,7 +262,7 @@ func (m *Model) infoLine() string {
 		parts = append(parts, fmt.Sprintf("%d sub-agents running (ctrl+g)", n))
 	}
 	if len(parts) == 0 {
-		return th.dim.Render(clip("enter send · shift+enter newline · tab persona · pgup/pgdn scroll · ctrl+x expand tool · F1 help", m.w))
+		return shortHelp(th, m.keys.ShortHelp(), m.w)
 	}
 	return clip(strings.Join(parts, th.dim.Render(" · ")), m.w)
 }
