@@ -45,6 +45,7 @@ func main() {
 		Stdout:   os.Stdout,
 		Stderr:   os.Stderr,
 		Getenv:   os.Getenv,
+		Environ:  os.Environ(),
 		Dir:      dir,
 		Home:     home,
 		Template: tmpl,

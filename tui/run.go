@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -17,19 +17,36 @@ import (
 // store what they have.
 const runsGrace = 5 * time.Second
 
-// Run opens Polly's TUI: it wires the app with the TUI's permission
-// dialog, opens or resumes the session, and runs the program until the
-// user quits. Running turns are cancelled and waited for before the store
-// closes.
-func Run(ctx context.Context, s cli.TUIStart) error {
+// Run opens Polly's TUI on the caller's terminal (s.Stdin, s.Stdout) and
+// environment (s.Getenv, s.Environ): it wires the app with the TUI's
+// permission dialog, opens or resumes the session, and runs the program
+// until the user quits. Running turns are cancelled and waited for before
+// the store closes.
+func Run(ctx context.Context, s cli.TUIStart) error { return run(ctx, s) }
+
+// run is Run with more program options (tests give a window size: a pipe
+// has none).
+func run(ctx context.Context, s cli.TUIStart, extra ...tea.ProgramOption) error {
+	if s.Stderr == nil {
+		s.Stderr = io.Discard
+	}
+	if s.Getenv == nil {
+		s.Getenv = func(string) string { return "" }
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b := newBridge()
 	defer b.close()
+	term := append([]tea.ProgramOption{tea.WithContext(ctx), tea.WithInput(s.Stdin), tea.WithOutput(s.Stdout), tea.WithEnvironment(s.Environ)}, extra...)
+	noTerm := errors.New("tui: no terminal given (TUIStart.Stdin and Stdout are nil)")
+	noColor := s.Getenv("NO_COLOR") != ""
 
 	opts := s.App
 	if opts.Config != nil && len(opts.Config.Untrusted()) > 0 {
-		trusted, quit, err := askTrust(ctx, opts.Config.ProjectTrust())
+		if s.Stdin == nil || s.Stdout == nil {
+			return noTerm
+		}
+		trusted, quit, err := askTrust(opts.Config.ProjectTrust(), noColor, term)
 		if err != nil || quit {
 			return err
 		}
@@ -67,33 +84,37 @@ func Run(ctx context.Context, s cli.TUIStart) error {
 		}
 	}
 
+	if s.Stdin == nil || s.Stdout == nil {
+		return noTerm
+	}
 	runs := &runGroup{}
 	m := newModel(options{
 		ctx: ctx, app: a, sess: sess, bridge: b, runs: runs,
 		persona: s.Persona, modelErr: s.ModelErr,
-		noColor: os.Getenv("NO_COLOR") != "", editor: editorFromEnv(),
+		noColor: noColor, editor: editorFrom(s.Getenv),
 		notices: notices, prompt: s.Prompt, emit: emit,
 	})
-	p := tea.NewProgram(m, tea.WithContext(ctx))
+	p := tea.NewProgram(m, term...)
 	_, runErr := p.Run()
 
 	cancel()
 	b.close()
 	if !runs.close(runsGrace) {
-		fmt.Fprintln(os.Stderr, "polly: some work did not stop in time; the session may miss its last step")
+		fmt.Fprintln(s.Stderr, "polly: some work did not stop in time; the session may miss its last step")
 	}
 	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) {
 		return fmt.Errorf("tui: %w", runErr)
 	}
 	if sid := m.sess.ID(); sid != "" {
-		fmt.Fprintf(os.Stdout, "polly: session %s (resume with --session %s or --continue)\n", sid, sid)
+		fmt.Fprintf(s.Stdout, "polly: session %s (resume with --session %s or --continue)\n", sid, sid)
 	}
 	return nil
 }
 
-func editorFromEnv() string {
+// editorFrom is $VISUAL, else $EDITOR, else vi.
+func editorFrom(getenv func(string) string) string {
 	for _, k := range []string{"VISUAL", "EDITOR"} {
-		if v := os.Getenv(k); v != "" {
+		if v := getenv(k); v != "" {
 			return v
 		}
 	}

@@ -1,9 +1,7 @@
 package tui
 
 import (
-	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -74,9 +72,10 @@ func (d *trustDialog) render() string {
 
 // askTrust shows the dialog and returns the answer; quit is set when the
 // user chose to leave instead.
-func askTrust(ctx context.Context, pt config.ProjectTrust) (trusted, quit bool, err error) {
-	d := newTrustDialog(pt, os.Getenv("NO_COLOR") != "")
-	if _, err := tea.NewProgram(d, tea.WithContext(ctx)).Run(); err != nil {
+// It runs on the same terminal options as the TUI.
+func askTrust(pt config.ProjectTrust, noColor bool, term []tea.ProgramOption) (trusted, quit bool, err error) {
+	d := newTrustDialog(pt, noColor)
+	if _, err := tea.NewProgram(d, term...).Run(); err != nil {
 		return false, false, fmt.Errorf("trust dialog: %w", err)
 	}
 	return d.trusted, d.quit, nil

@@ -45,6 +45,13 @@ type TUIStart struct {
 	ModelErr error        // non-nil when no model is configured: the TUI still opens and says how to set one
 	Prompt   string       // sent as the first message once the TUI is up (polly "PROMPT")
 	Log      *slog.Logger // --debug: the .agent/polly.log logger (nil: no log)
+
+	// The terminal and the environment the TUI runs in (the caller's, not
+	// the process's: tests and embedders pass their own).
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string // NO_COLOR, VISUAL, EDITOR
+	Environ        []string            // for the terminal's capabilities (TERM, COLORTERM…); nil: the process's
 }
 
 // Env is everything the command line touches, injected so tests can run
@@ -55,7 +62,8 @@ type Env struct {
 	Stdout   io.Writer
 	Stderr   io.Writer
 	Getenv   func(string) string
-	Dir      string // working directory = project root
+	Environ  []string // the whole environment, for the TUI's terminal detection (nil: the process's)
+	Dir      string   // working directory = project root
 	Home     string
 	Template fs.FS // the embedded .agent-template
 	Version  string
@@ -426,7 +434,8 @@ func run(ctx context.Context, env Env) error {
 		return &exitError{code: ExitUsage, err: errors.New(`the TUI needs a terminal on stdin and stdout; without one, run headless: polly -p "PROMPT" (or echo PROMPT | polly -p -)`)}
 	}
 	start := TUIStart{App: app.Options{Config: cfg, ProjectDir: env.Dir, Template: env.Template, LLM: env.LLM, Home: env.Home}, Persona: cfg.Persona, ModelErr: cfg.CheckModel(),
-		Prompt: strings.Join(o.args, " "), Log: log}
+		Prompt: strings.Join(o.args, " "), Log: log,
+		Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr, Getenv: env.Getenv, Environ: env.Environ}
 	if o.session != "" {
 		start.ResumeID = o.session
 	}

@@ -1,0 +1,117 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"polly/agent/app"
+	"polly/agent/cli"
+	"polly/agent/config"
+	"polly/agent/llmtest"
+)
+
+// lockedBuffer is a terminal's screen the test reads while the program
+// writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Run draws on the terminal its caller gives and reads keys from it, and
+// takes its environment from the caller, not the process: the first screen
+// arrives on the given writer, ctrl+c typed on the given reader quits, the
+// given environment makes the pipe a true-colour terminal
+// (CLICOLOR_FORCE), and the caller's NO_COLOR takes the colours away.
+func TestRunUsesTheCallersTerminalAndEnvironment(t *testing.T) {
+	const trueColour = "\x1b[38;2;"
+	if out := runOnPipe(t, false); !strings.Contains(out, trueColour) {
+		t.Errorf("no true colour although the given environment forces it:\n%q", out)
+	}
+	if out := runOnPipe(t, true); strings.Contains(out, trueColour) {
+		t.Errorf("colours drawn although the caller's environment sets NO_COLOR:\n%q", out)
+	}
+}
+
+// runOnPipe runs the TUI on a pipe until its first screen, types ctrl+c,
+// and returns all it wrote.
+func runOnPipe(t *testing.T, noColor bool) string {
+	srv := llmtest.NewServer(t)
+	dir, home := t.TempDir(), t.TempDir()
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL(), "OPENAI_API_KEY": "k", "POLLY_WORKSPACE": filepath.Join(t.TempDir(), "ws")}
+	if noColor {
+		env["NO_COLOR"] = "1"
+	}
+	getenv := func(k string) string { return env[k] }
+	cfg, err := config.Load(config.LoadOptions{ProjectDir: dir, Home: home, Getenv: getenv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, typing := io.Pipe()
+	defer typing.Close()
+	screen := &lockedBuffer{}
+	var errOut bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(context.Background(), cli.TUIStart{
+			App:   app.Options{Config: cfg, ProjectDir: dir, Template: os.DirFS("../.agent-template")},
+			Stdin: keys, Stdout: screen, Stderr: &errOut, Getenv: getenv,
+			Environ: []string{"TERM=xterm-256color", "COLORTERM=truecolor", "CLICOLOR_FORCE=1"},
+		}, tea.WithWindowSize(80, 24))
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(ansi.Strip(screen.String()), "You are talking to Polly") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no first screen on the given writer:\n%q", screen.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := typing.Write([]byte{0x03}); err != nil { // ctrl+c
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run: %v (stderr %q)", err, errOut.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ctrl+c on the given input did not quit")
+	}
+	return screen.String()
+}
+
+// Without a terminal to draw on, Run says so instead of taking the
+// process's.
+func TestRunNeedsATerminal(t *testing.T) {
+	cfg, err := config.Load(config.LoadOptions{ProjectDir: t.TempDir(), Home: t.TempDir(), Getenv: func(k string) string {
+		return map[string]string{"OPENAI_API_KEY": "k", "POLLY_WORKSPACE": filepath.Join(t.TempDir(), "ws")}[k]
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = Run(context.Background(), cli.TUIStart{App: app.Options{Config: cfg, ProjectDir: t.TempDir(), Template: os.DirFS("../.agent-template")}})
+	if err == nil || !strings.Contains(err.Error(), "no terminal") {
+		t.Fatalf("Run without Stdin/Stdout: %v", err)
+	}
+}
