@@ -1,0 +1,222 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"polly/agent"
+	"polly/agent/app"
+	"polly/memory/store"
+	"polly/tools"
+	"polly/tools/mcp"
+	"polly/tools/permission"
+)
+
+// The help panel is generated from the key maps: every binding of the
+// main screen, of every panel and of the permission dialog is listed with
+// its description, and every panel's title shows its own short help.
+func TestHelpListsEveryBinding(t *testing.T) {
+	h := newHarness(t, harnessOpts{w: 200, h: 60})
+	h.key("f1")
+	var all []string
+	for {
+		all = append(all, strings.Split(h.screen(), "\n")...)
+		before := h.screen()
+		h.key("pgdown")
+		if h.screen() == before {
+			break
+		}
+	}
+	text := strings.Join(all, "\n")
+	maps := map[string]help.KeyMap{
+		"main": newKeyMap(), "memory": newMemoryKeys(), "task/help/mcp": &textPanel{keys: newPagerKeys()},
+		"team": newTeamKeys(), "outputs": newOutputsKeys(), "sessions": newSessionsKeys(), "rewind": newRewindKeys(),
+		"models": newModelsKeys(), "dialog": newDialogKeys(),
+	}
+	n := 0
+	for name, km := range maps {
+		for _, g := range km.FullHelp() {
+			for _, b := range g {
+				n++
+				hb := b.Help()
+				if len(b.Keys()) == 0 || hb.Key == "" || hb.Desc == "" {
+					t.Errorf("%s: a binding without keys or help: %+v", name, hb)
+				}
+				if !strings.Contains(text, fmt.Sprintf("%-22s %s", hb.Key, hb.Desc)) {
+					t.Errorf("%s: help does not list %q %q", name, hb.Key, hb.Desc)
+				}
+			}
+		}
+	}
+	if n < 40 {
+		t.Fatalf("only %d bindings found", n)
+	}
+	// The hint line under the chat is the main key map's short help.
+	h.key("esc")
+	for _, b := range newKeyMap().ShortHelp()[:3] {
+		if !strings.Contains(h.screen(), b.Help().Key+" "+b.Help().Desc) {
+			t.Errorf("the hint line lacks %q:\n%s", b.Help().Key+" "+b.Help().Desc, h.screen())
+		}
+	}
+	// Each panel's title line is its short help.
+	for _, k := range []string{"ctrl+y", "ctrl+t", "ctrl+g", "ctrl+o", "ctrl+s"} {
+		h.key(k)
+		title := strings.Split(h.screen(), "\n")[1]
+		for _, b := range h.m.panel.ShortHelp() {
+			if !strings.Contains(title, b.Help().Key+" "+b.Help().Desc) {
+				t.Errorf("%s: title %q lacks %q", k, title, b.Help().Key+" "+b.Help().Desc)
+			}
+		}
+		h.key("esc")
+	}
+}
+
+// calls counts a source's reads.
+type calls struct{ n int }
+
+func (c *calls) read() { c.n++ }
+
+// Panels read through the funcs they are given, only inside the Cmds they
+// return: building one, Init and Update read nothing until the Cmd runs.
+func TestPanelsReadOnlyInCmds(t *testing.T) {
+	lk := look{th: newTheme(true, true), r: newRenderer(newTheme(true, true), 1, time.Now)}
+	var c calls
+	var runCmd func(cmd tea.Cmd) []tea.Msg
+	runCmd = func(cmd tea.Cmd) []tea.Msg {
+		var out []tea.Msg
+		if cmd == nil {
+			return nil
+		}
+		switch msg := cmd().(type) {
+		case tea.BatchMsg:
+			for _, x := range msg {
+				out = append(out, runCmd(x)...)
+			}
+		case nil:
+		default:
+			out = append(out, msg)
+		}
+		return out
+	}
+	cases := []struct {
+		name  string
+		p     panel
+		keys  []string // pressed after the first read, each read again in a Cmd
+		reads int      // reads after Init's Cmd and the keys' Cmds ran
+	}{
+		{"sessions", newSessionsPanel(lk, 1, func() ([]store.SessionSummary, error) {
+			c.read()
+			return []store.SessionSummary{{Session: store.Session{ID: "abcd1234", Title: "old work"}}}, nil
+		}, "", nil), nil, 1},
+		{"rewind", newRewindPanel(lk, 1, func() ([]agent.TurnInfo, error) {
+			c.read()
+			return []agent.TurnInfo{{Number: 1, Prompt: "write a"}}, nil
+		}), nil, 1},
+		{"outputs", newOutputsPanel(lk, 1, outputSource{
+			list:   func() ([]outRow, error) { c.read(); return []outRow{{id: 7, tool: "run_command"}}, nil },
+			search: func(string) ([]outRow, error) { c.read(); return []outRow{{id: 7, hit: true}}, nil },
+			output: func(int64) (string, error) { c.read(); return "the output", nil },
+		}), []string{"enter", "esc", "/", "x", "enter"}, 3},
+		{"memory", newMemoryPanel(lk, 1, func() ([]memFile, error) { c.read(); return nil, nil }, "true"), nil, 1},
+		{"models", newModelsPanel(lk, 1, func() modelRows { c.read(); return modelRows{rows: []app.ModelRow{{Ref: "openai/x"}}} }, "Polly"), nil, 1},
+		{"mcp", newMCPPanel(lk, 1, func() []mcp.Status { c.read(); return nil }), nil, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c = calls{}
+			tc.p.SetSize(80, 22)
+			cmd := tc.p.Init()
+			p, _ := tc.p.Update(keyMsg("down"))
+			_ = p.View()
+			if c.n != 0 {
+				t.Fatalf("%d reads before any Cmd ran", c.n)
+			}
+			for _, msg := range runCmd(cmd) {
+				if _, tick := msg.(memTickMsg); !tick {
+					p, _ = p.Update(msg)
+				}
+			}
+			for _, k := range tc.keys {
+				before := c.n
+				var kc tea.Cmd
+				p, kc = p.Update(keyMsg(k))
+				if p == nil {
+					t.Fatalf("%s closed the panel", k)
+				}
+				if c.n != before {
+					t.Fatalf("%s read in Update", k)
+				}
+				for _, msg := range runCmd(kc) {
+					p, _ = p.Update(msg)
+				}
+			}
+			if c.n != tc.reads {
+				t.Errorf("%d reads, want %d", c.n, tc.reads)
+			}
+			if p, _ := p.Update(keyMsg("esc")); p != nil && tc.name != "outputs" {
+				t.Error("esc did not close the panel (Update returned it)")
+			}
+		})
+	}
+}
+
+// A panel answers the root with messages, not by changing it: the
+// sessions panel's Enter is a resumeSessionMsg, n a new session.
+func TestSessionsPanelAnswersWithMessages(t *testing.T) {
+	lk := look{th: newTheme(true, true)}
+	p := newSessionsPanel(lk, 3, nil, "bbbb", map[string]string{"coder": "Coder"})
+	p.SetSize(100, 10)
+	rows := []store.SessionSummary{{Session: store.Session{ID: "aaaa", Persona: "coder", Title: "first"}}, {Session: store.Session{ID: "bbbb", Persona: "default", Title: "second"}}}
+	var next panel = p
+	next, _ = next.Update(sessListMsg{seq: 2, rows: rows[:1]}) // an older opening's list
+	if strings.Contains(ansi.Strip(next.View()), "first") {
+		t.Fatal("a list for another opening was shown")
+	}
+	next, _ = next.Update(sessListMsg{seq: 3, rows: rows})
+	view := ansi.Strip(next.View())
+	if !strings.Contains(view, "Coder") || !strings.Contains(view, "*bbbb") {
+		t.Errorf("view:\n%s", view)
+	}
+	next, _ = next.Update(keyMsg("j"))
+	_, cmd := next.Update(keyMsg("enter"))
+	if msg := cmd(); msg != (resumeSessionMsg{id: "bbbb"}) {
+		t.Errorf("enter sent %#v", msg)
+	}
+	_, cmd = next.Update(keyMsg("n"))
+	if msg := cmd(); msg != (resumeSessionMsg{}) {
+		t.Errorf("n sent %#v", msg)
+	}
+}
+
+// The permission dialog is a component: its keys answer the agent's
+// question on the reply channel and tell the root with an answeredMsg.
+func TestPermissionDialogComponent(t *testing.T) {
+	th := newTheme(true, true)
+	d := newPermissionDialog(look{th: th, r: newRenderer(th, 1, time.Now)})
+	d.SetSize(80, 24)
+	reply := make(chan permission.Reply, 1)
+	req := permission.Request{Tool: "run_command", Agent: "coder", Access: tools.Access{Kind: tools.AccessExecute, Command: "make clean"}}
+	d.add(askMsg{id: 1, req: req, reply: reply}, "Coder")
+	if v := ansi.Strip(d.View()); !strings.Contains(v, "Allow Coder to run this command?") || !strings.Contains(v, "y allow once   a allow for this session   n deny…   esc deny") {
+		t.Fatalf("dialog:\n%s", v)
+	}
+	d, _ = d.Update(keyMsg("n"))
+	d, _ = d.Update(tea.PasteMsg{Content: "use the Makefile"})
+	d, cmd := d.Update(keyMsg("enter"))
+	if r := <-reply; r.Answer != permission.Deny || r.Reason != "use the Makefile" {
+		t.Fatalf("reply %+v", r)
+	}
+	msg, ok := cmd().(answeredMsg)
+	if !ok || d.open() {
+		t.Fatalf("answer: %#v, open %v", msg, d.open())
+	}
+	if got := answerNote(msg, "default"); got != "coder: run_command denied: use the Makefile" {
+		t.Errorf("note %q", got)
+	}
+}
