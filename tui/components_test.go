@@ -220,3 +220,21 @@ func TestPermissionDialogComponent(t *testing.T) {
 		t.Errorf("note %q", got)
 	}
 }
+
+// Wide columns give room to titles: the sessions list's last column takes
+// the rest of the width, so a long title shows whole at 200 columns and is
+// cut (…) at 80.
+func TestWideColumnsGiveTitlesRoom(t *testing.T) {
+	title := "fix the parser so nested lists keep their tab indentation and tables are sized to their content again"
+	rows := []store.SessionSummary{{Session: store.Session{ID: "abcd1234", Persona: "coder", Title: title}}}
+	for _, w := range []int{200, 80} {
+		p := newSessionsPanel(look{th: newTheme(true, true)}, 1, nil, "", map[string]string{"coder": "Coder"})
+		p.SetSize(w, 10)
+		next, _ := p.Update(sessListMsg{seq: 1, rows: rows})
+		view := ansi.Strip(next.View())
+		whole := strings.Contains(view, title)
+		if whole != (w == 200) || (w == 80 && !strings.Contains(view, "…")) {
+			t.Errorf("at %d columns the title is whole=%v:\n%s", w, whole, view)
+		}
+	}
+}
