@@ -192,7 +192,7 @@ func (p *outputsPanel) search() tea.Cmd {
 
 func (p *outputsPanel) show(r outRow) tea.Cmd {
 	seq, output := p.seq, p.src.output
-	title := fmt.Sprintf("#%d %s %s", r.id, r.tool, r.size)
+	title := strings.TrimSpace(fmt.Sprintf("#%d %s %s", r.id, r.tool, r.size)) // hits have no size
 	return func() tea.Msg {
 		text, err := output(r.id)
 		return outShowMsg{seq: seq, title: title, text: text, row: r, err: err}
