@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"image/color"
 	"strings"
 	"testing"
 	"time"
@@ -236,5 +237,21 @@ func TestWideColumnsGiveTitlesRoom(t *testing.T) {
 		if whole != (w == 200) || (w == 80 && !strings.Contains(view, "…")) {
 			t.Errorf("at %d columns the title is whole=%v:\n%s", w, whole, view)
 		}
+	}
+}
+
+// A theme change reaches the open panel: the memory panel renders its
+// file again in the new colours.
+func TestThemeChangeReachesThePanel(t *testing.T) {
+	h := newHarness(t, harnessOpts{})
+	h.m.noColor = false
+	h.send(tea.BackgroundColorMsg{Color: color.Black})
+	h.key("ctrl+y")
+	h.until("the file", func() bool { return mem(h).path != "" && strings.TrimSpace(ansi.Strip(mem(h).vp.View())) != "" })
+	dark := mem(h).vp.View()
+	h.send(tea.BackgroundColorMsg{Color: color.White})
+	h.until("the file in light colours", func() bool { return mem(h).vp.View() != dark })
+	if ansi.Strip(mem(h).vp.View()) != ansi.Strip(dark) {
+		t.Error("the text changed, not only its colours")
 	}
 }

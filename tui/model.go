@@ -184,8 +184,10 @@ func (m *Model) setPlaceholder() {
 	m.input.Placeholder = "Message " + m.current().p.Name + "…  (/ for commands, F1 for help)"
 }
 
-// setTheme rebuilds styles and drops every render cache.
-func (m *Model) setTheme(dark bool) {
+// setTheme rebuilds styles and drops every render cache; the open panel
+// and the dialog get the new look (the memory panel re-renders its file:
+// the returned Cmd).
+func (m *Model) setTheme(dark bool) tea.Cmd {
 	m.th = newTheme(dark, m.noColor)
 	m.gen++
 	m.r = newRenderer(m.th, m.gen, m.now)
@@ -194,8 +196,9 @@ func (m *Model) setTheme(dark bool) {
 	lk := lookMsg{look: m.look()}
 	m.perm, _ = m.perm.Update(lk)
 	if m.panel != nil {
-		m.updatePanel(lk)
+		return m.updatePanel(lk)
 	}
+	return nil
 }
 
 // The smallest terminal the layout works in; below it the screen only
@@ -312,8 +315,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case tea.BackgroundColorMsg:
-		m.setTheme(msg.IsDark())
-		return m, nil
+		return m, m.setTheme(msg.IsDark())
 	case eventsMsg:
 		return m, tea.Batch(m.events(msg), m.bridge.wait())
 	case doneMsg:
