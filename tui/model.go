@@ -2,7 +2,10 @@
 // persona tabs, the chat, a multi-line input and a status bar, plus panels
 // for memory, the task, the team, tool outputs, sessions and help.
 //
-// One root model owns everything; only the Bubble Tea loop touches it.
+// One root model holds the conversations and routes messages; only the
+// Bubble Tea loop touches it. Each panel and the permission dialog is a
+// component of its own (panel.go) with its key map, holding only what it
+// reads (through funcs it runs in Cmds) and answering with messages.
 // Agents run in Cmds and report through a bridge (bridge.go) that turns
 // their events into messages; permission questions come the same way.
 package tui
