@@ -29,13 +29,13 @@ import (
 
 // Character classes, as bits.
 const (
-	cLetter  = 1 << iota // \p{L}
-	cNumber              // \p{N}
-	cSpace               // \s
-	cUpper               // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
-	cLower               // [\p{Ll}\p{Lm}\p{Lo}\p{M}]
-	cNewline             // [\r\n]
-	cUnmatched           // DEL (see asciiClass)
+	cLetter    = 1 << iota // \p{L}
+	cNumber                // \p{N}
+	cSpace                 // \s
+	cUpper                 // [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
+	cLower                 // [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+	cNewline               // [\r\n]
+	cUnmatched             // DEL (see asciiClass)
 )
 
 // notWordPrefix is [^\r\n\p{L}\p{N}]; punct is [^\s\p{L}\p{N}].
