@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/tiktoken-go/tokenizer"
+
+	"polly/memory/tokens/internal/vocab"
 )
 
 // The compact counter must give exactly the counts of the library its
@@ -130,4 +132,28 @@ func FuzzCountMatchesLibrary(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The embedded tables are exactly what vocabgen makes of the library's
+// vocabularies today: every rank's bytes, and the layout and hash package
+// vocab reads.
+func TestVocabFilesAreGenerated(t *testing.T) {
+	for _, enc := range encodings {
+		lib := libraryCodec(t, enc)
+		var toks []string
+		for id := uint(0); ; id++ {
+			s, err := lib.Decode([]uint{id})
+			if err != nil {
+				break
+			}
+			toks = append(toks, s)
+		}
+		want, err := vocab.Build(toks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(want) != enc.file {
+			t.Errorf("%s.vocab is stale (%d bytes, generated %d): run go generate ./memory/tokens", enc.name, len(enc.file), len(want))
+		}
+	}
 }

@@ -10,7 +10,7 @@ import (
 // regexp2, which turns the text into runes and allocates per match): the
 // same alternatives tried in the same order, with the same backtracking,
 // over the same Unicode classes (Go's unicode tables; \s is
-// unicode.IsSpace). TestSplitMatchesLibrary and FuzzCountMatchesLibrary
+// unicode.IsSpace). TestCountMatchesLibrary and FuzzCountMatchesLibrary
 // hold them to it.
 //
 // o200k_base:

@@ -169,3 +169,12 @@ func TestParallelCountIsExact(t *testing.T) {
 		}
 	}
 }
+
+// A vocabulary that does not open (a damaged build) counts characters/4
+// instead of failing or panicking.
+func TestDamagedVocabularyFallsBackToApprox(t *testing.T) {
+	b := newBPE(encoding{name: "damaged", file: o200kFile[:100], split: splitO200k})
+	if n := b.Count(strings.Repeat("word ", 40)); n != 50 {
+		t.Fatalf("count %d, want chars/4 = 50", n)
+	}
+}

@@ -1,16 +1,9 @@
-// Command vocabgen writes the compact vocabularies memory/tokens embeds,
-// from the tiktoken vocabularies compiled into
-// github.com/tiktoken-go/tokenizer (offline: the library carries them).
-//
-// A file is one read-only table that is used in place, with nothing to
-// build at run time (all integers little-endian uint32):
-//
-//	n, bits             the number of ranks; the hash table has 1<<bits slots
-//	offsets [n+1]       where rank r's bytes are in the arena: [off[r], off[r+1])
-//	slots   [1<<bits]   open addressing, linear probing: empty, or rank | tag<<rankBits
-//	arena               every token's bytes, in rank order
-//
-// The layout and the hash are package vocab's: a change there needs `go generate`.
+// Command vocabgen writes the compact vocabularies memory/tokens embeds
+// (o200k_base.vocab, cl100k_base.vocab; layout in package vocab) from the
+// tiktoken vocabularies compiled into github.com/tiktoken-go/tokenizer:
+// offline, the library carries them. Run it with `go generate
+// ./memory/tokens`; TestVocabFilesAreGenerated fails when the files and
+// the library (or package vocab's layout or hash) disagree.
 package main
 
 import (
