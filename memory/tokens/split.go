@@ -56,28 +56,31 @@ var asciiClass = func() (t [utf8.RuneSelf]uint8) {
 	return t
 }()
 
+// classOf classifies a character with as few table lookups as it can:
+// the general categories are disjoint, so a letter is exactly one of
+// Ll, Lu, Lt, Lm, Lo, and a mark, a number or a space is no letter.
+// TestClassOfEveryRune checks it against the classes' definitions.
 func classOf(r rune) uint8 {
-	var c uint8
-	if unicode.IsLetter(r) {
-		c |= cLetter
+	switch {
+	case unicode.IsLetter(r):
+		switch {
+		case unicode.IsLower(r):
+			return cLetter | cLower
+		case unicode.IsUpper(r), unicode.IsTitle(r):
+			return cLetter | cUpper
+		default: // Lm, Lo
+			return cLetter | cUpper | cLower
+		}
+	case unicode.IsMark(r):
+		return cUpper | cLower
+	case unicode.IsNumber(r):
+		return cNumber
+	case r == '\r' || r == '\n':
+		return cSpace | cNewline
+	case unicode.IsSpace(r):
+		return cSpace
 	}
-	if unicode.IsNumber(r) {
-		c |= cNumber
-	}
-	if unicode.IsSpace(r) {
-		c |= cSpace
-	}
-	lm, lo, m := unicode.Is(unicode.Lm, r), unicode.Is(unicode.Lo, r), unicode.IsMark(r)
-	if unicode.IsUpper(r) || unicode.IsTitle(r) || lm || lo || m {
-		c |= cUpper
-	}
-	if unicode.IsLower(r) || lm || lo || m {
-		c |= cLower
-	}
-	if r == '\r' || r == '\n' {
-		c |= cNewline
-	}
-	return c
+	return 0
 }
 
 // at is the class and size of the character at i (0, 0 past the end).
