@@ -136,8 +136,9 @@ func (b *BPE) countParallel(parts []string) int {
 
 // splitSafe cuts s into about n parts at boundaries where no tiktoken
 // pre-token can span: right after a newline that is followed by a
-// non-space character (the o200k and cl100k split patterns never carry a
-// piece across such a point), so the parts' counts add up exactly.
+// non-space character other than '/' (o200k's punctuation pieces take
+// newlines and slashes after them, ";\n//"; no other piece carries on past
+// a newline), so the parts' counts add up exactly.
 func splitSafe(s string, n int) []string {
 	if n < 2 {
 		return []string{s}
@@ -150,7 +151,7 @@ func splitSafe(s string, n int) []string {
 		if i >= len(s) {
 			break
 		}
-		for i < len(s) && !(s[i-1] == '\n' && !isSpace(s[i])) {
+		for i < len(s) && !(s[i-1] == '\n' && !isSpace(s[i]) && s[i] != '/') {
 			i++
 		}
 		if i >= len(s) {

@@ -157,7 +157,7 @@ func TestParallelCountIsExact(t *testing.T) {
 	for _, model := range []string{"gpt-4.1", "gpt-4"} {
 		c := ForModel(model).(*BPE)
 		c.Count("load the vocabulary")
-		texts := []string{sample, strings.Repeat("word  \n\n  more\tstuff }\n{\n", 20000), strings.Repeat("é日本語 テキスト\n", 30000)}
+		texts := []string{sample, strings.Repeat("word  \n\n  more\tstuff }\n{\n", 20000), strings.Repeat("é日本語 テキスト\n", 30000), strings.Repeat("x := 1;\n// comment\n", 20000)}
 		for i, text := range texts {
 			whole := c.count(text)
 			for _, n := range []int{2, 3, 7} {
