@@ -32,8 +32,10 @@ func TestMain(m *testing.M) {
 		} else if err := json.Unmarshal([]byte(args), &argv); err != nil {
 			panic(err)
 		}
-		os.Exit(Main(Env{Args: argv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
-			Dir: os.Getenv("POLLY_CHILD_DIR"), Home: os.Getenv("HOME"), Template: os.DirFS("../../.agent-template"), Signals: true}))
+		code := Main(Env{Args: argv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
+			Dir: os.Getenv("POLLY_CHILD_DIR"), Home: os.Getenv("HOME"), Template: os.DirFS("../../.agent-template"), Signals: true})
+		writeChildStatus() // the RSS tests read the child's own peak
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
 }

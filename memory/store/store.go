@@ -153,6 +153,13 @@ func openPool(path string, conns int) (*sql.DB, error) {
 	// bound (16 MiB, default 4 MiB) is only the backstop, so commits rarely
 	// pay for a checkpoint inline.
 	q.Add("_pragma", "wal_autocheckpoint(4096)")
+	// A page cache of 512 KiB per connection, not SQLite's default 2 MiB:
+	// the pool has up to five connections and the cache lives outside the
+	// Go heap (modernc's allocator), so the default cost ~2.5 MiB of a
+	// Polly process's peak RSS on a 100-call task with no measurable
+	// change in the store's benchmarks (the file's pages stay in the OS
+	// page cache).
+	q.Add("_pragma", "cache_size(-512)")
 	q.Set("_txlock", "immediate")
 	u.RawQuery = q.Encode()
 	db, err := sql.Open("sqlite", u.String())

@@ -259,3 +259,33 @@ func TestOpenPathNeedingEscapes(t *testing.T) {
 		t.Errorf("Path() = %q", s.Path())
 	}
 }
+
+// Every pooled connection, writer and readers, has the small page cache
+// (the cache is per connection and outside the Go heap).
+func TestPoolsUseSmallPageCache(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "polly.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	for name, db := range map[string]*sql.DB{"writer": s.w, "reader": s.r} {
+		for range 2 {
+			c, err := db.Conn(ctx) // a second reader is a second connection
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			var kib int
+			if err := c.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&kib); err != nil {
+				t.Fatal(err)
+			}
+			if kib != -512 {
+				t.Errorf("%s connection: cache_size %d, want -512 (KiB)", name, kib)
+			}
+			if name == "writer" {
+				break // one connection: a second Conn would wait for the first
+			}
+		}
+	}
+}

@@ -2,16 +2,26 @@
 // BPE tokenizer (offline, vocabularies compiled in) for OpenAI model names,
 // characters/4 for everything else, and a calibration from the provider's
 // reported prompt_tokens.
+//
+// The vocabularies are tiktoken's o200k_base and cl100k_base, taken from
+// github.com/tiktoken-go/tokenizer by `go generate` (internal/vocabgen) and
+// embedded in the compact form of package vocab, read in place: nothing is
+// built when a counter starts, a process that never counts with one never
+// touches its pages, and counting allocates nothing per token. The counts
+// are the library's, exactly (see the tests).
 package tokens
 
+//go:generate go run ./internal/vocabgen .
+
 import (
+	_ "embed"
 	"runtime"
 	"strings"
 	"sync"
-
-	"github.com/tiktoken-go/tokenizer"
+	"unicode/utf8"
 
 	"polly/memory/chat"
+	"polly/memory/tokens/internal/vocab"
 )
 
 // Counter counts the tokens of a text.
@@ -26,20 +36,40 @@ type Approx struct{}
 func (Approx) Count(s string) int { return (len(s) + 3) / 4 }
 func (Approx) Name() string       { return "chars/4" }
 
+var (
+	//go:embed o200k_base.vocab
+	o200kFile string
+	//go:embed cl100k_base.vocab
+	cl100kFile string
+)
+
+// encoding is one tiktoken encoding: its vocabulary file and the
+// pre-tokenizer that cuts text into the pieces merged within.
+type encoding struct {
+	name  string
+	file  string
+	split func(s string, i int) int
+}
+
+var (
+	o200kBase  = encoding{"o200k_base", o200kFile, splitO200k}
+	cl100kBase = encoding{"cl100k_base", cl100kFile, splitCl100k}
+)
+
 // BPE counts with a tiktoken vocabulary.
 type BPE struct {
-	enc  tokenizer.Encoding
+	enc  encoding
 	once sync.Once
-	c    tokenizer.Codec
+	v    *vocab.Table
 	err  error
 }
 
-// NewBPE returns a counter for a tiktoken encoding. The vocabulary is loaded
-// on first use (10–16 ms), not at start-up.
-func NewBPE(enc tokenizer.Encoding) *BPE { return &BPE{enc: enc} }
+func newBPE(enc encoding) *BPE { return &BPE{enc: enc} }
 
+// Count counts s. A vocabulary that does not open (a damaged build) falls
+// back to characters/4 rather than failing the caller.
 func (b *BPE) Count(s string) int {
-	b.once.Do(func() { b.c, b.err = tokenizer.Get(b.enc) })
+	b.once.Do(func() { b.v, b.err = vocab.Open(b.enc.file) })
 	if b.err != nil {
 		return Approx{}.Count(s)
 	}
@@ -52,11 +82,35 @@ func (b *BPE) Count(s string) int {
 }
 
 func (b *BPE) count(s string) int {
-	n, err := b.c.Count(s)
-	if err != nil {
-		return Approx{}.Count(s)
+	s = validUTF8(s)
+	m := merger{v: b.v}
+	n := 0
+	for i := 0; i < len(s); {
+		end := b.enc.split(s, i)
+		if end <= i { // nothing matches here: the library skips the character
+			_, size := utf8.DecodeRuneInString(s[i:])
+			i += size
+			continue
+		}
+		n += m.count(s[i:end])
+		i = end
 	}
 	return n
+}
+
+// validUTF8 replaces each byte that is not part of valid UTF-8 with
+// U+FFFD, as the library's regexp2 does when it turns the text into runes
+// (so its pieces, and their tokens, have the replacement's bytes).
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for _, r := range s {
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // parallelMin is the size from which a text is counted in parallel parts.
@@ -82,8 +136,9 @@ func (b *BPE) countParallel(parts []string) int {
 
 // splitSafe cuts s into about n parts at boundaries where no tiktoken
 // pre-token can span: right after a newline that is followed by a
-// non-space character (the o200k and cl100k split patterns never carry a
-// piece across such a point), so the parts' counts add up exactly.
+// non-space character other than '/' (o200k's punctuation pieces take
+// newlines and slashes after them, ";\n//"; no other piece carries on past
+// a newline), so the parts' counts add up exactly.
 func splitSafe(s string, n int) []string {
 	if n < 2 {
 		return []string{s}
@@ -96,7 +151,7 @@ func splitSafe(s string, n int) []string {
 		if i >= len(s) {
 			break
 		}
-		for i < len(s) && !(s[i-1] == '\n' && !isSpace(s[i])) {
+		for i < len(s) && !(s[i-1] == '\n' && !isSpace(s[i]) && s[i] != '/') {
 			i++
 		}
 		if i >= len(s) {
@@ -112,7 +167,7 @@ func isSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
 }
 
-func (b *BPE) Name() string { return string(b.enc) }
+func (b *BPE) Name() string { return b.enc.name }
 
 // ForModel picks the counter for a model name. Provider prefixes such as
 // "openai/gpt-4.1" (OpenRouter) are understood.
@@ -128,9 +183,9 @@ func ForModel(model string) Counter {
 	case strings.HasPrefix(m, "gpt-4o"), strings.HasPrefix(m, "gpt-4.1"), strings.HasPrefix(m, "gpt-4.5"),
 		strings.HasPrefix(m, "gpt-5"), strings.HasPrefix(m, "chatgpt-4o"), strings.HasPrefix(m, "gpt-oss"),
 		strings.HasPrefix(m, "o1"), strings.HasPrefix(m, "o3"), strings.HasPrefix(m, "o4"):
-		return NewBPE(tokenizer.O200kBase)
+		return newBPE(o200kBase)
 	case strings.HasPrefix(m, "gpt-4"), strings.HasPrefix(m, "gpt-3.5"), strings.HasPrefix(m, "gpt-35"):
-		return NewBPE(tokenizer.Cl100kBase)
+		return newBPE(cl100kBase)
 	}
 	return Approx{}
 }

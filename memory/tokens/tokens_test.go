@@ -78,10 +78,77 @@ func BenchmarkCountO200k(b *testing.B) {
 	}
 }
 
+// benchTexts are 1 KB and 100 KB of code, and 100 KB of mixed-script
+// prose.
+var benchTexts = []struct {
+	name, text string
+}{
+	{"code-1KB", sample[:1<<10]},
+	{"code-100KB", sample[:100<<10]},
+	{"unicode-100KB", strings.Repeat("Größe naïve café — 日本語のテキスト, русский текст; emoji 😀 and 12345 numbers.\n", 1100)[:100<<10]},
+}
+
+// BenchmarkCount is the compact counter; BenchmarkLibraryCount the
+// library it replaced, on the same texts.
+func BenchmarkCount(b *testing.B) {
+	for _, enc := range encodings {
+		c := newBPE(enc)
+		c.Count("warm up")
+		for _, t := range benchTexts {
+			b.Run(enc.name+"/"+t.name, func(b *testing.B) {
+				b.SetBytes(int64(len(t.text)))
+				b.ReportAllocs()
+				for b.Loop() {
+					c.Count(t.text)
+				}
+			})
+		}
+	}
+}
+
+func BenchmarkLibraryCount(b *testing.B) {
+	for _, enc := range encodings {
+		c := libraryCodec(b, enc)
+		for _, t := range benchTexts {
+			b.Run(enc.name+"/"+t.name, func(b *testing.B) {
+				b.SetBytes(int64(len(t.text)))
+				b.ReportAllocs()
+				for b.Loop() {
+					c.Count(t.text)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkFirstCount is a new counter's first count: what opening the
+// vocabulary costs (the library built a 200,000-entry map, ~40 ms).
+func BenchmarkFirstCount(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		newBPE(o200kBase).Count("hello world")
+	}
+}
+
 func BenchmarkCountApprox(b *testing.B) {
 	b.SetBytes(int64(len(sample)))
 	for b.Loop() {
 		Approx{}.Count(sample)
+	}
+}
+
+// Counting allocates nothing per token or piece: a fixed few allocations
+// a text at most (the scratch of long pieces' merges), whatever its size.
+func TestCountAllocations(t *testing.T) {
+	long := strings.Repeat("x", 500) + strings.Repeat(" ", 300) + strings.Repeat("=", 200) // pieces past scanMax
+	for _, enc := range encodings {
+		c := newBPE(enc)
+		c.Count("open")
+		for _, text := range []string{benchTexts[0].text, benchTexts[1].text, benchTexts[2].text, long + benchTexts[1].text + long} {
+			if n := testing.AllocsPerRun(5, func() { c.Count(text) }); n > 4 {
+				t.Errorf("%s: %v allocations counting %d bytes", enc.name, n, len(text))
+			}
+		}
 	}
 }
 
@@ -90,7 +157,7 @@ func TestParallelCountIsExact(t *testing.T) {
 	for _, model := range []string{"gpt-4.1", "gpt-4"} {
 		c := ForModel(model).(*BPE)
 		c.Count("load the vocabulary")
-		texts := []string{sample, strings.Repeat("word  \n\n  more\tstuff }\n{\n", 20000), strings.Repeat("é日本語 テキスト\n", 30000)}
+		texts := []string{sample, strings.Repeat("word  \n\n  more\tstuff }\n{\n", 20000), strings.Repeat("é日本語 テキスト\n", 30000), strings.Repeat("x := 1;\n// comment\n", 20000)}
 		for i, text := range texts {
 			whole := c.count(text)
 			for _, n := range []int{2, 3, 7} {
@@ -100,5 +167,14 @@ func TestParallelCountIsExact(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A vocabulary that does not open (a damaged build) counts characters/4
+// instead of failing or panicking.
+func TestDamagedVocabularyFallsBackToApprox(t *testing.T) {
+	b := newBPE(encoding{name: "damaged", file: o200kFile[:100], split: splitO200k})
+	if n := b.Count(strings.Repeat("word ", 40)); n != 50 {
+		t.Fatalf("count %d, want chars/4 = 50", n)
 	}
 }
