@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"polly/workspace/jsonfile"
 )
 
 // Value rules live in `check` struct tags, next to the fields they guard,
@@ -43,7 +45,7 @@ func checkValue(tag string, v reflect.Value) string {
 			opts := strings.Split(arg, "|")
 			if s := v.String(); !slices.Contains(opts, s) {
 				msg := fmt.Sprintf("expected one of %s, got %q", strings.Join(opts, ", "), s)
-				if c := closest(s, opts); c != "" {
+				if c := jsonfile.Closest(s, opts); c != "" {
 					msg += fmt.Sprintf(" (did you mean %q?)", c)
 				}
 				return msg
@@ -95,7 +97,7 @@ func checkKey(tag, key string) string {
 			opts := strings.Split(strings.TrimPrefix(rule, "keys=oneof="), "|")
 			if !slices.Contains(opts, key) {
 				msg := fmt.Sprintf("unknown key %q (expected one of %s)", key, strings.Join(opts, ", "))
-				if c := closest(key, opts); c != "" {
+				if c := jsonfile.Closest(key, opts); c != "" {
 					msg += fmt.Sprintf(" (did you mean %q?)", c)
 				}
 				return msg

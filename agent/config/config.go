@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"strings"
 	"time"
+
+	"polly/workspace/jsonfile"
 )
 
 // Mode is how much the agent may do without asking.
@@ -57,7 +59,7 @@ type Config struct {
 	facts    ModelFacts        // windows learned and discovered at run time; nil: none
 	warnings []string
 	mcpFile  map[string]MCPServer // the project's .mcp.json "mcpServers"
-	mcpTrust *node                // the project's .mcp.json "mcpServers", judged with the settings that need trust
+	mcpTrust *jsonfile.Node       // the project's .mcp.json "mcpServers", judged with the settings that need trust
 	mcpData  []byte               // .mcp.json as read, for positions
 
 	opts        LoadOptions  // what Load was given, for Reload

@@ -1,10 +1,7 @@
 package config
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"path/filepath"
 	"reflect"
@@ -24,29 +21,14 @@ type mcpFile struct {
 // the config files. Its servers are kept apart: they apply only when the
 // project is trusted.
 func (c *Config) mergeMCPFile(read func(string) ([]byte, error), projectDir string) error {
-	data, err := read(filepath.Join(projectDir, MCPFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+	doc, err := readDocument(read, filepath.Join(projectDir, MCPFile), MCPFile, false)
+	if err != nil || doc == nil || doc.Root == nil {
+		return err
 	}
-	if err != nil {
-		return &Error{File: MCPFile, Msg: "cannot read: " + err.Error(), Err: err}
-	}
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	root, err := parseDocument(data)
-	if err != nil {
-		var pe *posError
-		if !errors.As(err, &pe) {
-			return &Error{File: MCPFile, Msg: err.Error(), Err: err}
-		}
-		line, col := lineCol(data, pe.off)
-		return &Error{File: MCPFile, Line: line, Col: col, Msg: pe.msg}
-	}
-	if root == nil {
-		return nil
-	}
+	root := doc.Root
 	var f mcpFile
-	d := decoder{c: c, l: layer{kind: KindProjectFile, detail: MCPFile, data: data}}
-	if err := d.merge(reflect.ValueOf(&f).Elem(), root, "", root.off, ""); err != nil {
+	d := decoder{c: c, l: layer{kind: KindProjectFile, detail: MCPFile, data: doc.Data}}
+	if err := d.merge(reflect.ValueOf(&f).Elem(), root, "", root.Off, ""); err != nil {
 		return err
 	}
 	c.mcpFile = f.MCPServers

@@ -87,25 +87,6 @@ func TestExpandHome(t *testing.T) {
 	}
 }
 
-func TestClosest(t *testing.T) {
-	opts := []string{"ask", "auto-edit", "yolo"}
-	tests := []struct{ in, want string }{
-		{"yoloo", "yolo"},
-		{"YOLO", "yolo"},
-		{"autoedit", "auto-edit"},
-		{"fast", ""},
-		{"", ""},
-	}
-	for _, tt := range tests {
-		if got := closest(tt.in, opts); got != tt.want {
-			t.Errorf("closest(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-	if d := editDistance("modle", "model"); d != 1 {
-		t.Errorf("transposition distance = %d, want 1", d)
-	}
-}
-
 func TestJoinPath(t *testing.T) {
 	tests := []struct{ base, key, want string }{
 		{"", "mode", "mode"},

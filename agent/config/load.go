@@ -1,7 +1,6 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"polly/workspace/jsonfile"
 )
 
 // LoadOptions are the inputs of Load; nothing is read from the process
@@ -169,8 +170,8 @@ func readFile(path string) ([]byte, error) {
 
 // holdUntrusted returns the filter for the project file: the settings that
 // need trust stay out unless the user trusts exactly these values.
-func (c *Config) holdUntrusted(read func(string) ([]byte, error)) func([]byte, *node) *node {
-	return func(data []byte, root *node) *node {
+func (c *Config) holdUntrusted(read func(string) ([]byte, error)) func([]byte, *jsonfile.Node) *jsonfile.Node {
+	return func(data []byte, root *jsonfile.Node) *jsonfile.Node {
 		c.projectData = data
 		free, held := c.splitProject(root)
 		if c.judgeTrust(read, held) {
@@ -182,10 +183,25 @@ func (c *Config) holdUntrusted(read func(string) ([]byte, error)) func([]byte, *
 }
 
 // mergeFile merges one file; filter, when set, chooses what of it applies.
-func (c *Config) mergeFile(read func(string) ([]byte, error), path, display string, kind Kind, mustExist bool, filter func([]byte, *node) *node) error {
+func (c *Config) mergeFile(read func(string) ([]byte, error), path, display string, kind Kind, mustExist bool, filter func([]byte, *jsonfile.Node) *jsonfile.Node) error {
+	doc, err := readDocument(read, path, display, mustExist)
+	if err != nil || doc == nil || doc.Root == nil {
+		return err // a missing or empty file sets nothing
+	}
+	root := doc.Root
+	if filter != nil {
+		root = filter(doc.Data, root)
+	}
+	d := decoder{c: c, l: layer{kind: kind, detail: display, data: doc.Data}}
+	return d.mergeFile(root)
+}
+
+// readDocument reads and parses one JSON file; nil when it does not exist
+// (and need not). Problems are an *Error naming the file, line and column.
+func readDocument(read func(string) ([]byte, error), path, display string, mustExist bool) (*jsonfile.Document, error) {
 	data, err := read(path)
 	if errors.Is(err, fs.ErrNotExist) && !mustExist {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
 		msg := "cannot read: " + err.Error()
@@ -195,26 +211,16 @@ func (c *Config) mergeFile(read func(string) ([]byte, error), path, display stri
 		if mustExist {
 			msg += " (named by POLLY_CONFIG)"
 		}
-		return &Error{File: display, Msg: msg, Err: err}
+		return nil, &Error{File: display, Msg: msg, Err: err}
 	}
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // editors on Windows add a BOM
-	root, err := parseDocument(data)
+	doc, err := jsonfile.Parse(data)
+	if pe := (*jsonfile.Error)(nil); errors.As(err, &pe) {
+		return nil, &Error{File: display, Line: pe.Line, Col: pe.Col, Msg: pe.Msg}
+	}
 	if err != nil {
-		var pe *posError
-		if !errors.As(err, &pe) {
-			return &Error{File: display, Msg: err.Error(), Err: err}
-		}
-		line, col := lineCol(data, pe.off)
-		return &Error{File: display, Line: line, Col: col, Msg: pe.msg}
+		return nil, &Error{File: display, Msg: err.Error(), Err: err}
 	}
-	if root == nil {
-		return nil // an empty file sets nothing
-	}
-	if filter != nil {
-		root = filter(data, root)
-	}
-	d := decoder{c: c, l: layer{kind: kind, detail: display, data: data}}
-	return d.mergeFile(root)
+	return doc, nil
 }
 
 func (c *Config) mergeEnv(getenv func(string) string) error {
@@ -226,7 +232,7 @@ func (c *Config) mergeEnv(getenv func(string) string) error {
 	} {
 		if v := getenv(e.name); v != "" {
 			d := decoder{c: c, l: layer{kind: KindEnv, detail: e.name}}
-			if err := d.setTop(e.field, &node{kind: kindString, text: v}); err != nil {
+			if err := d.setTop(e.field, &jsonfile.Node{Kind: jsonfile.String, Text: v}); err != nil {
 				return err
 			}
 		}
@@ -253,7 +259,7 @@ func (c *Config) mergeFlags(f Flags) error {
 	} {
 		if s.v != nil {
 			d := decoder{c: c, l: layer{kind: KindFlag, detail: s.flag}}
-			if err := d.setTop(s.field, &node{kind: kindString, text: *s.v}); err != nil {
+			if err := d.setTop(s.field, &jsonfile.Node{Kind: jsonfile.String, Text: *s.v}); err != nil {
 				return err
 			}
 		}
@@ -266,7 +272,7 @@ func (c *Config) mergeFlags(f Flags) error {
 	}
 	if f.MaxTurns != nil {
 		d := decoder{c: c, l: layer{kind: KindFlag, detail: "--max-turns"}}
-		if err := d.setTop("max_turns", &node{kind: kindNumber, text: strconv.Itoa(*f.MaxTurns)}); err != nil {
+		if err := d.setTop("max_turns", &jsonfile.Node{Kind: jsonfile.Number, Text: strconv.Itoa(*f.MaxTurns)}); err != nil {
 			return err
 		}
 	}
@@ -328,7 +334,7 @@ func (c *Config) validate() error {
 	names := slices.Sorted(maps.Keys(c.Providers))
 	if _, ok := c.Providers[c.Provider]; !ok {
 		msg := fmt.Sprintf("unknown provider %q", c.Provider)
-		if s := closest(c.Provider, names); s != "" {
+		if s := jsonfile.Closest(c.Provider, names); s != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		} else {
 			msg += " (configured: " + strings.Join(names, ", ") + ")"
@@ -340,7 +346,7 @@ func (c *Config) validate() error {
 	_, listed := c.Providers[c.Provider].Models[c.Model]
 	if p, _, ok := strings.Cut(c.Model, "/"); ok && !listed && c.Source("model").Kind > c.Source("provider").Kind {
 		if _, known := c.Providers[p]; !known {
-			if s := closest(p, names); s != "" {
+			if s := jsonfile.Closest(p, names); s != "" {
 				return sourceError(c.Source("model"), "model", fmt.Sprintf(
 					"no provider named %q (did you mean %q?); to send the whole name to provider %q, set \"provider\" explicitly",
 					p, s, c.Provider))
