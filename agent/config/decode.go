@@ -21,8 +21,8 @@ type layer struct {
 
 // decoder merges one layer into a Config, driven by the Config's types:
 // objects overlay structs and maps key by key, arrays append, scalars
-// replace. Every value set is checked against its field's check tag and
-// recorded in the Config's sources.
+// replace. Every value set is recorded in the Config's sources; the value
+// rules are the Validate methods, run on the result.
 type decoder struct {
 	c *Config
 	l layer
@@ -42,22 +42,13 @@ func (d *decoder) fail(off int, field, msg string) *Error {
 
 // mergeFile merges a parsed file into the config.
 func (d *decoder) mergeFile(root *jsonfile.Node) error {
-	return d.merge(reflect.ValueOf(d.c).Elem(), root, "", root.Off, "")
-}
-
-// setTop sets a top-level field from an env variable or a flag.
-func (d *decoder) setTop(field string, n *jsonfile.Node) error {
-	f, ok := fieldByName(reflect.TypeFor[Config](), field)
-	if !ok {
-		panic("config: no top-level field " + field) // a programming error, caught by tests
-	}
-	return d.merge(reflect.ValueOf(d.c).Elem().Field(f.index), n, field, -1, f.tag)
+	return d.merge(reflect.ValueOf(d.c).Elem(), root, "", root.Off, false)
 }
 
 // merge decodes n into v (addressable). field is v's path, at the offset
-// to blame for v (its key, or the array element) and tag the check rules
-// of the struct field holding v.
-func (d *decoder) merge(v reflect.Value, n *jsonfile.Node, field string, at int, tag string) error {
+// to blame for v (its key, or the array element); secret says that type
+// errors must not echo the value (it may be a key).
+func (d *decoder) merge(v reflect.Value, n *jsonfile.Node, field string, at int, secret bool) error {
 	if n.Kind == jsonfile.Null {
 		return nil // null means "not set here"
 	}
@@ -67,7 +58,7 @@ func (d *decoder) merge(v reflect.Value, n *jsonfile.Node, field string, at int,
 		if !v.IsNil() {
 			p.Elem().Set(v.Elem())
 		}
-		if err := d.merge(p.Elem(), n, field, at, tag); err != nil {
+		if err := d.merge(p.Elem(), n, field, at, secret); err != nil {
 			return err
 		}
 		v.Set(p)
@@ -87,11 +78,11 @@ func (d *decoder) merge(v reflect.Value, n *jsonfile.Node, field string, at int,
 	case reflect.Struct:
 		return d.mergeStruct(v, n, field, at)
 	case reflect.Map:
-		return d.mergeMap(v, n, field, at, tag)
+		return d.mergeMap(v, n, field, at, secret)
 	case reflect.Slice:
-		return d.mergeSlice(v, n, field, at, tag)
+		return d.mergeSlice(v, n, field, at, secret)
 	}
-	return d.mergeLeaf(v, n, field, at, tag)
+	return d.mergeLeaf(v, n, field, at, secret)
 }
 
 func (d *decoder) mergeStruct(v reflect.Value, n *jsonfile.Node, field string, at int) error {
@@ -108,14 +99,19 @@ func (d *decoder) mergeStruct(v reflect.Value, n *jsonfile.Node, field string, a
 		if !ok {
 			return d.fail(m.Off, field, unknownField(m.Key, v.Type(), field))
 		}
-		if err := d.merge(v.Field(f.index), m.Val, joinPath(field, m.Key), m.Off, f.tag); err != nil {
+		if err := d.merge(v.Field(f.index), m.Val, joinPath(field, m.Key), m.Off, secretKey(m.Key)); err != nil {
 			return err
 		}
+	}
+	if field != "" {
+		// Where a layer wrote this object: a model's "context" tells
+		// modelContext to look for the numbers set in it.
+		d.c.sources[field] = d.source(at)
 	}
 	return nil
 }
 
-func (d *decoder) mergeMap(v reflect.Value, n *jsonfile.Node, field string, at int, tag string) error {
+func (d *decoder) mergeMap(v reflect.Value, n *jsonfile.Node, field string, at int, secret bool) error {
 	if n.Kind != jsonfile.Object {
 		return d.fail(at, field, "expected an object, got "+n.Describe())
 	}
@@ -129,9 +125,6 @@ func (d *decoder) mergeMap(v reflect.Value, n *jsonfile.Node, field string, at i
 			return d.fail(m.Off, path, "duplicate key")
 		}
 		seen[m.Key] = true
-		if msg := checkKey(tag, m.Key); msg != "" {
-			return d.fail(m.Off, path, msg)
-		}
 		if m.Val.Kind == jsonfile.Null {
 			continue
 		}
@@ -140,7 +133,7 @@ func (d *decoder) mergeMap(v reflect.Value, n *jsonfile.Node, field string, at i
 		if old := v.MapIndex(key); old.IsValid() {
 			elem.Set(old) // overlay: a project file adding one model keeps the provider's base URL
 		}
-		if err := d.merge(elem, m.Val, path, m.Off, tag); err != nil {
+		if err := d.merge(elem, m.Val, path, m.Off, secret); err != nil {
 			return err
 		}
 		v.SetMapIndex(key, elem)
@@ -149,7 +142,7 @@ func (d *decoder) mergeMap(v reflect.Value, n *jsonfile.Node, field string, at i
 	return nil
 }
 
-func (d *decoder) mergeSlice(v reflect.Value, n *jsonfile.Node, field string, at int, tag string) error {
+func (d *decoder) mergeSlice(v reflect.Value, n *jsonfile.Node, field string, at int, secret bool) error {
 	if n.Kind != jsonfile.Array {
 		return d.fail(at, field, "expected an array, got "+n.Describe())
 	}
@@ -160,7 +153,7 @@ func (d *decoder) mergeSlice(v reflect.Value, n *jsonfile.Node, field string, at
 			return d.fail(e.Off, path, "expected a string, got null")
 		}
 		elem := reflect.New(v.Type().Elem()).Elem()
-		if err := d.merge(elem, e, path, e.Off, tag); err != nil {
+		if err := d.merge(elem, e, path, e.Off, secret); err != nil {
 			return err
 		}
 		v.Set(reflect.Append(v, elem))
@@ -171,9 +164,9 @@ func (d *decoder) mergeSlice(v reflect.Value, n *jsonfile.Node, field string, at
 	return nil
 }
 
-func (d *decoder) mergeLeaf(v reflect.Value, n *jsonfile.Node, field string, at int, tag string) error {
+func (d *decoder) mergeLeaf(v reflect.Value, n *jsonfile.Node, field string, at int, secret bool) error {
 	got := n.Describe()
-	if slices.Contains(strings.Fields(tag), "secret") && n.Kind != jsonfile.Object && n.Kind != jsonfile.Array {
+	if secret && n.Kind != jsonfile.Object && n.Kind != jsonfile.Array {
 		got = "a value of another type" // never echo what may be a key
 	}
 	switch v.Kind() {
@@ -211,9 +204,6 @@ func (d *decoder) mergeLeaf(v reflect.Value, n *jsonfile.Node, field string, at 
 	default:
 		panic("config: unsupported field type " + v.Type().String()) // caught by tests
 	}
-	if msg := checkValue(tag, v); msg != "" {
-		return d.fail(at, field, msg)
-	}
 	d.c.sources[field] = d.source(at)
 	return nil
 }
@@ -237,14 +227,13 @@ func parseWhole(s string) (int64, string) {
 type structField struct {
 	name  string
 	index int
-	tag   string
 }
 
 func fieldByName(t reflect.Type, name string) (structField, bool) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if json, _, _ := strings.Cut(f.Tag.Get("json"), ","); json != "" && json == name && f.IsExported() {
-			return structField{json, i, f.Tag.Get("check")}, true
+			return structField{json, i}, true
 		}
 	}
 	return structField{}, false

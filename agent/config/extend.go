@@ -14,7 +14,7 @@ const MCPFile = ".mcp.json"
 
 // mcpFile is the shape of .mcp.json.
 type mcpFile struct {
-	MCPServers map[string]MCPServer `json:"mcpServers" check:"keys=name"`
+	MCPServers map[string]MCPServer `json:"mcpServers"`
 }
 
 // mergeMCPFile reads <project>/.mcp.json with the same located errors as
@@ -28,15 +28,17 @@ func (c *Config) mergeMCPFile(read func(string) ([]byte, error), projectDir stri
 	root := doc.Root
 	var f mcpFile
 	d := decoder{c: c, l: layer{kind: KindProjectFile, detail: MCPFile, data: doc.Data}}
-	if err := d.merge(reflect.ValueOf(&f).Elem(), root, "", root.Off, ""); err != nil {
+	if err := d.merge(reflect.ValueOf(&f).Elem(), root, "", root.Off, false); err != nil {
 		return err
 	}
+	var p problems
+	c.validateServers(&p, "mcpServers", f.MCPServers)
 	c.mcpFile = f.MCPServers
-	return nil
+	return c.locate(p.join())
 }
 
-// checkExtensions checks what the field rules cannot: an MCP server needs
-// a command or a URL that fits its type.
+// checkExtensions checks what the Validate methods cannot, once every layer
+// is in: an MCP server needs a command or a URL that fits its type.
 func (c *Config) checkExtensions() error {
 	check := func(prefix string, servers map[string]MCPServer) error {
 		for _, name := range slices.Sorted(maps.Keys(servers)) {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -8,9 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 
 	"polly/workspace/jsonfile"
@@ -97,10 +96,12 @@ func load(opts LoadOptions, read func(string) ([]byte, error)) (*Config, error) 
 			return nil, err
 		}
 	}
-	if err := c.mergeEnv(getenv); err != nil {
+	// Every layer is checked as it comes in, so a bad value is reported
+	// where it is written even when a higher layer replaces it.
+	if err := cmp.Or(c.mergeEnv(getenv), c.locate(c.Validate())); err != nil {
 		return nil, err
 	}
-	if err := c.mergeFlags(opts.Flags); err != nil {
+	if err := cmp.Or(c.mergeFlags(opts.Flags), c.locate(c.Validate())); err != nil {
 		return nil, err
 	}
 	for name, p := range c.Providers {
@@ -111,7 +112,7 @@ func load(opts LoadOptions, read func(string) ([]byte, error)) (*Config, error) 
 	if err := c.resolveWorkspace(opts.Home, opts.ProjectDir); err != nil {
 		return nil, err
 	}
-	if err := c.validate(); err != nil {
+	if err := c.checkProviders(); err != nil {
 		return nil, err
 	}
 	if err := c.checkExtensions(); err != nil {
@@ -193,7 +194,10 @@ func (c *Config) mergeFile(read func(string) ([]byte, error), path, display stri
 		root = filter(doc.Data, root)
 	}
 	d := decoder{c: c, l: layer{kind: kind, detail: display, data: doc.Data}}
-	return d.mergeFile(root)
+	if err := d.mergeFile(root); err != nil {
+		return err
+	}
+	return c.locate(c.Validate())
 }
 
 // readDocument reads and parses one JSON file; nil when it does not exist
@@ -224,17 +228,17 @@ func readDocument(read func(string) ([]byte, error), path, display string, mustE
 }
 
 func (c *Config) mergeEnv(getenv func(string) string) error {
-	for _, e := range []struct{ name, field string }{
-		{"POLLY_PROVIDER", "provider"},
-		{"POLLY_MODEL", "model"},
-		{"POLLY_WORKSPACE", "workspace"},
-		{"POLLY_MODE", "mode"},
+	for _, e := range []struct {
+		name, field string
+		dst         *string
+	}{
+		{"POLLY_PROVIDER", "provider", &c.Provider},
+		{"POLLY_MODEL", "model", &c.Model},
+		{"POLLY_WORKSPACE", "workspace", &c.Workspace},
+		{"POLLY_MODE", "mode", (*string)(&c.Mode)},
 	} {
 		if v := getenv(e.name); v != "" {
-			d := decoder{c: c, l: layer{kind: KindEnv, detail: e.name}}
-			if err := d.setTop(e.field, &jsonfile.Node{Kind: jsonfile.String, Text: v}); err != nil {
-				return err
-			}
+			*e.dst, c.sources[e.field] = v, Source{Kind: KindEnv, Detail: e.name}
 		}
 	}
 	if v := getenv("OPENAI_BASE_URL"); v != "" {
@@ -251,17 +255,16 @@ func (c *Config) mergeFlags(f Flags) error {
 	for _, s := range []struct {
 		v           *string
 		flag, field string
+		dst         *string
 	}{
-		{f.Model, "--model", "model"},
-		{f.Persona, "--persona", "persona"},
-		{f.Workspace, "--workspace", "workspace"},
-		{f.Mode, "--mode", "mode"},
+		{f.Model, "--model", "model", &c.Model},
+		{f.Persona, "--persona", "persona", &c.Persona},
+		{f.Workspace, "--workspace", "workspace", &c.Workspace},
+		{f.Mode, "--mode", "mode", (*string)(&c.Mode)},
+		{f.Sandbox, "--sandbox", "sandbox.mode", &c.Sandbox.Mode},
 	} {
 		if s.v != nil {
-			d := decoder{c: c, l: layer{kind: KindFlag, detail: s.flag}}
-			if err := d.setTop(s.field, &jsonfile.Node{Kind: jsonfile.String, Text: *s.v}); err != nil {
-				return err
-			}
+			*s.dst, c.sources[s.field] = *s.v, Source{Kind: KindFlag, Detail: s.flag}
 		}
 	}
 	if f.Yolo {
@@ -271,17 +274,7 @@ func (c *Config) mergeFlags(f Flags) error {
 		c.Mode, c.sources["mode"] = ModeYolo, Source{Kind: KindFlag, Detail: "--yolo"}
 	}
 	if f.MaxTurns != nil {
-		d := decoder{c: c, l: layer{kind: KindFlag, detail: "--max-turns"}}
-		if err := d.setTop("max_turns", &jsonfile.Node{Kind: jsonfile.Number, Text: strconv.Itoa(*f.MaxTurns)}); err != nil {
-			return err
-		}
-	}
-	if f.Sandbox != nil {
-		src := Source{Kind: KindFlag, Detail: "--sandbox"}
-		if msg := checkValue("oneof=auto|on|off", reflect.ValueOf(*f.Sandbox)); msg != "" {
-			return sourceError(src, "sandbox.mode", msg)
-		}
-		c.Sandbox.Mode, c.sources["sandbox.mode"] = *f.Sandbox, src
+		c.MaxTurns, c.sources["max_turns"] = *f.MaxTurns, Source{Kind: KindFlag, Detail: "--max-turns"}
 	}
 	if f.BaseURL != nil {
 		src := Source{Kind: KindFlag, Detail: "--base-url"}
@@ -329,8 +322,10 @@ func expandHome(path, home string) (string, error) {
 	return filepath.Join(home, rest), nil
 }
 
-// validate checks what needs more than one value.
-func (c *Config) validate() error {
+// checkProviders checks what needs several values and their sources: the
+// active provider exists, a "provider/" prefix names one, every provider
+// has a base URL.
+func (c *Config) checkProviders() error {
 	names := slices.Sorted(maps.Keys(c.Providers))
 	if _, ok := c.Providers[c.Provider]; !ok {
 		msg := fmt.Sprintf("unknown provider %q", c.Provider)

@@ -199,7 +199,9 @@ func writeCanonical(b *strings.Builder, n *jsonfile.Node, mask bool) {
 	}
 }
 
-func secretKey(k string) bool { return k == "api_key" || k == "headers" }
+// secretKey names the fields whose values may be credentials: never shown,
+// never echoed in an error (an MCP server's env passes keys too).
+func secretKey(k string) bool { return k == "api_key" || k == "headers" || k == "env" }
 
 // shownValue is what the user sees of a held setting: never a secret.
 func shownValue(r restricted) string {
