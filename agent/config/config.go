@@ -546,14 +546,18 @@ func priceOf(spec ModelSpec) *Price {
 // this model in their place. What was set is read from the sources, so one
 // struct serves both: no parallel struct of pointers.
 func (c *Config) modelContext(provider, name string, spec ModelSpec) ContextSettings {
+	return c.contextAt(joinPath(joinPath("providers", provider)+".models", name)+".context", spec.Context)
+}
+
+// contextAt is the global numbers with those set at ctxPath from set.
+func (c *Config) contextAt(ctxPath string, set ContextSettings) ContextSettings {
 	out := c.Context
-	ctxPath := joinPath(joinPath("providers", provider)+".models", name) + ".context"
-	if _, set := c.sources[ctxPath]; !set {
-		return out // no layer wrote a "context" object for this model
+	if _, wrote := c.sources[ctxPath]; !wrote {
+		return out // no layer wrote a "context" object here
 	}
-	from, to := reflect.ValueOf(spec.Context), reflect.ValueOf(&out).Elem()
+	from, to := reflect.ValueOf(set), reflect.ValueOf(&out).Elem()
 	for i := range to.NumField() {
-		if _, set := c.sources[ctxPath+"."+jsonName(to.Type().Field(i))]; set {
+		if _, ok := c.sources[ctxPath+"."+jsonName(to.Type().Field(i))]; ok {
 			to.Field(i).Set(from.Field(i))
 		}
 	}

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -98,10 +97,10 @@ func load(opts LoadOptions, read func(string) ([]byte, error)) (*Config, error) 
 	}
 	// Every layer is checked as it comes in, so a bad value is reported
 	// where it is written even when a higher layer replaces it.
-	if err := cmp.Or(c.mergeEnv(getenv), c.locate(c.Validate())); err != nil {
+	if err := c.mergeEnv(getenv); err != nil {
 		return nil, err
 	}
-	if err := cmp.Or(c.mergeFlags(opts.Flags), c.locate(c.Validate())); err != nil {
+	if err := c.mergeFlags(opts.Flags); err != nil {
 		return nil, err
 	}
 	for name, p := range c.Providers {
@@ -228,6 +227,7 @@ func readDocument(read func(string) ([]byte, error), path, display string, mustE
 }
 
 func (c *Config) mergeEnv(getenv func(string) string) error {
+	set := false
 	for _, e := range []struct {
 		name, field string
 		dst         *string
@@ -239,6 +239,7 @@ func (c *Config) mergeEnv(getenv func(string) string) error {
 	} {
 		if v := getenv(e.name); v != "" {
 			*e.dst, c.sources[e.field] = v, Source{Kind: KindEnv, Detail: e.name}
+			set = true
 		}
 	}
 	if v := getenv("OPENAI_BASE_URL"); v != "" {
@@ -248,10 +249,14 @@ func (c *Config) mergeEnv(getenv func(string) string) error {
 		}
 		c.baseURL, c.sources["base_url"] = v, src
 	}
+	if set {
+		return c.locate(c.Validate())
+	}
 	return nil
 }
 
 func (c *Config) mergeFlags(f Flags) error {
+	set := f.Yolo || f.MaxTurns != nil
 	for _, s := range []struct {
 		v           *string
 		flag, field string
@@ -265,6 +270,7 @@ func (c *Config) mergeFlags(f Flags) error {
 	} {
 		if s.v != nil {
 			*s.dst, c.sources[s.field] = *s.v, Source{Kind: KindFlag, Detail: s.flag}
+			set = true
 		}
 	}
 	if f.Yolo {
@@ -289,6 +295,9 @@ func (c *Config) mergeFlags(f Flags) error {
 			return sourceError(src, "api_key", "must not be empty")
 		}
 		c.apiKey, c.sources["api_key"] = *f.APIKey, src
+	}
+	if set {
+		return c.locate(c.Validate())
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -57,20 +56,19 @@ func (p problems) join() error { return errors.Join(p...) }
 
 // fieldErrors flattens what Validate returned (errors.Join nests).
 func fieldErrors(err error) []*FieldError {
-	var fe *FieldError
-	switch {
-	case err == nil:
+	switch e := err.(type) {
+	case nil:
 		return nil
-	case errors.As(err, &fe) && fe == err:
-		return []*FieldError{fe}
-	}
-	var out []*FieldError
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range j.Unwrap() {
-			out = append(out, fieldErrors(e)...)
+	case *FieldError:
+		return []*FieldError{e}
+	case interface{ Unwrap() []error }:
+		var out []*FieldError
+		for _, inner := range e.Unwrap() {
+			out = append(out, fieldErrors(inner)...)
 		}
+		return out
 	}
-	return out
+	return nil
 }
 
 // Validate checks every value against its own rules; Load runs it after
@@ -81,19 +79,22 @@ func (c *Config) Validate() error {
 	var p problems
 	p.add("model", nonEmpty(c.Model))
 	p.add("provider", checkName(c.Provider))
-	for _, name := range slices.Sorted(maps.Keys(c.Providers)) {
+	for name, pr := range c.Providers {
 		path := joinPath("providers", name)
-		pr := c.Providers[name]
 		p.add(path, keyRule(checkName(name)))
 		p.nest(path, pr.Validate())
 		c.writtenZero(&p, path+".base_url", pr.BaseURL == "", checkURL)
-		for _, model := range slices.Sorted(maps.Keys(pr.Models)) {
-			spec, specPath := pr.Models[model], joinPath(path+".models", model)
+		models := path + ".models"
+		for model, spec := range pr.Models {
+			specPath := joinPath(models, model)
 			c.writtenZero(&p, specPath+".context_window", spec.ContextWindow == 0, func(string) string { return atLeast(0, 1) })
-			// The numbers a file set for this model (the others are the
-			// global ones, checked as "context").
-			for _, fe := range fieldErrors(c.modelContext(name, model, spec).Validate()) {
-				if path := specPath + ".context." + fe.Path; c.Source(path).Kind != KindDefault {
+			ctxPath := specPath + ".context"
+			if _, set := c.sources[ctxPath]; !set {
+				continue // the global numbers, checked as "context"
+			}
+			// The numbers a file set for this model.
+			for _, fe := range fieldErrors(c.contextAt(ctxPath, spec.Context).Validate()) {
+				if path := ctxPath + "." + fe.Path; c.Source(path).Kind != KindDefault {
 					p.add(path, fe.Msg)
 				}
 			}
@@ -110,7 +111,7 @@ func (c *Config) Validate() error {
 	p.nest("tui", c.TUI.Validate())
 	p.nest("sandbox", c.Sandbox.Validate())
 	p.nest("retention", c.Retention.Validate())
-	for _, event := range slices.Sorted(maps.Keys(c.Hooks)) {
+	for event, matchers := range c.Hooks {
 		path := joinPath("hooks", event)
 		if !slices.Contains(hookEvents, event) {
 			msg := fmt.Sprintf("unknown key %q (expected one of %s)", event, strings.Join(hookEvents, ", "))
@@ -119,7 +120,7 @@ func (c *Config) Validate() error {
 			}
 			p.add(path, msg)
 		}
-		for i, m := range c.Hooks[event] {
+		for i, m := range matchers {
 			p.nest(indexPath(path, i), m.Validate())
 			for j, h := range m.Hooks {
 				c.writtenZero(&p, indexPath(indexPath(path, i)+".hooks", j)+".type", h.Type == "", func(s string) string { return oneOf(s, "command") })
@@ -150,12 +151,12 @@ func (pr Provider) Validate() error {
 	}
 	p.add("api_key_env", checkEnvName(pr.APIKeyEnv))
 	p.nest("headers", validateHeaders(pr.Headers))
-	for _, name := range slices.Sorted(maps.Keys(pr.Models)) {
+	for name, spec := range pr.Models {
 		path := joinPath("models", name)
 		if name == "" {
 			p.add(path, "key must not be empty")
 		}
-		p.nest(path, pr.Models[name].Validate())
+		p.nest(path, spec.Validate())
 	}
 	return p.join()
 }
@@ -290,10 +291,8 @@ func (s MCPServer) Validate() error {
 	if s.Type != "" {
 		p.add("type", oneOf(s.Type, mcpTypes...))
 	}
-	for _, name := range slices.Sorted(maps.Keys(s.Env)) {
-		if name == "" {
-			p.add(joinPath("env", name), "key must not be empty")
-		}
+	if _, empty := s.Env[""]; empty {
+		p.add(`env[""]`, "key must not be empty")
 	}
 	if s.URL != "" {
 		p.add("url", checkURL(s.URL))
@@ -310,18 +309,18 @@ var mcpTypes = []string{"stdio", "http", "streamable-http", "sse"}
 // validateServers checks MCP servers of the config files (prefix
 // "mcp_servers") or of .mcp.json ("mcpServers").
 func (c *Config) validateServers(p *problems, prefix string, servers map[string]MCPServer) {
-	for _, name := range slices.Sorted(maps.Keys(servers)) {
+	for name, s := range servers {
 		path := joinPath(prefix, name)
 		p.add(path, keyRule(checkName(name)))
-		p.nest(path, servers[name].Validate())
-		c.writtenZero(p, path+".type", servers[name].Type == "", func(s string) string { return oneOf(s, mcpTypes...) })
-		c.writtenZero(p, path+".startup_timeout_seconds", servers[name].StartupTimeout == 0, func(string) string { return atLeast(0, 1) })
+		p.nest(path, s.Validate())
+		c.writtenZero(p, path+".type", s.Type == "", func(s string) string { return oneOf(s, mcpTypes...) })
+		c.writtenZero(p, path+".startup_timeout_seconds", s.StartupTimeout == 0, func(string) string { return atLeast(0, 1) })
 	}
 }
 
 func validateHeaders(headers map[string]string) error {
 	var p problems
-	for _, name := range slices.Sorted(maps.Keys(headers)) {
+	for name := range headers {
 		if name == "" || strings.ContainsFunc(name, func(r rune) bool {
 			return r <= ' ' || r >= 0x7f || strings.ContainsRune(`:()<>@,;\"/[]?={}`, r)
 		}) {
@@ -421,18 +420,20 @@ func checkEnvName(s string) string {
 }
 
 // locate turns the first of Validate's problems, in the order of the
-// layers and of the files, into an *Error at the place its value came from.
+// layers and of the files (Validate walks maps in no order), into an
+// *Error at the place its value came from.
 func (c *Config) locate(err error) error {
-	var first *Error
+	var first *FieldError
 	var firstSrc Source
 	for _, fe := range fieldErrors(err) {
 		src := c.Source(fe.Path)
-		if first == nil || cmp.Or(cmp.Compare(src.Kind, firstSrc.Kind), cmp.Compare(src.Line, firstSrc.Line), cmp.Compare(src.Col, firstSrc.Col)) < 0 {
-			first, firstSrc = sourceError(src, fe.Path, fe.Msg), src
+		if first == nil || cmp.Or(cmp.Compare(src.Kind, firstSrc.Kind), cmp.Compare(src.Line, firstSrc.Line),
+			cmp.Compare(src.Col, firstSrc.Col), cmp.Compare(fe.Path, first.Path)) < 0 {
+			first, firstSrc = fe, src
 		}
 	}
 	if first == nil {
 		return nil
 	}
-	return first
+	return sourceError(firstSrc, first.Path, first.Msg)
 }
