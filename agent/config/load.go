@@ -66,10 +66,10 @@ func load(opts LoadOptions, read func(string) ([]byte, error)) (*Config, error) 
 	c := Defaults(opts.Version)
 	c.home = opts.Home
 	c.opts = opts
-	if dir := userConfigDir(opts.Home, getenv); dir != "" {
+	if dir := xdgDir(opts.Home, getenv, "XDG_CONFIG_HOME", ".config"); dir != "" {
 		c.trust.Store = filepath.Join(dir, TrustFile)
 	}
-	c.cacheDir = cacheDir(opts.Home, getenv)
+	c.cacheDir = xdgDir(opts.Home, getenv, "XDG_CACHE_HOME", ".cache")
 
 	userPath, explicit, err := userConfigPath(opts.Home, getenv)
 	if err != nil {
@@ -131,23 +131,22 @@ func userConfigPath(home string, getenv func(string) string) (path string, expli
 		}
 		return p, true, nil
 	}
-	// The XDG spec says relative values are to be ignored.
-	if x := getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
-		return filepath.Join(x, "polly", "config.json"), false, nil
-	}
-	if home != "" {
-		return filepath.Join(home, ".config", "polly", "config.json"), false, nil
+	if dir := xdgDir(home, getenv, "XDG_CONFIG_HOME", ".config"); dir != "" {
+		return filepath.Join(dir, "config.json"), false, nil
 	}
 	return "", false, nil
 }
 
-// cacheDir follows the XDG spec, as userConfigPath does for the config.
-func cacheDir(home string, getenv func(string) string) string {
-	if x := getenv("XDG_CACHE_HOME"); filepath.IsAbs(x) {
+// xdgDir is Polly's directory in an XDG base directory: $variable/polly,
+// else ~/fallback/polly (the spec says relative values are to be ignored);
+// "" when neither is known. The config dir holds config.json and the trust
+// store; the cache dir what Polly learns about models.
+func xdgDir(home string, getenv func(string) string, variable, fallback string) string {
+	if x := getenv(variable); filepath.IsAbs(x) {
 		return filepath.Join(x, "polly")
 	}
 	if home != "" {
-		return filepath.Join(home, ".cache", "polly")
+		return filepath.Join(home, fallback, "polly")
 	}
 	return ""
 }

@@ -229,18 +229,6 @@ type trustedEntry struct {
 	TrustedAt time.Time `json:"trusted_at"`
 }
 
-// userConfigDir is Polly's directory in the user's config dir (XDG), where
-// the trust store lives; "" when neither XDG_CONFIG_HOME nor home is known.
-func userConfigDir(home string, getenv func(string) string) string {
-	if x := getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
-		return filepath.Join(x, "polly")
-	}
-	if home != "" {
-		return filepath.Join(home, ".config", "polly")
-	}
-	return ""
-}
-
 // projectKey is the project's absolute, symlink-free path.
 func projectKey(dir string) string {
 	abs, err := filepath.Abs(dir)
