@@ -429,3 +429,11 @@ func TestEveryLayerChecked(t *testing.T) {
 		}
 	}
 }
+
+// A required value left out is reported where the object lacking it is.
+func TestMissingValueAtItsObject(t *testing.T) {
+	_, err := newFixture(t, "{\"hooks\": {\"Stop\": [\n  {\"hooks\": [{\"type\": \"command\"}]}]}}", "").load(nil, config.Flags{})
+	if want := userFile + `:2:14: hooks.Stop[0].hooks[0].command: must not be empty`; err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %s", err, want)
+	}
+}

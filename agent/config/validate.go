@@ -426,7 +426,7 @@ func (c *Config) locate(err error) error {
 	var first *FieldError
 	var firstSrc Source
 	for _, fe := range fieldErrors(err) {
-		src := c.Source(fe.Path)
+		src := c.nearestSource(fe.Path)
 		if first == nil || cmp.Or(cmp.Compare(src.Kind, firstSrc.Kind), cmp.Compare(src.Line, firstSrc.Line),
 			cmp.Compare(src.Col, firstSrc.Col), cmp.Compare(fe.Path, first.Path)) < 0 {
 			first, firstSrc = fe, src
@@ -436,4 +436,19 @@ func (c *Config) locate(err error) error {
 		return nil
 	}
 	return sourceError(firstSrc, first.Path, first.Msg)
+}
+
+// nearestSource is where path's value came from or, for a value no layer
+// wrote (a required field left out), where the object holding it did.
+func (c *Config) nearestSource(path string) Source {
+	for {
+		if src, ok := c.sources[path]; ok || path == "" {
+			return src
+		}
+		if i := strings.LastIndexAny(path, ".["); i >= 0 {
+			path = path[:i]
+		} else {
+			path = ""
+		}
+	}
 }
