@@ -19,15 +19,15 @@ type fileJSON struct {
 	Tools                                                 *[]string
 }
 
-// fields are the keys of a persona file, in the order the docs list them.
-func fields(f *fileJSON) []struct {
+// field is a key of a persona file and how its value is stored.
+type field struct {
 	key string
 	set setter
-} {
-	return []struct {
-		key string
-		set setter
-	}{
+}
+
+// fields are the keys of a persona file, in the order the docs list them.
+func fields(f *fileJSON) []field {
+	return []field{
 		{"id", setString(&f.ID)}, {"name", setString(&f.Name)}, {"role", setString(&f.Role)},
 		{"description", setString(&f.Description)}, {"temperature", setNumber(&f.Temperature)},
 		{"model", setString(&f.Model)}, {"tools", setStrings(&f.Tools)}, {"key", setString(&f.Key)},
@@ -52,10 +52,6 @@ func decode(data []byte) (f fileJSON, warns []error, err error) {
 	}
 	seen := map[string]bool{}
 	for _, m := range doc.Root.Members {
-		at := func(msg string) error {
-			line, col := doc.Pos(m.Off)
-			return &jsonfile.Error{Off: m.Off, Line: line, Col: col, Msg: msg}
-		}
 		i := slices.Index(names, m.Key)
 		switch {
 		case i < 0:
@@ -63,14 +59,12 @@ func decode(data []byte) (f fileJSON, warns []error, err error) {
 			if s := jsonfile.Closest(m.Key, names); s != "" {
 				hint = fmt.Sprintf("did you mean %q?", s)
 			}
-			warns = append(warns, at(fmt.Sprintf("unknown field %q ignored (%s)", m.Key, hint)))
+			warns = append(warns, doc.ErrorAt(m.Off, fmt.Sprintf("unknown field %q ignored (%s)", m.Key, hint)))
 		case seen[m.Key]:
-			return f, warns, at(fmt.Sprintf("%q is set twice", m.Key))
+			return f, warns, doc.ErrorAt(m.Off, fmt.Sprintf("%q is set twice", m.Key))
 		case m.Val.Kind != jsonfile.Null:
 			if want, bad := known[i].set(m.Val); bad != nil {
-				line, col := doc.Pos(bad.Off)
-				return f, warns, &jsonfile.Error{Off: bad.Off, Line: line, Col: col,
-					Msg: fmt.Sprintf("%q must be %s, got %s", m.Key, want, bad.Describe())}
+				return f, warns, doc.ErrorAt(bad.Off, fmt.Sprintf("%q must be %s, got %s", m.Key, want, bad.Describe()))
 			}
 		}
 		seen[m.Key] = true

@@ -56,6 +56,12 @@ type Document struct {
 // Pos is a 1-based line and column; columns count characters, as editors do.
 func (d *Document) Pos(off int) (line, col int) { return LineCol(d.Data, off) }
 
+// ErrorAt is a problem with the value or key at off.
+func (d *Document) ErrorAt(off int, msg string) *Error {
+	line, col := d.Pos(off)
+	return &Error{Off: off, Line: line, Col: col, Msg: msg}
+}
+
 // Error is a problem at a place in a file.
 type Error struct {
 	Off       int
@@ -79,8 +85,7 @@ func Parse(data []byte) (*Document, error) {
 		return nil, err
 	}
 	if root != nil && root.Kind != Object {
-		line, col := doc.Pos(root.Off)
-		return nil, &Error{root.Off, line, col, "expected a JSON object at the top level, got " + root.Describe()}
+		return nil, doc.ErrorAt(root.Off, "expected a JSON object at the top level, got "+root.Describe())
 	}
 	doc.Root = root
 	return doc, nil
