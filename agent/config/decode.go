@@ -105,7 +105,7 @@ func (d *decoder) mergeStruct(v reflect.Value, n *jsonfile.Node, field string, a
 	}
 	if field != "" {
 		// Where a layer wrote this object: a model's "context" tells
-		// modelContext to look for the numbers set in it.
+		// contextAt to look for the numbers set in it.
 		d.c.sources[field] = d.source(at)
 	}
 	return nil
@@ -118,6 +118,7 @@ func (d *decoder) mergeMap(v reflect.Value, n *jsonfile.Node, field string, at i
 	if v.IsNil() {
 		v.Set(reflect.MakeMap(v.Type()))
 	}
+	d.c.sources[field] = d.source(at) // a layer wrote here: Validate looks inside
 	seen := make(map[string]bool, len(n.Members))
 	for _, m := range n.Members {
 		path := joinPath(field, m.Key)

@@ -72,7 +72,9 @@ func TestModelContextRules(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatalf("a number no file set was checked: %v", err)
 	}
-	c.sources["providers.openai.models.gpt-4o.context"] = Source{Kind: KindUserFile}
+	for _, written := range []string{"providers.openai", "providers.openai.models", "providers.openai.models.gpt-4o", "providers.openai.models.gpt-4o.context"} {
+		c.sources[written] = Source{Kind: KindUserFile}
+	}
 	c.sources["providers.openai.models.gpt-4o.context.summary_share"] = Source{Kind: KindUserFile}
 	want := "providers.openai.models.gpt-4o.context.summary_share: must be at most 1, got 1.5"
 	if err := c.Validate(); err == nil || err.Error() != want {

@@ -83,8 +83,14 @@ func (c *Config) Validate() error {
 		path := joinPath("providers", name)
 		p.add(path, keyRule(checkName(name)))
 		p.nest(path, pr.Validate())
+		if _, written := c.sources[path]; !written {
+			continue // what follows checks values a layer wrote
+		}
 		c.writtenZero(&p, path+".base_url", pr.BaseURL == "", checkURL)
 		models := path + ".models"
+		if _, written := c.sources[models]; !written {
+			continue
+		}
 		for model, spec := range pr.Models {
 			specPath := joinPath(models, model)
 			c.writtenZero(&p, specPath+".context_window", spec.ContextWindow == 0, func(string) string { return atLeast(0, 1) })
