@@ -73,3 +73,38 @@ func TestClosest(t *testing.T) {
 		t.Errorf("transposition distance = %d, want 1", d)
 	}
 }
+
+// FuzzParse: any bytes give a tree or an *Error inside the file, never a
+// panic; every offset in the tree is inside the file too.
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(`{"a": [1, "x", {"b": null}], "c": true}`))
+	f.Add([]byte("{\n  \"a\": 1,\n}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		doc, err := Parse(data)
+		if err != nil {
+			var pe *Error
+			if !errors.As(err, &pe) || pe.Off < 0 || pe.Off > len(data) || pe.Line < 1 || pe.Col < 1 {
+				t.Fatalf("error %#v", err)
+			}
+			return
+		}
+		var walk func(n *Node)
+		walk = func(n *Node) {
+			if n.Off < 0 || n.Off >= len(doc.Data) {
+				t.Fatalf("offset %d outside %d bytes", n.Off, len(doc.Data))
+			}
+			for _, m := range n.Members {
+				if m.Off < 0 || m.Off >= len(doc.Data) || doc.Data[m.Off] != '"' {
+					t.Fatalf("key %q at %d is not at a quote", m.Key, m.Off)
+				}
+				walk(m.Val)
+			}
+			for _, e := range n.Elems {
+				walk(e)
+			}
+		}
+		if doc.Root != nil {
+			walk(doc.Root)
+		}
+	})
+}
