@@ -117,6 +117,7 @@ func (c *Config) Validate() error {
 	p.nest("tui", c.TUI.Validate())
 	p.nest("sandbox", c.Sandbox.Validate())
 	p.nest("retention", c.Retention.Validate())
+	hookEvents := []string{"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop", "SessionStart", "PreCompact"}
 	for event, matchers := range c.Hooks {
 		path := joinPath("hooks", event)
 		if !slices.Contains(hookEvents, event) {
@@ -146,8 +147,6 @@ func (c *Config) writtenZero(p *problems, path string, zero bool, rule func(stri
 	}
 }
 
-var hookEvents = []string{"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop", "SessionStart", "PreCompact"}
-
 // Validate checks the endpoint; the models' context numbers are checked by
 // Config.Validate, which knows which of them a file set.
 func (pr Provider) Validate() error {
@@ -158,11 +157,12 @@ func (pr Provider) Validate() error {
 	p.add("api_key_env", checkEnvName(pr.APIKeyEnv))
 	p.nest("headers", validateHeaders(pr.Headers))
 	for name, spec := range pr.Models {
-		path := joinPath("models", name)
 		if name == "" {
-			p.add(path, "key must not be empty")
+			p.add(`models[""]`, "key must not be empty")
 		}
-		p.nest(path, spec.Validate())
+		if err := spec.Validate(); err != nil {
+			p.nest(joinPath("models", name), err)
+		}
 	}
 	return p.join()
 }
@@ -295,7 +295,7 @@ func (h HookCommand) Validate() error {
 func (s MCPServer) Validate() error {
 	var p problems
 	if s.Type != "" {
-		p.add("type", oneOf(s.Type, mcpTypes...))
+		p.add("type", oneOf(s.Type, mcpTypes()...))
 	}
 	if _, empty := s.Env[""]; empty {
 		p.add(`env[""]`, "key must not be empty")
@@ -310,7 +310,7 @@ func (s MCPServer) Validate() error {
 	return p.join()
 }
 
-var mcpTypes = []string{"stdio", "http", "streamable-http", "sse"}
+func mcpTypes() []string { return []string{"stdio", "http", "streamable-http", "sse"} }
 
 // validateServers checks MCP servers of the config files (prefix
 // "mcp_servers") or of .mcp.json ("mcpServers").
@@ -319,7 +319,7 @@ func (c *Config) validateServers(p *problems, prefix string, servers map[string]
 		path := joinPath(prefix, name)
 		p.add(path, keyRule(checkName(name)))
 		p.nest(path, s.Validate())
-		c.writtenZero(p, path+".type", s.Type == "", func(s string) string { return oneOf(s, mcpTypes...) })
+		c.writtenZero(p, path+".type", s.Type == "", func(s string) string { return oneOf(s, mcpTypes()...) })
 		c.writtenZero(p, path+".startup_timeout_seconds", s.StartupTimeout == 0, func(string) string { return atLeast(0, 1) })
 	}
 }
