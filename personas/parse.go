@@ -1,72 +1,142 @@
 package personas
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"reflect"
 	"slices"
+	"strconv"
 	"strings"
+
+	"polly/workspace/jsonfile"
 )
 
-// fileJSON is the JSON form of a persona. Pointers tell a field that is
+// fileJSON is a persona file's fields. Pointers tell a field that is
 // missing (fall back to the built-in) from one set to its zero value.
 type fileJSON struct {
-	ID           *string   `json:"id"`
-	Name         *string   `json:"name"`
-	Role         *string   `json:"role"`
-	Description  *string   `json:"description"`
-	Temperature  *float64  `json:"temperature"`
-	Model        *string   `json:"model"`
-	Tools        *[]string `json:"tools"`
-	Key          *string   `json:"key"`
-	SystemPrompt *string   `json:"system_prompt"`
+	ID, Name, Role, Description, Model, Key, SystemPrompt *string
+	Temperature                                           *float64
+	Tools                                                 *[]string
 }
 
-func knownFields() []string {
-	return []string{"id", "name", "role", "description", "temperature", "model", "tools", "key", "system_prompt"}
+// field is a key of a persona file and how its value is stored.
+type field struct {
+	key string
+	set setter
 }
 
-// peekID returns the id a file declares, for matching it with a built-in.
-func peekID(data []byte) (string, error) {
-	var f fileJSON
-	if err := decode(data, &f); err != nil {
-		return "", err
+// fields are the keys of a persona file, in the order the docs list them.
+func fields(f *fileJSON) []field {
+	return []field{
+		{"id", setString(&f.ID)}, {"name", setString(&f.Name)}, {"role", setString(&f.Role)},
+		{"description", setString(&f.Description)}, {"temperature", setNumber(&f.Temperature)},
+		{"model", setString(&f.Model)}, {"tools", setStrings(&f.Tools)}, {"key", setString(&f.Key)},
+		{"system_prompt", setString(&f.SystemPrompt)},
 	}
-	if f.ID == nil || strings.TrimSpace(*f.ID) == "" {
+}
+
+// decode reads a persona file. Absent and null fields stay nil; unknown
+// keys are warnings; every problem names its line and column.
+func decode(data []byte) (f fileJSON, warns []error, err error) {
+	doc, err := jsonfile.Parse(data)
+	if err != nil {
+		return f, nil, fmt.Errorf("bad JSON: %w", err)
+	}
+	if doc.Root == nil {
+		return f, nil, errors.New("the file is empty")
+	}
+	known := fields(&f)
+	names := make([]string, len(known))
+	for i, k := range known {
+		names[i] = k.key
+	}
+	seen := map[string]bool{}
+	for _, m := range doc.Root.Members {
+		i := slices.Index(names, m.Key)
+		switch {
+		case i < 0:
+			hint := "fields: " + strings.Join(names, ", ")
+			if s := jsonfile.Closest(m.Key, names); s != "" {
+				hint = fmt.Sprintf("did you mean %q?", s)
+			}
+			warns = append(warns, doc.ErrorAt(m.Off, fmt.Sprintf("unknown field %q ignored (%s)", m.Key, hint)))
+		case seen[m.Key]:
+			return f, warns, doc.ErrorAt(m.Off, fmt.Sprintf("%q is set twice", m.Key))
+		case m.Val.Kind != jsonfile.Null:
+			if want, bad := known[i].set(m.Val); bad != nil {
+				return f, warns, doc.ErrorAt(bad.Off, fmt.Sprintf("%q must be %s, got %s", m.Key, want, bad.Describe()))
+			}
+		}
+		seen[m.Key] = true
+	}
+	return f, warns, nil
+}
+
+// A setter stores a field's value, or returns what it should have been and
+// the value at fault.
+type setter func(*jsonfile.Node) (want string, bad *jsonfile.Node)
+
+func setString(dst **string) setter {
+	return func(n *jsonfile.Node) (string, *jsonfile.Node) {
+		if n.Kind != jsonfile.String {
+			return "a string", n
+		}
+		*dst = &n.Text
+		return "", nil
+	}
+}
+
+func setNumber(dst **float64) setter {
+	return func(n *jsonfile.Node) (string, *jsonfile.Node) {
+		v, err := strconv.ParseFloat(n.Text, 64)
+		if n.Kind != jsonfile.Number || err != nil {
+			return "a number", n
+		}
+		*dst = &v
+		return "", nil
+	}
+}
+
+func setStrings(dst **[]string) setter {
+	return func(n *jsonfile.Node) (string, *jsonfile.Node) {
+		if n.Kind != jsonfile.Array {
+			return "a list of strings", n
+		}
+		list := make([]string, len(n.Elems))
+		for i, e := range n.Elems {
+			if e.Kind != jsonfile.String {
+				return "a list of strings", e
+			}
+			list[i] = e.Text
+		}
+		*dst = &list
+		return "", nil
+	}
+}
+
+// id returns the id a file declares, for matching it with a built-in.
+func (f fileJSON) id() (string, error) {
+	if f.ID == nil {
 		return "", errors.New(`"id" is missing`)
 	}
-	return strings.TrimSpace(*f.ID), nil
+	id := strings.TrimSpace(*f.ID)
+	return id, checkID(id)
 }
 
-// parse builds a persona from a JSON file, on top of base when the file
-// overrides a built-in. warns are problems the persona loads despite (an
-// unknown tool is dropped, an unknown field ignored); err means skip it.
-func parse(data []byte, base *Persona, source string) (p Persona, warns []error, err error) {
-	var raw map[string]json.RawMessage
-	if err := decode(data, &raw); err != nil {
-		return p, nil, err
-	}
-	for k := range raw {
-		if !slices.Contains(knownFields(), k) {
-			warns = append(warns, fmt.Errorf("unknown field %q ignored (fields: %s)", k, strings.Join(knownFields(), ", ")))
-		}
-	}
-	slices.SortFunc(warns, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
-	var f fileJSON
-	if err := decode(data, &f); err != nil {
+// parse builds a persona from a JSON file, on top of what base returns for
+// its id (the built-in it overrides, or nil). warns are problems the
+// persona loads despite (an unknown tool is dropped, an unknown field
+// ignored); err means skip it.
+func parse(data []byte, baseOf func(id string) *Persona, source string) (p Persona, warns []error, err error) {
+	f, warns, err := decode(data)
+	if err != nil {
 		return p, warns, err
 	}
-
-	if f.ID == nil {
-		return p, warns, errors.New(`"id" is missing`)
-	}
-	id := strings.TrimSpace(*f.ID)
-	if err := checkID(id); err != nil {
+	id, err := f.id()
+	if err != nil {
 		return p, warns, err
 	}
+	base := baseOf(id)
 	if base != nil {
 		p = base.clone()
 	} else {
@@ -122,50 +192,6 @@ func parse(data []byte, base *Persona, source string) (p Persona, warns []error,
 		}
 	}
 	return p, warns, nil
-}
-
-// decode unmarshals data and turns syntax and type errors into messages
-// with a line and column.
-func decode(data []byte, v any) error {
-	err := json.Unmarshal(data, v)
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &syn):
-		line, col := position(data, syn.Offset)
-		return fmt.Errorf("bad JSON at line %d, column %d: %v", line, col, syn)
-	case errors.As(err, &typ):
-		line, col := position(data, typ.Offset)
-		if typ.Field == "" {
-			return fmt.Errorf("bad JSON at line %d, column %d: want an object, got %s", line, col, typ.Value)
-		}
-		return fmt.Errorf("bad JSON at line %d, column %d: %q must be %s, got %s", line, col, typ.Field, kindName(typ.Type), typ.Value)
-	}
-	return fmt.Errorf("bad JSON: %w", err)
-}
-
-// kindName says what a JSON value of Go type t looks like.
-func kindName(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.Float64:
-		return "a number"
-	case reflect.String:
-		return "a string"
-	case reflect.Slice:
-		return "a list of " + strings.TrimPrefix(kindName(t.Elem()), "a ") + "s"
-	}
-	return t.String()
-}
-
-// position turns a byte offset into a 1-based line and column.
-func position(data []byte, off int64) (line, col int) {
-	off = min(max(off, 0), int64(len(data)))
-	before := data[:off]
-	line = bytes.Count(before, []byte("\n")) + 1
-	col = int(off) - (bytes.LastIndexByte(before, '\n') + 1)
-	return line, max(col, 1)
 }
 
 func checkID(id string) error {

@@ -147,7 +147,7 @@ func Load(dir string) (*Set, []error) {
 			errs = append(errs, &FileError{File: name, Err: err, Skipped: true})
 			continue
 		}
-		p, warns, err := parse(data, nil, BuiltinSource)
+		p, warns, err := parse(data, func(string) *Persona { return nil }, BuiltinSource)
 		errs = append(errs, fileErrors(name, warns)...)
 		if err != nil {
 			errs = append(errs, &FileError{File: name, Err: err, Skipped: true})
@@ -179,29 +179,24 @@ func Load(dir string) (*Set, []error) {
 			skip(err)
 			continue
 		}
-		id, err := peekID(data)
-		if err != nil {
-			skip(err)
-			continue
-		}
-		key := strings.ToLower(id)
-		if other, dup := fromFile[key]; dup {
-			skip(fmt.Errorf("id %q is already defined by %s", id, other))
-			continue
-		}
-		i := slices.IndexFunc(set.list, func(p Persona) bool { return strings.EqualFold(p.ID, id) })
-		var base *Persona
-		if i >= 0 {
-			base = &set.list[i]
-		}
-		p, warns, err := parse(data, base, path)
+		p, warns, err := parse(data, func(id string) *Persona {
+			if i := indexOf(set.list, id); i >= 0 {
+				return &set.list[i]
+			}
+			return nil
+		}, path)
 		errs = append(errs, fileErrors(path, warns)...)
 		if err != nil {
 			skip(err)
 			continue
 		}
+		key := strings.ToLower(p.ID)
+		if other, dup := fromFile[key]; dup {
+			skip(fmt.Errorf("id %q is already defined by %s", p.ID, other))
+			continue
+		}
 		fromFile[key] = path
-		if i >= 0 {
+		if i := indexOf(set.list, p.ID); i >= 0 {
 			set.list[i] = p
 		} else {
 			added = append(added, p)
@@ -211,6 +206,10 @@ func Load(dir string) (*Set, []error) {
 	set.list = append(set.list, added...)
 	errs = append(errs, nameClashes(set.list)...)
 	return set, errs
+}
+
+func indexOf(list []Persona, id string) int {
+	return slices.IndexFunc(list, func(p Persona) bool { return strings.EqualFold(p.ID, id) })
 }
 
 func readFile(path string) ([]byte, error) {

@@ -259,3 +259,27 @@ func TestTypeErrorsReadable(t *testing.T) {
 		t.Errorf("errs = %v", errs)
 	}
 }
+
+// Persona files get the same located errors as config files: line and
+// column, and a "did you mean" for a misspelt field.
+func TestErrorsNameLineAndColumn(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "typo.json", "{\"id\": \"coder\",\n  \"temprature\": 0.2}")
+	write(t, dir, "elem.json", "{\"id\": \"coder2\", \"system_prompt\": \"hi\",\n  \"tools\": [\"read_file\", 3]}")
+	write(t, dir, "twice.json", "{\"id\": \"a\",\n \"id\": \"b\", \"system_prompt\": \"hi\"}")
+	_, errs := Load(dir)
+	var all []string
+	for _, err := range errs {
+		all = append(all, err.Error())
+	}
+	got := strings.Join(all, "\n")
+	for _, want := range []string{
+		`typo.json: line 2, column 3: unknown field "temprature" ignored (did you mean "temperature"?)`,
+		`elem.json: line 2, column 26: "tools" must be a list of strings, got number 3 (file skipped)`,
+		`twice.json: line 2, column 2: "id" is set twice (file skipped)`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("errors lack %q:\n%s", want, got)
+		}
+	}
+}

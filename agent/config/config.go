@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"strings"
 	"time"
+
+	"polly/workspace/jsonfile"
 )
 
 // Mode is how much the agent may do without asking.
@@ -23,15 +25,16 @@ const (
 )
 
 // Config is the effective configuration. The JSON tags are the file format;
-// the check tags are the value rules applied to every layer (see check.go).
+// the Validate methods (validate.go) hold the value rules, checked after
+// every layer.
 type Config struct {
-	Model       string              `json:"model" check:"nonempty"` // default model; "provider/model" selects a provider
-	Provider    string              `json:"provider" check:"name"`  // the active provider
-	Providers   map[string]Provider `json:"providers" check:"keys=name"`
-	Persona     string              `json:"persona" check:"name"`
-	Workspace   string              `json:"workspace" check:"nonempty"` // absolute after Load
-	Mode        Mode                `json:"mode" check:"oneof=ask|auto-edit|yolo"`
-	MaxTurns    int                 `json:"max_turns" check:"min=0"` // 0: no cap (the loop detector stops a stuck run)
+	Model       string              `json:"model"`    // default model; "provider/model" selects a provider
+	Provider    string              `json:"provider"` // the active provider
+	Providers   map[string]Provider `json:"providers"`
+	Persona     string              `json:"persona"`
+	Workspace   string              `json:"workspace"` // absolute after Load
+	Mode        Mode                `json:"mode"`
+	MaxTurns    int                 `json:"max_turns"` // 0: no cap (the loop detector stops a stuck run)
 	Context     ContextSettings     `json:"context"`
 	LLM         LLMSettings         `json:"llm"`
 	Team        TeamSettings        `json:"team"`
@@ -44,8 +47,8 @@ type Config struct {
 	// Hooks run the user's commands at points of the agent loop, in the
 	// Claude Code schema; MCPServers are MCP servers in the .mcp.json shape.
 	// Project-file entries of both apply only to a trusted project.
-	Hooks      map[string][]HookMatcher `json:"hooks" check:"keys=oneof=PreToolUse|PostToolUse|UserPromptSubmit|Stop|SubagentStop|SessionStart|PreCompact"`
-	MCPServers map[string]MCPServer     `json:"mcp_servers" check:"keys=name"`
+	Hooks      map[string][]HookMatcher `json:"hooks"`
+	MCPServers map[string]MCPServer     `json:"mcp_servers"`
 
 	sources  map[string]Source // field path → where its value came from; absent = default
 	baseURL  string            // OPENAI_BASE_URL / --base-url: replaces the active provider's base URL
@@ -57,7 +60,7 @@ type Config struct {
 	facts    ModelFacts        // windows learned and discovered at run time; nil: none
 	warnings []string
 	mcpFile  map[string]MCPServer // the project's .mcp.json "mcpServers"
-	mcpTrust *node                // the project's .mcp.json "mcpServers", judged with the settings that need trust
+	mcpTrust *jsonfile.Node       // the project's .mcp.json "mcpServers", judged with the settings that need trust
 	mcpData  []byte               // .mcp.json as read, for positions
 
 	opts        LoadOptions  // what Load was given, for Reload
@@ -67,74 +70,53 @@ type Config struct {
 
 // Provider is an OpenAI-compatible endpoint.
 type Provider struct {
-	BaseURL   string               `json:"base_url" check:"url"`
-	APIKeyEnv string               `json:"api_key_env" check:"envname"` // name of the variable holding the key
-	APIKey    string               `json:"api_key" check:"secret"`      // discouraged: Print warns
-	Headers   map[string]string    `json:"headers" check:"keys=header secret"`
-	Models    map[string]ModelSpec `json:"models" check:"keys=nonempty"`
+	BaseURL   string               `json:"base_url"`
+	APIKeyEnv string               `json:"api_key_env"` // name of the variable holding the key
+	APIKey    string               `json:"api_key"`     // discouraged: Print warns
+	Headers   map[string]string    `json:"headers"`
+	Models    map[string]ModelSpec `json:"models"`
 }
 
 // ModelSpec describes one model of a provider. Prices are USD per million
 // tokens; nil means unknown (Polly then shows no cost).
 type ModelSpec struct {
-	ContextWindow    int              `json:"context_window" check:"min=1"`
-	MaxOutputTokens  int              `json:"max_output_tokens" check:"min=0"`    // sent as max_completion_tokens/max_tokens and reserved; 0: not sent
-	SafetyMargin     int              `json:"safety_margin_tokens" check:"min=0"` // kept free for estimate errors; 0: 2% of the window
-	InputPrice       *float64         `json:"input_price" check:"min=0"`
-	OutputPrice      *float64         `json:"output_price" check:"min=0"`
-	CachedInputPrice *float64         `json:"cached_input_price" check:"min=0"`
-	Context          ContextOverrides `json:"context"`
+	ContextWindow    int      `json:"context_window"`
+	MaxOutputTokens  int      `json:"max_output_tokens"`    // sent as max_completion_tokens/max_tokens and reserved; 0: not sent
+	SafetyMargin     int      `json:"safety_margin_tokens"` // kept free for estimate errors; 0: 2% of the window
+	InputPrice       *float64 `json:"input_price"`
+	OutputPrice      *float64 `json:"output_price"`
+	CachedInputPrice *float64 `json:"cached_input_price"`
+	// Per-model context numbers: those a file sets replace the global
+	// ones (Config.Context) for this model, whichever layer set those.
+	Context ContextSettings `json:"context"`
 }
 
 // ContextSettings are the numbers of the context engine (PRODUCT §3).
 type ContextSettings struct {
-	AnchorEvery             int     `json:"anchor_every" check:"min=1"`       // tool calls between task anchors
-	CheckpointEvery         int     `json:"checkpoint_every" check:"min=1"`   // tool calls between checkpoints
-	OffloadChars            int     `json:"offload_chars" check:"min=1"`      // tool outputs longer than this are offloaded
-	OffloadCharsRead        int     `json:"offload_chars_read" check:"min=1"` // the same for read_file and grep
-	PreviewHeadChars        int     `json:"preview_head_chars" check:"min=0"`
-	PreviewTailChars        int     `json:"preview_tail_chars" check:"min=0"`
-	StaleAfterMessages      int     `json:"stale_after_messages" check:"min=1"`
-	SummarizeAtTokens       int     `json:"summarize_at_tokens" check:"min=1"`
-	SummarizeWindowRatio    float64 `json:"summarize_window_ratio" check:"gt=0 max=1"`
-	KeepRecentMessages      int     `json:"keep_recent_messages" check:"min=1"`
-	HardLimitTokens         int     `json:"hard_limit_tokens" check:"min=1"`
-	HardKeepMessages        int     `json:"hard_keep_messages" check:"min=1"`
-	RecentActions           int     `json:"recent_actions" check:"min=0"`
-	ContextErrorKeepOutputs int     `json:"context_error_keep_outputs" check:"min=0"`
-	ContextErrorCutChars    int     `json:"context_error_cut_chars" check:"min=1"`
-	SummaryMaxTokens        int     `json:"summary_max_tokens" check:"min=1"`
-	SummaryShare            float64 `json:"summary_share" check:"gt=0 max=1"`
-}
-
-// ContextOverrides are per-model replacements for ContextSettings; nil
-// fields keep the global value. Same fields, names and rules (a test
-// guards that).
-type ContextOverrides struct {
-	AnchorEvery             *int     `json:"anchor_every" check:"min=1"`
-	CheckpointEvery         *int     `json:"checkpoint_every" check:"min=1"`
-	OffloadChars            *int     `json:"offload_chars" check:"min=1"`
-	OffloadCharsRead        *int     `json:"offload_chars_read" check:"min=1"`
-	PreviewHeadChars        *int     `json:"preview_head_chars" check:"min=0"`
-	PreviewTailChars        *int     `json:"preview_tail_chars" check:"min=0"`
-	StaleAfterMessages      *int     `json:"stale_after_messages" check:"min=1"`
-	SummarizeAtTokens       *int     `json:"summarize_at_tokens" check:"min=1"`
-	SummarizeWindowRatio    *float64 `json:"summarize_window_ratio" check:"gt=0 max=1"`
-	KeepRecentMessages      *int     `json:"keep_recent_messages" check:"min=1"`
-	HardLimitTokens         *int     `json:"hard_limit_tokens" check:"min=1"`
-	HardKeepMessages        *int     `json:"hard_keep_messages" check:"min=1"`
-	RecentActions           *int     `json:"recent_actions" check:"min=0"`
-	ContextErrorKeepOutputs *int     `json:"context_error_keep_outputs" check:"min=0"`
-	ContextErrorCutChars    *int     `json:"context_error_cut_chars" check:"min=1"`
-	SummaryMaxTokens        *int     `json:"summary_max_tokens" check:"min=1"`
-	SummaryShare            *float64 `json:"summary_share" check:"gt=0 max=1"`
+	AnchorEvery             int     `json:"anchor_every"`       // tool calls between task anchors
+	CheckpointEvery         int     `json:"checkpoint_every"`   // tool calls between checkpoints
+	OffloadChars            int     `json:"offload_chars"`      // tool outputs longer than this are offloaded
+	OffloadCharsRead        int     `json:"offload_chars_read"` // the same for read_file and grep
+	PreviewHeadChars        int     `json:"preview_head_chars"`
+	PreviewTailChars        int     `json:"preview_tail_chars"`
+	StaleAfterMessages      int     `json:"stale_after_messages"`
+	SummarizeAtTokens       int     `json:"summarize_at_tokens"`
+	SummarizeWindowRatio    float64 `json:"summarize_window_ratio"`
+	KeepRecentMessages      int     `json:"keep_recent_messages"`
+	HardLimitTokens         int     `json:"hard_limit_tokens"`
+	HardKeepMessages        int     `json:"hard_keep_messages"`
+	RecentActions           int     `json:"recent_actions"`
+	ContextErrorKeepOutputs int     `json:"context_error_keep_outputs"`
+	ContextErrorCutChars    int     `json:"context_error_cut_chars"`
+	SummaryMaxTokens        int     `json:"summary_max_tokens"`
+	SummaryShare            float64 `json:"summary_share"`
 }
 
 // LLMSettings tune provider calls.
 type LLMSettings struct {
-	MaxRetries         int `json:"max_retries" check:"min=0"`
-	IdleTimeoutSeconds int `json:"idle_timeout_seconds" check:"min=1"` // a stream silent this long is broken
-	CallTimeoutSeconds int `json:"call_timeout_seconds" check:"min=1"`
+	MaxRetries         int `json:"max_retries"`
+	IdleTimeoutSeconds int `json:"idle_timeout_seconds"` // a stream silent this long is broken
+	CallTimeoutSeconds int `json:"call_timeout_seconds"`
 }
 
 // IdleTimeout is IdleTimeoutSeconds as a duration.
@@ -149,8 +131,8 @@ func (l LLMSettings) CallTimeout() time.Duration {
 
 // TeamSettings bound sub-agent delegation.
 type TeamSettings struct {
-	MaxParallel int `json:"max_parallel" check:"min=1"`
-	MaxDepth    int `json:"max_depth" check:"min=0"` // 0: sub-agents cannot be started
+	MaxParallel int `json:"max_parallel"`
+	MaxDepth    int `json:"max_depth"` // 0: sub-agents cannot be started
 }
 
 // Permissions are rules on top of the mode. Rules from every layer
@@ -164,9 +146,9 @@ type Permissions struct {
 // WebSettings govern fetch_url and web search.
 type WebSettings struct {
 	RespectRobots  bool   `json:"respect_robots"`
-	UserAgent      string `json:"user_agent" check:"nonempty"`
-	TimeoutSeconds int    `json:"timeout_seconds" check:"min=1"`
-	MaxBytes       int64  `json:"max_bytes" check:"min=1"`
+	UserAgent      string `json:"user_agent"`
+	TimeoutSeconds int    `json:"timeout_seconds"`
+	MaxBytes       int64  `json:"max_bytes"`
 }
 
 // Timeout is TimeoutSeconds as a duration.
@@ -176,10 +158,10 @@ func (w WebSettings) Timeout() time.Duration {
 
 // SandboxSettings configure the OS sandbox commands run in (tools/sandbox).
 type SandboxSettings struct {
-	Mode          string   `json:"mode" check:"oneof=auto|on|off"` // auto: use it where the kernel has Landlock
-	Network       bool     `json:"network"`                        // commands may use the network without asking
-	WritableRoots []string `json:"writable_roots" check:"path"`    // extra writable directories in workspace-write
-	PassEnv       []string `json:"pass_env" check:"envname"`       // credential-like variables commands get anyway
+	Mode          string   `json:"mode"`           // auto: use it where the kernel has Landlock
+	Network       bool     `json:"network"`        // commands may use the network without asking
+	WritableRoots []string `json:"writable_roots"` // extra writable directories in workspace-write
+	PassEnv       []string `json:"pass_env"`       // credential-like variables commands get anyway
 }
 
 // MemorySettings tune the workspace memory.
@@ -189,41 +171,41 @@ type MemorySettings struct {
 
 // RetentionSettings bound what the project's .agent/ keeps (polly gc).
 type RetentionSettings struct {
-	Days int `json:"days" check:"min=1"` // sessions idle longer than this are removed
+	Days int `json:"days"` // sessions idle longer than this are removed
 }
 
 // HookMatcher is one entry of a hook event: the commands to run when the
 // matcher (a regular expression over tool names; "" or "*" match all)
 // matches.
 type HookMatcher struct {
-	Matcher string        `json:"matcher" check:"regex"`
+	Matcher string        `json:"matcher"`
 	Hooks   []HookCommand `json:"hooks"`
 }
 
 // HookCommand is one hook: a shell command with a timeout in seconds
 // (0: the default).
 type HookCommand struct {
-	Type    string `json:"type" check:"oneof=command"`
-	Command string `json:"command" check:"nonempty"`
-	Timeout int    `json:"timeout" check:"min=0"`
+	Type    string `json:"type"`
+	Command string `json:"command"`
+	Timeout int    `json:"timeout"`
 }
 
 // MCPServer is one MCP server: a command speaking stdio, or (type "http")
 // a streamable-HTTP URL.
 type MCPServer struct {
-	Type           string            `json:"type" check:"oneof=stdio|http|streamable-http|sse"`
+	Type           string            `json:"type"`
 	Command        string            `json:"command"`
 	Args           []string          `json:"args"`
-	Env            map[string]string `json:"env" check:"keys=nonempty secret"`
+	Env            map[string]string `json:"env"`
 	Cwd            string            `json:"cwd"`
-	URL            string            `json:"url" check:"url"`
-	Headers        map[string]string `json:"headers" check:"keys=header secret"`
-	StartupTimeout int               `json:"startup_timeout_seconds" check:"min=1"` // 0: the default
+	URL            string            `json:"url"`
+	Headers        map[string]string `json:"headers"`
+	StartupTimeout int               `json:"startup_timeout_seconds"` // 0: the default
 }
 
 // TUISettings are display preferences.
 type TUISettings struct {
-	Theme string `json:"theme" check:"oneof=auto|dark|light"`
+	Theme string `json:"theme"`
 }
 
 // Built-in values that Load and the tests refer to.
@@ -481,7 +463,7 @@ func (c *Config) resolve(provider, name string) ModelInfo {
 		Headers:      maps.Clone(p.Headers),
 		MaxOutput:    spec.MaxOutputTokens,
 		SafetyMargin: spec.SafetyMargin,
-		Context:      spec.Context.apply(c.Context),
+		Context:      c.modelContext(provider, name, spec),
 	}
 	if k := c.envKeys[provider]; k != "" {
 		m.APIKey = k
@@ -560,15 +542,24 @@ func priceOf(spec ModelSpec) *Price {
 	return p
 }
 
-// apply returns s with the non-nil overrides in place. It relies on the two
-// structs having the same fields in the same order; TestOverridesMirrorSettings
-// guards that.
-func (o ContextOverrides) apply(s ContextSettings) ContextSettings {
-	ov, sv := reflect.ValueOf(o), reflect.ValueOf(&s).Elem()
-	for i := range ov.NumField() {
-		if f := ov.Field(i); !f.IsNil() {
-			sv.Field(i).Set(f.Elem())
+// modelContext is the global context numbers with those a file set for
+// this model in their place. What was set is read from the sources, so one
+// struct serves both: no parallel struct of pointers.
+func (c *Config) modelContext(provider, name string, spec ModelSpec) ContextSettings {
+	return c.contextAt(joinPath(joinPath("providers", provider)+".models", name)+".context", spec.Context)
+}
+
+// contextAt is the global numbers with those set at ctxPath from set.
+func (c *Config) contextAt(ctxPath string, set ContextSettings) ContextSettings {
+	out := c.Context
+	if _, wrote := c.sources[ctxPath]; !wrote {
+		return out // no layer wrote a "context" object here
+	}
+	from, to := reflect.ValueOf(set), reflect.ValueOf(&out).Elem()
+	for i := range to.NumField() {
+		if _, ok := c.sources[ctxPath+"."+jsonName(to.Type().Field(i))]; ok {
+			to.Field(i).Set(from.Field(i))
 		}
 	}
-	return s
+	return out
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"polly/workspace/jsonfile"
 )
 
 // layer is one source of values merged into a Config.
@@ -19,8 +21,8 @@ type layer struct {
 
 // decoder merges one layer into a Config, driven by the Config's types:
 // objects overlay structs and maps key by key, arrays append, scalars
-// replace. Every value set is checked against its field's check tag and
-// recorded in the Config's sources.
+// replace. Every value set is recorded in the Config's sources; the value
+// rules are the Validate methods, run on the result.
 type decoder struct {
 	c *Config
 	l layer
@@ -29,7 +31,7 @@ type decoder struct {
 func (d *decoder) source(off int) Source {
 	s := Source{Kind: d.l.kind, Detail: d.l.detail}
 	if d.l.data != nil && off >= 0 {
-		s.Line, s.Col = lineCol(d.l.data, off)
+		s.Line, s.Col = jsonfile.LineCol(d.l.data, off)
 	}
 	return s
 }
@@ -39,24 +41,15 @@ func (d *decoder) fail(off int, field, msg string) *Error {
 }
 
 // mergeFile merges a parsed file into the config.
-func (d *decoder) mergeFile(root *node) error {
-	return d.merge(reflect.ValueOf(d.c).Elem(), root, "", root.off, "")
-}
-
-// setTop sets a top-level field from an env variable or a flag.
-func (d *decoder) setTop(field string, n *node) error {
-	f, ok := fieldByName(reflect.TypeFor[Config](), field)
-	if !ok {
-		panic("config: no top-level field " + field) // a programming error, caught by tests
-	}
-	return d.merge(reflect.ValueOf(d.c).Elem().Field(f.index), n, field, -1, f.tag)
+func (d *decoder) mergeFile(root *jsonfile.Node) error {
+	return d.merge(reflect.ValueOf(d.c).Elem(), root, "", root.Off, false)
 }
 
 // merge decodes n into v (addressable). field is v's path, at the offset
-// to blame for v (its key, or the array element) and tag the check rules
-// of the struct field holding v.
-func (d *decoder) merge(v reflect.Value, n *node, field string, at int, tag string) error {
-	if n.kind == kindNull {
+// to blame for v (its key, or the array element); secret says that type
+// errors must not echo the value (it may be a key).
+func (d *decoder) merge(v reflect.Value, n *jsonfile.Node, field string, at int, secret bool) error {
+	if n.Kind == jsonfile.Null {
 		return nil // null means "not set here"
 	}
 	if v.Kind() == reflect.Pointer {
@@ -65,17 +58,17 @@ func (d *decoder) merge(v reflect.Value, n *node, field string, at int, tag stri
 		if !v.IsNil() {
 			p.Elem().Set(v.Elem())
 		}
-		if err := d.merge(p.Elem(), n, field, at, tag); err != nil {
+		if err := d.merge(p.Elem(), n, field, at, secret); err != nil {
 			return err
 		}
 		v.Set(p)
 		return nil
 	}
 	if u, ok := v.Addr().Interface().(encoding.TextUnmarshaler); ok {
-		if n.kind != kindString {
-			return d.fail(at, field, "expected a string, got "+describe(n))
+		if n.Kind != jsonfile.String {
+			return d.fail(at, field, "expected a string, got "+n.Describe())
 		}
-		if err := u.UnmarshalText([]byte(n.text)); err != nil {
+		if err := u.UnmarshalText([]byte(n.Text)); err != nil {
 			return d.fail(at, field, err.Error())
 		}
 		d.c.sources[field] = d.source(at)
@@ -85,132 +78,132 @@ func (d *decoder) merge(v reflect.Value, n *node, field string, at int, tag stri
 	case reflect.Struct:
 		return d.mergeStruct(v, n, field, at)
 	case reflect.Map:
-		return d.mergeMap(v, n, field, at, tag)
+		return d.mergeMap(v, n, field, at, secret)
 	case reflect.Slice:
-		return d.mergeSlice(v, n, field, at, tag)
+		return d.mergeSlice(v, n, field, at, secret)
 	}
-	return d.mergeLeaf(v, n, field, at, tag)
+	return d.mergeLeaf(v, n, field, at, secret)
 }
 
-func (d *decoder) mergeStruct(v reflect.Value, n *node, field string, at int) error {
-	if n.kind != kindObject {
-		return d.fail(at, field, "expected an object, got "+describe(n))
+func (d *decoder) mergeStruct(v reflect.Value, n *jsonfile.Node, field string, at int) error {
+	if n.Kind != jsonfile.Object {
+		return d.fail(at, field, "expected an object, got "+n.Describe())
 	}
-	seen := make(map[string]bool, len(n.members))
-	for _, m := range n.members {
-		if seen[m.key] {
-			return d.fail(m.off, joinPath(field, m.key), "duplicate key")
+	seen := make(map[string]bool, len(n.Members))
+	for _, m := range n.Members {
+		if seen[m.Key] {
+			return d.fail(m.Off, joinPath(field, m.Key), "duplicate key")
 		}
-		seen[m.key] = true
-		f, ok := fieldByName(v.Type(), m.key)
+		seen[m.Key] = true
+		f, ok := fieldByName(v.Type(), m.Key)
 		if !ok {
-			return d.fail(m.off, field, unknownField(m.key, v.Type(), field))
+			return d.fail(m.Off, field, unknownField(m.Key, v.Type(), field))
 		}
-		if err := d.merge(v.Field(f.index), m.val, joinPath(field, m.key), m.off, f.tag); err != nil {
+		if err := d.merge(v.Field(f.index), m.Val, joinPath(field, m.Key), m.Off, secretKey(m.Key)); err != nil {
 			return err
 		}
+	}
+	if field != "" {
+		// Where a layer wrote this object: a model's "context" tells
+		// contextAt to look for the numbers set in it.
+		d.c.sources[field] = d.source(at)
 	}
 	return nil
 }
 
-func (d *decoder) mergeMap(v reflect.Value, n *node, field string, at int, tag string) error {
-	if n.kind != kindObject {
-		return d.fail(at, field, "expected an object, got "+describe(n))
+func (d *decoder) mergeMap(v reflect.Value, n *jsonfile.Node, field string, at int, secret bool) error {
+	if n.Kind != jsonfile.Object {
+		return d.fail(at, field, "expected an object, got "+n.Describe())
 	}
 	if v.IsNil() {
 		v.Set(reflect.MakeMap(v.Type()))
 	}
-	seen := make(map[string]bool, len(n.members))
-	for _, m := range n.members {
-		path := joinPath(field, m.key)
-		if seen[m.key] {
-			return d.fail(m.off, path, "duplicate key")
+	d.c.sources[field] = d.source(at) // a layer wrote here: Validate looks inside
+	seen := make(map[string]bool, len(n.Members))
+	for _, m := range n.Members {
+		path := joinPath(field, m.Key)
+		if seen[m.Key] {
+			return d.fail(m.Off, path, "duplicate key")
 		}
-		seen[m.key] = true
-		if msg := checkKey(tag, m.key); msg != "" {
-			return d.fail(m.off, path, msg)
-		}
-		if m.val.kind == kindNull {
+		seen[m.Key] = true
+		if m.Val.Kind == jsonfile.Null {
 			continue
 		}
-		key := reflect.ValueOf(m.key)
+		key := reflect.ValueOf(m.Key)
 		elem := reflect.New(v.Type().Elem()).Elem()
 		if old := v.MapIndex(key); old.IsValid() {
 			elem.Set(old) // overlay: a project file adding one model keeps the provider's base URL
 		}
-		if err := d.merge(elem, m.val, path, m.off, tag); err != nil {
+		if err := d.merge(elem, m.Val, path, m.Off, secret); err != nil {
 			return err
 		}
 		v.SetMapIndex(key, elem)
-		d.c.sources[path] = d.source(m.off)
+		d.c.sources[path] = d.source(m.Off)
 	}
 	return nil
 }
 
-func (d *decoder) mergeSlice(v reflect.Value, n *node, field string, at int, tag string) error {
-	if n.kind != kindArray {
-		return d.fail(at, field, "expected an array, got "+describe(n))
+func (d *decoder) mergeSlice(v reflect.Value, n *jsonfile.Node, field string, at int, secret bool) error {
+	if n.Kind != jsonfile.Array {
+		return d.fail(at, field, "expected an array, got "+n.Describe())
 	}
 	base := v.Len()
-	for i, e := range n.elems {
+	for i, e := range n.Elems {
 		path := indexPath(field, base+i)
-		if e.kind == kindNull {
-			return d.fail(e.off, path, "expected a string, got null")
+		if e.Kind == jsonfile.Null {
+			return d.fail(e.Off, path, "expected a string, got null")
 		}
 		elem := reflect.New(v.Type().Elem()).Elem()
-		if err := d.merge(elem, e, path, e.off, tag); err != nil {
+		if err := d.merge(elem, e, path, e.Off, secret); err != nil {
 			return err
 		}
 		v.Set(reflect.Append(v, elem))
 		if _, set := d.c.sources[path]; !set {
-			d.c.sources[path] = d.source(e.off) // objects in arrays (hooks) have no leaf of their own
+			d.c.sources[path] = d.source(e.Off) // objects in arrays (hooks) have no leaf of their own
 		}
 	}
 	return nil
 }
 
-func (d *decoder) mergeLeaf(v reflect.Value, n *node, field string, at int, tag string) error {
-	got := describe(n)
-	if slices.Contains(strings.Fields(tag), "secret") && n.kind != kindObject && n.kind != kindArray {
+func (d *decoder) mergeLeaf(v reflect.Value, n *jsonfile.Node, field string, at int, secret bool) error {
+	got := n.Describe()
+	if secret && n.Kind != jsonfile.Object && n.Kind != jsonfile.Array {
 		got = "a value of another type" // never echo what may be a key
 	}
 	switch v.Kind() {
 	case reflect.String:
-		if n.kind != kindString {
+		if n.Kind != jsonfile.String {
 			return d.fail(at, field, "expected a string, got "+got)
 		}
-		v.SetString(n.text)
+		v.SetString(n.Text)
 	case reflect.Bool:
-		if n.kind != kindBool {
+		if n.Kind != jsonfile.Bool {
 			return d.fail(at, field, "expected true or false, got "+got)
 		}
-		v.SetBool(n.b)
+		v.SetBool(n.Bool)
 	case reflect.Int, reflect.Int64:
-		if n.kind != kindNumber {
+		if n.Kind != jsonfile.Number {
 			return d.fail(at, field, "expected a number, got "+got)
 		}
-		i, msg := parseWhole(n.text)
+		i, msg := parseWhole(n.Text)
 		if msg == "" && v.OverflowInt(i) {
-			msg = "number " + n.text + " is out of range"
+			msg = "number " + n.Text + " is out of range"
 		}
 		if msg != "" {
 			return d.fail(at, field, msg)
 		}
 		v.SetInt(i)
 	case reflect.Float64:
-		if n.kind != kindNumber {
+		if n.Kind != jsonfile.Number {
 			return d.fail(at, field, "expected a number, got "+got)
 		}
-		f, err := strconv.ParseFloat(n.text, 64)
+		f, err := strconv.ParseFloat(n.Text, 64)
 		if err != nil {
-			return d.fail(at, field, "number "+n.text+" is out of range")
+			return d.fail(at, field, "number "+n.Text+" is out of range")
 		}
 		v.SetFloat(f)
 	default:
 		panic("config: unsupported field type " + v.Type().String()) // caught by tests
-	}
-	if msg := checkValue(tag, v); msg != "" {
-		return d.fail(at, field, msg)
 	}
 	d.c.sources[field] = d.source(at)
 	return nil
@@ -235,14 +228,13 @@ func parseWhole(s string) (int64, string) {
 type structField struct {
 	name  string
 	index int
-	tag   string
 }
 
 func fieldByName(t reflect.Type, name string) (structField, bool) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if json, _, _ := strings.Cut(f.Tag.Get("json"), ","); json != "" && json == name && f.IsExported() {
-			return structField{json, i, f.Tag.Get("check")}, true
+			return structField{json, i}, true
 		}
 	}
 	return structField{}, false
@@ -262,7 +254,7 @@ func fieldNames(t reflect.Type) []string {
 // object, or the place where that exact key belongs.
 func unknownField(key string, t reflect.Type, field string) string {
 	msg := fmt.Sprintf("unknown field %q", key)
-	if s := closest(key, fieldNames(t)); s != "" {
+	if s := jsonfile.Closest(key, fieldNames(t)); s != "" {
 		return msg + fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	var where []string
@@ -303,45 +295,4 @@ func findField(t reflect.Type, path, key string, depth int, out *[]string) {
 			findField(t.Field(f.index).Type, p, key, depth+1, out)
 		}
 	}
-}
-
-// closest returns the option nearest to word if it is near enough to be a
-// likely typo, else "".
-func closest(word string, options []string) string {
-	best, bestD := "", 1+len([]rune(word))/5
-	for _, o := range options {
-		if d := editDistance(strings.ToLower(word), strings.ToLower(o)); d <= bestD && o != word {
-			if d < bestD || best == "" {
-				best, bestD = o, d
-			}
-		}
-	}
-	return best
-}
-
-// editDistance is the optimal-string-alignment distance: Levenshtein plus
-// adjacent transpositions ("modle" → "model" is one edit).
-func editDistance(a, b string) int {
-	s, t := []rune(a), []rune(b)
-	rows := make([][]int, len(s)+1)
-	for i := range rows {
-		rows[i] = make([]int, len(t)+1)
-		rows[i][0] = i
-	}
-	for j := range rows[0] {
-		rows[0][j] = j
-	}
-	for i := 1; i <= len(s); i++ {
-		for j := 1; j <= len(t); j++ {
-			cost := 1
-			if s[i-1] == t[j-1] {
-				cost = 0
-			}
-			rows[i][j] = min(rows[i-1][j]+1, rows[i][j-1]+1, rows[i-1][j-1]+cost)
-			if i > 1 && j > 1 && s[i-1] == t[j-2] && s[i-2] == t[j-1] {
-				rows[i][j] = min(rows[i][j], rows[i-2][j-2]+1)
-			}
-		}
-	}
-	return rows[len(s)][len(t)]
 }

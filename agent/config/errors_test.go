@@ -355,3 +355,85 @@ func TestErrorFormat(t *testing.T) {
 		}
 	}
 }
+
+// With a bad global number and a model that sets others, the error is the
+// global one, at its place: not the model's copy of it.
+func TestBadGlobalWithModelContext(t *testing.T) {
+	user := `{"context": {"anchor_every": 0}, "providers": {"openai": {"models": {"gpt-4o": {"context": {"summary_share": 0.5}}}}}}`
+	_, err := newFixture(t, user, "").load(nil, config.Flags{})
+	if want := userFile + ":1:14: context.anchor_every: must be at least 1, got 0"; err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %s", err, want)
+	}
+}
+
+// The rules of every settings type, each at the place its value is written.
+func TestValidateRulesInFiles(t *testing.T) {
+	tests := []struct{ content, want string }{
+		{`{"hooks": {"PreTooluse": []}}`,
+			`:1:12: hooks.PreTooluse: unknown key "PreTooluse" (expected one of PreToolUse, PostToolUse, UserPromptSubmit, Stop, SubagentStop, SessionStart, PreCompact) (did you mean "PreToolUse"?)`},
+		{`{"hooks": {"Stop": [{"matcher": "(", "hooks": []}]}}`,
+			`:1:22: hooks.Stop[0].matcher: "(" is not a valid regular expression: missing closing ): ` + "`(`"},
+		{`{"hooks": {"Stop": [{"hooks": [{"type": "", "command": "x"}]}]}}`,
+			`:1:33: hooks.Stop[0].hooks[0].type: expected one of command, got ""`},
+		{`{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": ""}]}]}}`,
+			`:1:52: hooks.Stop[0].hooks[0].command: must not be empty`},
+		{`{"mcp_servers": {"a b": {"command": "x"}}}`,
+			`:1:18: mcp_servers["a b"]: key "a b" is not a valid name (letters, digits, '.', '_', '-')`},
+		{`{"mcp_servers": {"x": {"command": "x", "startup_timeout_seconds": 0}}}`,
+			`:1:40: mcp_servers.x.startup_timeout_seconds: must be at least 1, got 0`},
+		{`{"mcp_servers": {"x": {"command": "x", "type": ""}}}`,
+			`:1:40: mcp_servers.x.type: expected one of stdio, http, streamable-http, sse, got ""`},
+		{`{"mcp_servers": {"x": {"command": "x", "env": {"": "v"}}}}`,
+			`:1:48: mcp_servers.x.env[""]: key must not be empty`},
+		{`{"sandbox": {"writable_roots": ["/ok", "rel"]}}`,
+			`:1:40: sandbox.writable_roots[1]: expected an absolute path (or one starting with ~/), got "rel"`},
+		{`{"sandbox": {"pass_env": ["A B"]}}`,
+			`:1:27: sandbox.pass_env[0]: "A B" is not an environment variable name`},
+		{`{"providers": {"openai": {"headers": {"Bad Name": "v"}}}}`,
+			`:1:39: providers.openai.headers["Bad Name"]: "Bad Name" is not a valid HTTP header name`},
+		{`{"providers": {"openai": {"base_url": ""}}}`,
+			`:1:27: providers.openai.base_url: expected an http or https URL, got ""`},
+		{`{"providers": {"openai": {"models": {"m": {"context_window": 0}}}}}`,
+			`:1:44: providers.openai.models.m.context_window: must be at least 1, got 0`},
+		{`{"providers": {"openai": {"models": {"m": {"input_price": -1}}}}}`,
+			`:1:44: providers.openai.models.m.input_price: must be at least 0, got -1`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			_, err := newFixture(t, tt.content, "").load(nil, config.Flags{})
+			var ce *config.Error
+			if !errors.As(err, &ce) || err.Error() != userFile+tt.want {
+				t.Errorf("got  %v\nwant %s", err, userFile+tt.want)
+			}
+		})
+	}
+}
+
+// Each layer is checked as it comes in: a bad value is an error even when
+// a higher layer replaces it.
+func TestEveryLayerChecked(t *testing.T) {
+	tests := []struct {
+		user  string
+		env   map[string]string
+		flags config.Flags
+		want  string
+	}{
+		{user: `{"max_turns": -1}`, flags: config.Flags{MaxTurns: ptr(3)}, want: userFile + `:1:2: max_turns: must be at least 0, got -1`},
+		{env: map[string]string{"POLLY_MODE": "fast"}, flags: config.Flags{Mode: ptr("ask")}, want: `env POLLY_MODE: expected one of ask, auto-edit, yolo, got "fast"`},
+		{flags: config.Flags{Sandbox: ptr("offf")}, want: `flag --sandbox: expected one of auto, on, off, got "offf" (did you mean "off"?)`},
+	}
+	for _, tt := range tests {
+		_, err := newFixture(t, tt.user, "").load(tt.env, tt.flags)
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("got  %v\nwant %s", err, tt.want)
+		}
+	}
+}
+
+// A required value left out is reported where the object lacking it is.
+func TestMissingValueAtItsObject(t *testing.T) {
+	_, err := newFixture(t, "{\"hooks\": {\"Stop\": [\n  {\"hooks\": [{\"type\": \"command\"}]}]}}", "").load(nil, config.Flags{})
+	if want := userFile + `:2:14: hooks.Stop[0].hooks[0].command: must not be empty`; err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %s", err, want)
+	}
+}

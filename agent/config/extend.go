@@ -1,10 +1,7 @@
 package config
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"path/filepath"
 	"reflect"
@@ -17,44 +14,31 @@ const MCPFile = ".mcp.json"
 
 // mcpFile is the shape of .mcp.json.
 type mcpFile struct {
-	MCPServers map[string]MCPServer `json:"mcpServers" check:"keys=name"`
+	MCPServers map[string]MCPServer `json:"mcpServers"`
 }
 
 // mergeMCPFile reads <project>/.mcp.json with the same located errors as
 // the config files. Its servers are kept apart: they apply only when the
 // project is trusted.
 func (c *Config) mergeMCPFile(read func(string) ([]byte, error), projectDir string) error {
-	data, err := read(filepath.Join(projectDir, MCPFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return &Error{File: MCPFile, Msg: "cannot read: " + err.Error(), Err: err}
-	}
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	root, err := parseDocument(data)
-	if err != nil {
-		var pe *posError
-		if !errors.As(err, &pe) {
-			return &Error{File: MCPFile, Msg: err.Error(), Err: err}
-		}
-		line, col := lineCol(data, pe.off)
-		return &Error{File: MCPFile, Line: line, Col: col, Msg: pe.msg}
-	}
-	if root == nil {
-		return nil
-	}
-	var f mcpFile
-	d := decoder{c: c, l: layer{kind: KindProjectFile, detail: MCPFile, data: data}}
-	if err := d.merge(reflect.ValueOf(&f).Elem(), root, "", root.off, ""); err != nil {
+	doc, err := readDocument(read, filepath.Join(projectDir, MCPFile), MCPFile, false)
+	if err != nil || doc == nil || doc.Root == nil {
 		return err
 	}
+	root := doc.Root
+	var f mcpFile
+	d := decoder{c: c, l: layer{kind: KindProjectFile, detail: MCPFile, data: doc.Data}}
+	if err := d.merge(reflect.ValueOf(&f).Elem(), root, "", root.Off, false); err != nil {
+		return err
+	}
+	var p problems
+	c.validateServers(&p, "mcpServers", f.MCPServers)
 	c.mcpFile = f.MCPServers
-	return nil
+	return c.locate(p.join())
 }
 
-// checkExtensions checks what the field rules cannot: an MCP server needs
-// a command or a URL that fits its type.
+// checkExtensions checks what the Validate methods cannot, once every layer
+// is in: an MCP server needs a command or a URL that fits its type.
 func (c *Config) checkExtensions() error {
 	check := func(prefix string, servers map[string]MCPServer) error {
 		for _, name := range slices.Sorted(maps.Keys(servers)) {

@@ -10,44 +10,79 @@ import (
 	"unicode/utf8"
 )
 
-// ContextOverrides.apply copies fields by position, and both structs share
-// check tags; a field added to one must be added to the other.
-func TestOverridesMirrorSettings(t *testing.T) {
-	s, o := reflect.TypeFor[ContextSettings](), reflect.TypeFor[ContextOverrides]()
-	if s.NumField() != o.NumField() {
-		t.Fatalf("%d settings, %d overrides", s.NumField(), o.NumField())
-	}
-	for i := range s.NumField() {
-		sf, of := s.Field(i), o.Field(i)
-		if sf.Name != of.Name || sf.Tag != of.Tag || reflect.PointerTo(sf.Type) != of.Type {
-			t.Errorf("field %d: %s %s %q vs %s %s %q", i, sf.Name, sf.Type, sf.Tag, of.Name, of.Type, of.Tag)
+// Every number of the settings structs has a lower bound: -1 breaks a
+// rule of each, and the problem names the field's JSON path. A field added
+// without a rule fails here.
+func TestEveryNumberHasARule(t *testing.T) {
+	c := Defaults("")
+	spec := c.Providers["openai"].Models["gpt-4o"]
+	spec.MaxOutputTokens, spec.SafetyMargin, spec.ContextWindow = -1, -1, -1
+	spec.InputPrice, spec.OutputPrice, spec.CachedInputPrice = new(float64), new(float64), new(float64)
+	*spec.InputPrice, *spec.OutputPrice, *spec.CachedInputPrice = -1, -1, -1
+	c.Providers["openai"].Models["gpt-4o"] = spec
+	var want []string
+	for _, s := range []struct {
+		prefix string
+		v      reflect.Value
+	}{
+		{"", reflect.ValueOf(c).Elem()},
+		{"context.", reflect.ValueOf(&c.Context).Elem()}, {"llm.", reflect.ValueOf(&c.LLM).Elem()},
+		{"team.", reflect.ValueOf(&c.Team).Elem()}, {"web.", reflect.ValueOf(&c.Web).Elem()},
+		{"retention.", reflect.ValueOf(&c.Retention).Elem()},
+	} {
+		for i := range s.v.NumField() {
+			switch f := s.v.Field(i); f.Kind() {
+			case reflect.Int, reflect.Int64:
+				f.SetInt(-1)
+			case reflect.Float64:
+				f.SetFloat(-1)
+			default:
+				continue
+			}
+			want = append(want, s.prefix+jsonName(s.v.Type().Field(i)))
 		}
+	}
+	for _, f := range []string{"context_window", "max_output_tokens", "safety_margin_tokens", "input_price", "output_price", "cached_input_price"} {
+		want = append(want, "providers.openai.models.gpt-4o."+f)
+	}
+	got := map[string]bool{}
+	for _, fe := range fieldErrors(c.Validate()) {
+		got[fe.Path] = true
+		if !strings.Contains(fe.Msg, "got -1") {
+			t.Errorf("%s: %s", fe.Path, fe.Msg)
+		}
+	}
+	for _, path := range want {
+		if !got[path] {
+			t.Errorf("-1 passes %s", path)
+		}
+	}
+	if len(want) < 27 {
+		t.Errorf("only %d numbers found", len(want))
 	}
 }
 
-// Every check tag must name a known rule, or a typo would silently disable it.
-func TestCheckTagsAreKnown(t *testing.T) {
-	known := map[string]bool{"min": true, "max": true, "gt": true, "oneof": true, "nonempty": true, "name": true,
-		"url": true, "envname": true, "path": true, "regex": true, "secret": true, "keys": true}
-	var walk func(reflect.Type, int)
-	walk = func(ty reflect.Type, depth int) {
-		for ty.Kind() == reflect.Pointer || ty.Kind() == reflect.Slice || ty.Kind() == reflect.Map {
-			ty = ty.Elem()
-		}
-		if ty.Kind() != reflect.Struct || depth > 5 {
-			return
-		}
-		for i := range ty.NumField() {
-			f := ty.Field(i)
-			for _, rule := range strings.Fields(f.Tag.Get("check")) {
-				if op, _, _ := strings.Cut(rule, "="); !known[op] {
-					t.Errorf("%s.%s: unknown check %q", ty.Name(), f.Name, rule)
-				}
-			}
-			walk(f.Type, depth+1)
-		}
+// A per-model context number is checked once a file sets it, and reported
+// at the model's path; one it does not set is the (valid) global one.
+func TestModelContextRules(t *testing.T) {
+	c := Defaults("")
+	spec := c.Providers["openai"].Models["gpt-4o"]
+	spec.Context.SummaryShare = 1.5
+	c.Providers["openai"].Models["gpt-4o"] = spec
+	if err := c.Validate(); err != nil {
+		t.Fatalf("a number no file set was checked: %v", err)
 	}
-	walk(reflect.TypeFor[Config](), 0)
+	for _, written := range []string{"providers.openai", "providers.openai.models", "providers.openai.models.gpt-4o", "providers.openai.models.gpt-4o.context"} {
+		c.sources[written] = Source{Kind: KindUserFile}
+	}
+	c.sources["providers.openai.models.gpt-4o.context.summary_share"] = Source{Kind: KindUserFile}
+	want := "providers.openai.models.gpt-4o.context.summary_share: must be at most 1, got 1.5"
+	if err := c.Validate(); err == nil || err.Error() != want {
+		t.Fatalf("Validate = %v, want %s", err, want)
+	}
+	if got := c.ContextFor("gpt-4o"); got.SummaryShare != 1.5 || got.AnchorEvery != c.Context.AnchorEvery {
+		t.Errorf("ContextFor = %+v", got)
+	}
 }
 
 func TestMaskSecret(t *testing.T) {
@@ -84,25 +119,6 @@ func TestExpandHome(t *testing.T) {
 	}
 	if got := displayPath("/hx/config.json", "/h"); got != "/hx/config.json" {
 		t.Errorf("displayPath abbreviated a sibling of home: %q", got)
-	}
-}
-
-func TestClosest(t *testing.T) {
-	opts := []string{"ask", "auto-edit", "yolo"}
-	tests := []struct{ in, want string }{
-		{"yoloo", "yolo"},
-		{"YOLO", "yolo"},
-		{"autoedit", "auto-edit"},
-		{"fast", ""},
-		{"", ""},
-	}
-	for _, tt := range tests {
-		if got := closest(tt.in, opts); got != tt.want {
-			t.Errorf("closest(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-	if d := editDistance("modle", "model"); d != 1 {
-		t.Errorf("transposition distance = %d, want 1", d)
 	}
 }
 

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -9,10 +8,10 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
-	"strconv"
 	"strings"
+
+	"polly/workspace/jsonfile"
 )
 
 // LoadOptions are the inputs of Load; nothing is read from the process
@@ -67,10 +66,10 @@ func load(opts LoadOptions, read func(string) ([]byte, error)) (*Config, error) 
 	c := Defaults(opts.Version)
 	c.home = opts.Home
 	c.opts = opts
-	if dir := userConfigDir(opts.Home, getenv); dir != "" {
+	if dir := xdgDir(opts.Home, getenv, "XDG_CONFIG_HOME", ".config"); dir != "" {
 		c.trust.Store = filepath.Join(dir, TrustFile)
 	}
-	c.cacheDir = cacheDir(opts.Home, getenv)
+	c.cacheDir = xdgDir(opts.Home, getenv, "XDG_CACHE_HOME", ".cache")
 
 	userPath, explicit, err := userConfigPath(opts.Home, getenv)
 	if err != nil {
@@ -96,6 +95,8 @@ func load(opts LoadOptions, read func(string) ([]byte, error)) (*Config, error) 
 			return nil, err
 		}
 	}
+	// Every layer is checked as it comes in, so a bad value is reported
+	// where it is written even when a higher layer replaces it.
 	if err := c.mergeEnv(getenv); err != nil {
 		return nil, err
 	}
@@ -110,7 +111,7 @@ func load(opts LoadOptions, read func(string) ([]byte, error)) (*Config, error) 
 	if err := c.resolveWorkspace(opts.Home, opts.ProjectDir); err != nil {
 		return nil, err
 	}
-	if err := c.validate(); err != nil {
+	if err := c.checkProviders(); err != nil {
 		return nil, err
 	}
 	if err := c.checkExtensions(); err != nil {
@@ -130,23 +131,22 @@ func userConfigPath(home string, getenv func(string) string) (path string, expli
 		}
 		return p, true, nil
 	}
-	// The XDG spec says relative values are to be ignored.
-	if x := getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
-		return filepath.Join(x, "polly", "config.json"), false, nil
-	}
-	if home != "" {
-		return filepath.Join(home, ".config", "polly", "config.json"), false, nil
+	if dir := xdgDir(home, getenv, "XDG_CONFIG_HOME", ".config"); dir != "" {
+		return filepath.Join(dir, "config.json"), false, nil
 	}
 	return "", false, nil
 }
 
-// cacheDir follows the XDG spec, as userConfigPath does for the config.
-func cacheDir(home string, getenv func(string) string) string {
-	if x := getenv("XDG_CACHE_HOME"); filepath.IsAbs(x) {
+// xdgDir is Polly's directory in an XDG base directory: $variable/polly,
+// else ~/fallback/polly (the spec says relative values are to be ignored);
+// "" when neither is known. The config dir holds config.json and the trust
+// store; the cache dir what Polly learns about models.
+func xdgDir(home string, getenv func(string) string, variable, fallback string) string {
+	if x := getenv(variable); filepath.IsAbs(x) {
 		return filepath.Join(x, "polly")
 	}
 	if home != "" {
-		return filepath.Join(home, ".cache", "polly")
+		return filepath.Join(home, fallback, "polly")
 	}
 	return ""
 }
@@ -169,8 +169,8 @@ func readFile(path string) ([]byte, error) {
 
 // holdUntrusted returns the filter for the project file: the settings that
 // need trust stay out unless the user trusts exactly these values.
-func (c *Config) holdUntrusted(read func(string) ([]byte, error)) func([]byte, *node) *node {
-	return func(data []byte, root *node) *node {
+func (c *Config) holdUntrusted(read func(string) ([]byte, error)) func([]byte, *jsonfile.Node) *jsonfile.Node {
+	return func(data []byte, root *jsonfile.Node) *jsonfile.Node {
 		c.projectData = data
 		free, held := c.splitProject(root)
 		if c.judgeTrust(read, held) {
@@ -182,10 +182,28 @@ func (c *Config) holdUntrusted(read func(string) ([]byte, error)) func([]byte, *
 }
 
 // mergeFile merges one file; filter, when set, chooses what of it applies.
-func (c *Config) mergeFile(read func(string) ([]byte, error), path, display string, kind Kind, mustExist bool, filter func([]byte, *node) *node) error {
+func (c *Config) mergeFile(read func(string) ([]byte, error), path, display string, kind Kind, mustExist bool, filter func([]byte, *jsonfile.Node) *jsonfile.Node) error {
+	doc, err := readDocument(read, path, display, mustExist)
+	if err != nil || doc == nil || doc.Root == nil {
+		return err // a missing or empty file sets nothing
+	}
+	root := doc.Root
+	if filter != nil {
+		root = filter(doc.Data, root)
+	}
+	d := decoder{c: c, l: layer{kind: kind, detail: display, data: doc.Data}}
+	if err := d.mergeFile(root); err != nil {
+		return err
+	}
+	return c.locate(c.Validate())
+}
+
+// readDocument reads and parses one JSON file; nil when it does not exist
+// (and need not). Problems are an *Error naming the file, line and column.
+func readDocument(read func(string) ([]byte, error), path, display string, mustExist bool) (*jsonfile.Document, error) {
 	data, err := read(path)
 	if errors.Is(err, fs.ErrNotExist) && !mustExist {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
 		msg := "cannot read: " + err.Error()
@@ -195,40 +213,32 @@ func (c *Config) mergeFile(read func(string) ([]byte, error), path, display stri
 		if mustExist {
 			msg += " (named by POLLY_CONFIG)"
 		}
-		return &Error{File: display, Msg: msg, Err: err}
+		return nil, &Error{File: display, Msg: msg, Err: err}
 	}
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // editors on Windows add a BOM
-	root, err := parseDocument(data)
+	doc, err := jsonfile.Parse(data)
+	if pe := (*jsonfile.Error)(nil); errors.As(err, &pe) {
+		return nil, &Error{File: display, Line: pe.Line, Col: pe.Col, Msg: pe.Msg}
+	}
 	if err != nil {
-		var pe *posError
-		if !errors.As(err, &pe) {
-			return &Error{File: display, Msg: err.Error(), Err: err}
-		}
-		line, col := lineCol(data, pe.off)
-		return &Error{File: display, Line: line, Col: col, Msg: pe.msg}
+		return nil, &Error{File: display, Msg: err.Error(), Err: err}
 	}
-	if root == nil {
-		return nil // an empty file sets nothing
-	}
-	if filter != nil {
-		root = filter(data, root)
-	}
-	d := decoder{c: c, l: layer{kind: kind, detail: display, data: data}}
-	return d.mergeFile(root)
+	return doc, nil
 }
 
 func (c *Config) mergeEnv(getenv func(string) string) error {
-	for _, e := range []struct{ name, field string }{
-		{"POLLY_PROVIDER", "provider"},
-		{"POLLY_MODEL", "model"},
-		{"POLLY_WORKSPACE", "workspace"},
-		{"POLLY_MODE", "mode"},
+	set := false
+	for _, e := range []struct {
+		name, field string
+		dst         *string
+	}{
+		{"POLLY_PROVIDER", "provider", &c.Provider},
+		{"POLLY_MODEL", "model", &c.Model},
+		{"POLLY_WORKSPACE", "workspace", &c.Workspace},
+		{"POLLY_MODE", "mode", (*string)(&c.Mode)},
 	} {
 		if v := getenv(e.name); v != "" {
-			d := decoder{c: c, l: layer{kind: KindEnv, detail: e.name}}
-			if err := d.setTop(e.field, &node{kind: kindString, text: v}); err != nil {
-				return err
-			}
+			*e.dst, c.sources[e.field] = v, Source{Kind: KindEnv, Detail: e.name}
+			set = true
 		}
 	}
 	if v := getenv("OPENAI_BASE_URL"); v != "" {
@@ -238,24 +248,28 @@ func (c *Config) mergeEnv(getenv func(string) string) error {
 		}
 		c.baseURL, c.sources["base_url"] = v, src
 	}
+	if set {
+		return c.locate(c.Validate())
+	}
 	return nil
 }
 
 func (c *Config) mergeFlags(f Flags) error {
+	set := f.Yolo || f.MaxTurns != nil
 	for _, s := range []struct {
 		v           *string
 		flag, field string
+		dst         *string
 	}{
-		{f.Model, "--model", "model"},
-		{f.Persona, "--persona", "persona"},
-		{f.Workspace, "--workspace", "workspace"},
-		{f.Mode, "--mode", "mode"},
+		{f.Model, "--model", "model", &c.Model},
+		{f.Persona, "--persona", "persona", &c.Persona},
+		{f.Workspace, "--workspace", "workspace", &c.Workspace},
+		{f.Mode, "--mode", "mode", (*string)(&c.Mode)},
+		{f.Sandbox, "--sandbox", "sandbox.mode", &c.Sandbox.Mode},
 	} {
 		if s.v != nil {
-			d := decoder{c: c, l: layer{kind: KindFlag, detail: s.flag}}
-			if err := d.setTop(s.field, &node{kind: kindString, text: *s.v}); err != nil {
-				return err
-			}
+			*s.dst, c.sources[s.field] = *s.v, Source{Kind: KindFlag, Detail: s.flag}
+			set = true
 		}
 	}
 	if f.Yolo {
@@ -265,17 +279,7 @@ func (c *Config) mergeFlags(f Flags) error {
 		c.Mode, c.sources["mode"] = ModeYolo, Source{Kind: KindFlag, Detail: "--yolo"}
 	}
 	if f.MaxTurns != nil {
-		d := decoder{c: c, l: layer{kind: KindFlag, detail: "--max-turns"}}
-		if err := d.setTop("max_turns", &node{kind: kindNumber, text: strconv.Itoa(*f.MaxTurns)}); err != nil {
-			return err
-		}
-	}
-	if f.Sandbox != nil {
-		src := Source{Kind: KindFlag, Detail: "--sandbox"}
-		if msg := checkValue("oneof=auto|on|off", reflect.ValueOf(*f.Sandbox)); msg != "" {
-			return sourceError(src, "sandbox.mode", msg)
-		}
-		c.Sandbox.Mode, c.sources["sandbox.mode"] = *f.Sandbox, src
+		c.MaxTurns, c.sources["max_turns"] = *f.MaxTurns, Source{Kind: KindFlag, Detail: "--max-turns"}
 	}
 	if f.BaseURL != nil {
 		src := Source{Kind: KindFlag, Detail: "--base-url"}
@@ -290,6 +294,9 @@ func (c *Config) mergeFlags(f Flags) error {
 			return sourceError(src, "api_key", "must not be empty")
 		}
 		c.apiKey, c.sources["api_key"] = *f.APIKey, src
+	}
+	if set {
+		return c.locate(c.Validate())
 	}
 	return nil
 }
@@ -323,12 +330,14 @@ func expandHome(path, home string) (string, error) {
 	return filepath.Join(home, rest), nil
 }
 
-// validate checks what needs more than one value.
-func (c *Config) validate() error {
+// checkProviders checks what needs several values and their sources: the
+// active provider exists, a "provider/" prefix names one, every provider
+// has a base URL.
+func (c *Config) checkProviders() error {
 	names := slices.Sorted(maps.Keys(c.Providers))
 	if _, ok := c.Providers[c.Provider]; !ok {
 		msg := fmt.Sprintf("unknown provider %q", c.Provider)
-		if s := closest(c.Provider, names); s != "" {
+		if s := jsonfile.Closest(c.Provider, names); s != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		} else {
 			msg += " (configured: " + strings.Join(names, ", ") + ")"
@@ -340,7 +349,7 @@ func (c *Config) validate() error {
 	_, listed := c.Providers[c.Provider].Models[c.Model]
 	if p, _, ok := strings.Cut(c.Model, "/"); ok && !listed && c.Source("model").Kind > c.Source("provider").Kind {
 		if _, known := c.Providers[p]; !known {
-			if s := closest(p, names); s != "" {
+			if s := jsonfile.Closest(p, names); s != "" {
 				return sourceError(c.Source("model"), "model", fmt.Sprintf(
 					"no provider named %q (did you mean %q?); to send the whole name to provider %q, set \"provider\" explicitly",
 					p, s, c.Provider))

@@ -77,7 +77,6 @@ func (c *Config) groups() [][]Value {
 	m := c.resolve(prov, name)
 	provPath := joinPath("providers", prov)
 	specPath := joinPath(provPath+".models", name)
-	spec := c.Providers[prov].Models[name]
 
 	var model []Value
 	add := func(g *[]Value, key, val string, src Source) {
@@ -147,13 +146,12 @@ func (c *Config) groups() [][]Value {
 
 	// Context numbers: a model override shows the override's source.
 	var ctx []Value
-	over := reflect.ValueOf(spec.Context)
 	eff := reflect.ValueOf(m.Context)
 	for i := range eff.NumField() {
 		key := jsonName(eff.Type().Field(i))
 		src := c.Source("context." + key)
-		if !over.Field(i).IsNil() {
-			src = c.Source(specPath + ".context." + key)
+		if over, set := c.sources[specPath+".context."+key]; set {
+			src = over
 		}
 		add(&ctx, "context."+key, formatValue(eff.Field(i)), src)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"polly/workspace/jsonfile"
 )
 
 // Rule is a permission rule, written "tool" (every call of the tool) or
@@ -88,7 +90,7 @@ func (c *Config) CheckRuleTools(known []string) error {
 				continue
 			}
 			msg := fmt.Sprintf("rule %q names the unknown tool %q", r.String(), r.Tool)
-			if s := closest(r.Tool, known); s != "" {
+			if s := jsonfile.Closest(r.Tool, known); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
 			} else {
 				msg += " (tools: " + strings.Join(known, ", ") + ")"

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"polly/workspace/jsonfile"
 	"time"
 )
 
@@ -78,60 +79,60 @@ func (c *Config) Untrusted() []TrustKey {
 type restricted struct {
 	path string
 	off  int
-	val  *node
+	val  *jsonfile.Node
 }
 
 // splitProject separates the project file's settings that need trust from
 // those it may set freely; free is root without the restricted members.
-func (c *Config) splitProject(root *node) (free *node, held []restricted) {
-	if root.kind != kindObject {
-		return root, nil // parseDocument rejects this; keep its error
+func (c *Config) splitProject(root *jsonfile.Node) (free *jsonfile.Node, held []restricted) {
+	if root.Kind != jsonfile.Object {
+		return root, nil // jsonfile.Parse rejects this
 	}
-	free = &node{kind: kindObject, off: root.off}
-	for _, m := range root.members {
+	free = &jsonfile.Node{Kind: jsonfile.Object, Off: root.Off}
+	for _, m := range root.Members {
 		switch {
-		case freeTop[m.key] || m.val.kind == kindNull: // null sets nothing
-			free.members = append(free.members, m)
-		case m.key == "permissions" && m.val.kind == kindObject:
-			sub := &node{kind: kindObject, off: m.val.off}
-			for _, pm := range m.val.members {
-				if freePermissions[pm.key] || pm.val.kind == kindNull {
-					sub.members = append(sub.members, pm)
+		case freeTop[m.Key] || m.Val.Kind == jsonfile.Null: // null sets nothing
+			free.Members = append(free.Members, m)
+		case m.Key == "permissions" && m.Val.Kind == jsonfile.Object:
+			sub := &jsonfile.Node{Kind: jsonfile.Object, Off: m.Val.Off}
+			for _, pm := range m.Val.Members {
+				if freePermissions[pm.Key] || pm.Val.Kind == jsonfile.Null {
+					sub.Members = append(sub.Members, pm)
 				} else {
-					held = append(held, restricted{joinPath("permissions", pm.key), pm.off, pm.val})
+					held = append(held, restricted{joinPath("permissions", pm.Key), pm.Off, pm.Val})
 				}
 			}
-			free.members = append(free.members, member{key: m.key, off: m.off, val: sub})
-		case m.key == "providers" && m.val.kind == kindObject:
-			sub := &node{kind: kindObject, off: m.val.off}
-			for _, pm := range m.val.members {
-				base := joinPath("providers", pm.key)
-				_, known := c.Providers[pm.key]
-				if pm.val.kind == kindNull {
+			free.Members = append(free.Members, jsonfile.Member{Key: m.Key, Off: m.Off, Val: sub})
+		case m.Key == "providers" && m.Val.Kind == jsonfile.Object:
+			sub := &jsonfile.Node{Kind: jsonfile.Object, Off: m.Val.Off}
+			for _, pm := range m.Val.Members {
+				base := joinPath("providers", pm.Key)
+				_, known := c.Providers[pm.Key]
+				if pm.Val.Kind == jsonfile.Null {
 					continue
 				}
-				if pm.val.kind != kindObject || !known {
+				if pm.Val.Kind != jsonfile.Object || !known {
 					// A new provider is a new place to send code and keys.
-					held = append(held, restricted{base, pm.off, pm.val})
+					held = append(held, restricted{base, pm.Off, pm.Val})
 					continue
 				}
 				// Model windows and prices of a provider the user set up
 				// change no destination; everything else does.
-				psub := &node{kind: kindObject, off: pm.val.off}
-				for _, f := range pm.val.members {
-					if f.key == "models" || f.val.kind == kindNull {
-						psub.members = append(psub.members, f)
+				psub := &jsonfile.Node{Kind: jsonfile.Object, Off: pm.Val.Off}
+				for _, f := range pm.Val.Members {
+					if f.Key == "models" || f.Val.Kind == jsonfile.Null {
+						psub.Members = append(psub.Members, f)
 					} else {
-						held = append(held, restricted{joinPath(base, f.key), f.off, f.val})
+						held = append(held, restricted{joinPath(base, f.Key), f.Off, f.Val})
 					}
 				}
-				if len(psub.members) > 0 {
-					sub.members = append(sub.members, member{key: pm.key, off: pm.off, val: psub})
+				if len(psub.Members) > 0 {
+					sub.Members = append(sub.Members, jsonfile.Member{Key: pm.Key, Off: pm.Off, Val: psub})
 				}
 			}
-			free.members = append(free.members, member{key: m.key, off: m.off, val: sub})
+			free.Members = append(free.Members, jsonfile.Member{Key: m.Key, Off: m.Off, Val: sub})
 		default:
-			held = append(held, restricted{m.key, m.off, m.val})
+			held = append(held, restricted{m.Key, m.Off, m.Val})
 		}
 	}
 	return free, held
@@ -150,7 +151,7 @@ func trustHash(held []restricted) string {
 }
 
 // canonical renders a node as compact JSON with sorted object keys.
-func canonical(n *node) string {
+func canonical(n *jsonfile.Node) string {
 	var b strings.Builder
 	writeCanonical(&b, n, false)
 	return b.String()
@@ -158,47 +159,49 @@ func canonical(n *node) string {
 
 // writeCanonical writes n; with mask, the values of api_key and headers
 // members are replaced by "…".
-func writeCanonical(b *strings.Builder, n *node, mask bool) {
-	switch n.kind {
-	case kindObject:
-		ms := slices.Clone(n.members)
-		slices.SortStableFunc(ms, func(x, y member) int { return strings.Compare(x.key, y.key) })
+func writeCanonical(b *strings.Builder, n *jsonfile.Node, mask bool) {
+	switch n.Kind {
+	case jsonfile.Object:
+		ms := slices.Clone(n.Members)
+		slices.SortStableFunc(ms, func(x, y jsonfile.Member) int { return strings.Compare(x.Key, y.Key) })
 		b.WriteByte('{')
 		for i, m := range ms {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			b.WriteString(strconv.Quote(m.key))
+			b.WriteString(strconv.Quote(m.Key))
 			b.WriteByte(':')
-			if mask && secretKey(m.key) {
+			if mask && secretKey(m.Key) {
 				b.WriteString(`"…"`)
 				continue
 			}
-			writeCanonical(b, m.val, mask)
+			writeCanonical(b, m.Val, mask)
 		}
 		b.WriteByte('}')
-	case kindArray:
+	case jsonfile.Array:
 		b.WriteByte('[')
-		for i, e := range n.elems {
+		for i, e := range n.Elems {
 			if i > 0 {
 				b.WriteByte(',')
 			}
 			writeCanonical(b, e, mask)
 		}
 		b.WriteByte(']')
-	case kindString:
-		q, _ := json.Marshal(n.text)
+	case jsonfile.String:
+		q, _ := json.Marshal(n.Text)
 		b.Write(q)
-	case kindNumber:
-		b.WriteString(n.text)
-	case kindBool:
-		b.WriteString(strconv.FormatBool(n.b))
+	case jsonfile.Number:
+		b.WriteString(n.Text)
+	case jsonfile.Bool:
+		b.WriteString(strconv.FormatBool(n.Bool))
 	default:
 		b.WriteString("null")
 	}
 }
 
-func secretKey(k string) bool { return k == "api_key" || k == "headers" }
+// secretKey names the fields whose values may be credentials: never shown,
+// never echoed in an error (an MCP server's env passes keys too).
+func secretKey(k string) bool { return k == "api_key" || k == "headers" || k == "env" }
 
 // shownValue is what the user sees of a held setting: never a secret.
 func shownValue(r restricted) string {
@@ -224,18 +227,6 @@ type trustedEntry struct {
 	Hash      string    `json:"hash"`
 	Keys      []string  `json:"keys"`
 	TrustedAt time.Time `json:"trusted_at"`
-}
-
-// userConfigDir is Polly's directory in the user's config dir (XDG), where
-// the trust store lives; "" when neither XDG_CONFIG_HOME nor home is known.
-func userConfigDir(home string, getenv func(string) string) string {
-	if x := getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
-		return filepath.Join(x, "polly")
-	}
-	if home != "" {
-		return filepath.Join(home, ".config", "polly")
-	}
-	return ""
 }
 
 // projectKey is the project's absolute, symlink-free path.
@@ -278,15 +269,15 @@ func (c *Config) judgeTrust(read func(string) ([]byte, error), held []restricted
 	c.trust.Dir = projectKey(c.opts.ProjectDir)
 	c.trust.Keys = nil
 	for _, r := range held {
-		line, col := lineCol(c.projectData, r.off)
+		line, col := jsonfile.LineCol(c.projectData, r.off)
 		c.trust.Keys = append(c.trust.Keys, TrustKey{Path: r.path, Value: shownValue(r),
 			Source: Source{Kind: KindProjectFile, Detail: projectFile, Line: line, Col: col}})
 	}
 	// A project's .mcp.json starts programs just like mcp_servers does: its
 	// servers are part of what the user trusts (and of the hash).
 	if c.mcpTrust != nil {
-		r := restricted{path: "mcpServers", off: c.mcpTrust.off, val: c.mcpTrust}
-		line, col := lineCol(c.mcpData, r.off)
+		r := restricted{path: "mcpServers", off: c.mcpTrust.Off, val: c.mcpTrust}
+		line, col := jsonfile.LineCol(c.mcpData, r.off)
 		c.trust.Keys = append(c.trust.Keys, TrustKey{Path: "mcpServers", Value: shownValue(r),
 			Source: Source{Kind: KindProjectFile, Detail: MCPFile, Line: line, Col: col}})
 		held = append(slices.Clone(held), r)
@@ -312,19 +303,18 @@ func (c *Config) judgeTrust(read func(string) ([]byte, error), held []restricted
 
 // mcpTrustNode is the "mcpServers" object of the project's .mcp.json, or
 // nil when there is none or it does not parse (mergeMCPFile reports that).
-func mcpTrustNode(read func(string) ([]byte, error), projectDir string) (*node, []byte) {
+func mcpTrustNode(read func(string) ([]byte, error), projectDir string) (*jsonfile.Node, []byte) {
 	data, err := read(filepath.Join(projectDir, MCPFile))
 	if err != nil {
 		return nil, nil
 	}
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	root, err := parseDocument(data)
-	if err != nil || root == nil {
+	doc, err := jsonfile.Parse(data)
+	if err != nil || doc.Root == nil {
 		return nil, nil
 	}
-	for _, m := range root.members {
-		if m.key == "mcpServers" {
-			return m.val, data
+	for _, m := range doc.Root.Members {
+		if m.Key == "mcpServers" {
+			return m.Val, doc.Data
 		}
 	}
 	return nil, nil
