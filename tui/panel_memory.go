@@ -90,7 +90,7 @@ func (p *memoryPanel) list(m *Model) tea.Cmd {
 	}
 }
 
-// load reads and renders a file in a Cmd (with its own glamour renderer).
+// load reads and renders a file in a Cmd (with its own Markdown renderer).
 func (p *memoryPanel) load(m *Model, path string) tea.Cmd {
 	seq, style, w := p.seq, m.th.mdStyle, max(10, p.vp.Width()-1)
 	return func() tea.Msg {
