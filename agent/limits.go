@@ -20,19 +20,21 @@ type LimitStore interface {
 // limitPatterns are how providers state the limit ("maximum context length
 // is 8192 tokens", "prompt is too long: 210000 tokens > 200000 maximum",
 // llama.cpp's "available context size (4096 tokens)", …). The first
-// capture group is the limit.
-var limitPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`(?i)maximum context length (?:is|of) (\d[\d,]*)`),
-	regexp.MustCompile(`(?i)tokens? > (\d[\d,]*) maximum`),
-	regexp.MustCompile(`(?i)context (?:size|window|length|limit) (?:is |of |= ?|: ?)?\(?(\d[\d,]*)(?: tokens)?\)?`),
-	regexp.MustCompile(`(?i)(?:max_model_len|n_ctx(?:_slot)?|context_length|max_context_length)\s*[=:]?\s*\(?(\d[\d,]*)`),
-	regexp.MustCompile(`(?i)(?:limit|maximum) of (\d[\d,]*) tokens`),
-	regexp.MustCompile(`(?i)(\d[\d,]*)[- ]token (?:context|limit)`),
-}
+// capture group is the limit. Compiled on first use, not at start-up.
+var limitPatterns = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		regexp.MustCompile(`(?i)maximum context length (?:is|of) (\d[\d,]*)`),
+		regexp.MustCompile(`(?i)tokens? > (\d[\d,]*) maximum`),
+		regexp.MustCompile(`(?i)context (?:size|window|length|limit) (?:is |of |= ?|: ?)?\(?(\d[\d,]*)(?: tokens)?\)?`),
+		regexp.MustCompile(`(?i)(?:max_model_len|n_ctx(?:_slot)?|context_length|max_context_length)\s*[=:]?\s*\(?(\d[\d,]*)`),
+		regexp.MustCompile(`(?i)(?:limit|maximum) of (\d[\d,]*) tokens`),
+		regexp.MustCompile(`(?i)(\d[\d,]*)[- ]token (?:context|limit)`),
+	}
+})
 
 // ParseContextLimit finds the limit a context-length error states.
 func ParseContextLimit(msg string) (int, bool) {
-	for _, re := range limitPatterns {
+	for _, re := range limitPatterns() {
 		m := re.FindStringSubmatch(msg)
 		if m == nil {
 			continue

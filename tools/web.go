@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -616,14 +617,14 @@ func htmlToMarkdown(ctx context.Context, body []byte, pageURL *url.URL) (title, 
 	if err != nil {
 		return "", "", "", err
 	}
-	md = strings.TrimSpace(blankRuns.ReplaceAllString(string(out), "\n\n"))
+	md = strings.TrimSpace(blankRuns().ReplaceAllString(string(out), "\n\n"))
 	if heading != "" && !strings.Contains(md, heading) {
 		md = "# " + heading + "\n\n" + md
 	}
 	return title, md, how, nil
 }
 
-var blankRuns = regexp.MustCompile(`\n[ \t]*(\n[ \t]*)+\n`)
+var blankRuns = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\n[ \t]*(\n[ \t]*)+\n`) })
 
 // readable runs readability, which has panicked on odd pages: a panic
 // means "nothing found", not a failed fetch.

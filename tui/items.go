@@ -168,7 +168,7 @@ type summaryInfo struct {
 }
 
 // renderer draws items. It lives on the Bubble Tea loop (it owns the
-// glamour renderers) and gen changes with the theme so caches notice.
+// item caches) and gen changes with the theme so caches notice.
 type renderer struct {
 	th  theme
 	md  *markdown

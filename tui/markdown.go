@@ -4,53 +4,33 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"charm.land/glamour/v2"
-	gansi "charm.land/glamour/v2/ansi"
-	"charm.land/glamour/v2/styles"
 	"github.com/charmbracelet/x/ansi"
 )
 
-// markdown renders Markdown with glamour, one TermRenderer per width. It
-// belongs to the Bubble Tea loop: a TermRenderer is not safe to share
-// across goroutines, so Cmds that render (the memory inspector) build
-// their own with renderMarkdown.
+// markdown renders Markdown for one theme (markdown_render.go). It keeps
+// no state between calls, so Cmds may build their own with
+// renderMarkdown.
 type markdown struct {
-	style   string
-	byWidth map[int]*glamour.TermRenderer
+	th *mdTheme
 }
 
+// newMarkdown takes the theme's Markdown style: "dark" or "light".
 func newMarkdown(style string) *markdown {
-	return &markdown{style: style, byWidth: map[int]*glamour.TermRenderer{}}
+	return &markdown{th: newMDTheme(style)}
 }
 
-// mdStyles is a glamour standard style with inline code drawn without the
-// padding spaces glamour puts around it (its background marks it anyway).
-func mdStyles(name string) gansi.StyleConfig {
-	st, ok := styles.DefaultStyles[name]
-	if !ok {
-		st = &styles.DarkStyleConfig
-	}
-	cfg := *st
-	cfg.Code.Prefix, cfg.Code.Suffix = "", ""
-	return cfg
-}
-
-func newGlamour(style string, w int) (*glamour.TermRenderer, error) {
-	return glamour.NewTermRenderer(glamour.WithStyles(mdStyles(style)), glamour.WithWordWrap(w))
-}
-
-// lines renders src wrapped to w columns, without the blank lines glamour
-// puts around a document, every line cut to w as a safety net. Tables are
-// rendered on their own at their content's width: glamour stretches them
-// to the whole wrap width.
+// lines renders src wrapped to w columns, without blank lines at either
+// end, every line cut to w as a safety net. Tables are cut out first and
+// drawn at their content's width.
 func (m *markdown) lines(src string, w int) []string {
 	var out []string
 	for _, seg := range splitTables(cleanText(src)) {
-		ww := w
-		if seg.width > 0 {
-			ww = min(w, seg.width)
+		var ls []string
+		if seg.table {
+			ls = renderTable(strings.Split(seg.text, "\n"), m.th, w)
+		} else {
+			ls = trimBlank(renderMD(seg.text, m.th, w))
 		}
-		ls := m.render(seg.text, ww)
 		if len(out) > 0 && len(ls) > 0 {
 			out = append(out, "")
 		}
@@ -59,35 +39,15 @@ func (m *markdown) lines(src string, w int) []string {
 	return fitLines(out, w)
 }
 
-func (m *markdown) render(src string, w int) []string {
-	r := m.byWidth[w]
-	if r == nil {
-		if len(m.byWidth) > 8 { // a resize storm: keep the map small
-			clear(m.byWidth)
-		}
-		var err error
-		if r, err = newGlamour(m.style, w); err != nil {
-			return plainLines(src, w)
-		}
-		m.byWidth[w] = r
-	}
-	out, err := r.Render(src)
-	if err != nil {
-		return plainLines(src, w)
-	}
-	return trimBlank(strings.Split(out, "\n"))
-}
-
 // renderMarkdown is the goroutine-safe form for Cmds.
 func renderMarkdown(src, style string, w int) string {
 	return strings.Join(newMarkdown(style).lines(src, w), "\n")
 }
 
-// mdSegment is a run of Markdown; width > 0 marks a table and the width
-// its content needs.
+// mdSegment is a run of Markdown, or a table.
 type mdSegment struct {
 	text  string
-	width int
+	table bool
 }
 
 // splitTables cuts src into tables (outside code fences) and the rest.
@@ -104,7 +64,7 @@ func splitTables(src string) []mdSegment {
 					segs = append(segs, mdSegment{text: strings.Join(cur, "\n")})
 					cur = nil
 				}
-				segs = append(segs, mdSegment{text: strings.Join(table, "\n"), width: tableWidth(table)})
+				segs = append(segs, mdSegment{text: strings.Join(table, "\n"), table: true})
 			} else {
 				cur = append(cur, table...)
 			}
@@ -136,31 +96,6 @@ func splitTables(src string) []mdSegment {
 func isTableRule(l string) bool {
 	t := strings.Trim(strings.TrimSpace(l), "|")
 	return t != "" && strings.Trim(t, "-:| ") == ""
-}
-
-// tableWidth is what glamour needs to draw the table without wrapping:
-// every column as wide as its widest cell plus a space each side, the
-// separators between columns, and the document's margins.
-func tableWidth(rows []string) int {
-	var cols []int
-	for i, r := range rows {
-		if i == 1 {
-			continue // the |---|---| rule
-		}
-		cells := strings.Split(strings.Trim(strings.TrimSpace(r), "|"), "|")
-		for j, c := range cells {
-			c = strings.NewReplacer("`", "", "**", "", "__", "").Replace(strings.TrimSpace(c))
-			if j >= len(cols) {
-				cols = append(cols, 0)
-			}
-			cols[j] = max(cols[j], ansi.StringWidth(c))
-		}
-	}
-	w := 4 + max(0, len(cols)-1) // margins, separators
-	for _, c := range cols {
-		w += c + 2
-	}
-	return w
 }
 
 // cleanText makes model or tool text safe to draw: invalid UTF-8 becomes
@@ -291,7 +226,7 @@ func plainLines(s string, w int) []string {
 // fitLines cuts every line to w display columns.
 func fitLines(ls []string, w int) []string {
 	for i, l := range ls {
-		if ansi.StringWidth(l) > w {
+		if len(l) > w && ansi.StringWidth(l) > w { // a column takes at least a byte
 			ls[i] = ansi.Truncate(l, w, "")
 		}
 	}

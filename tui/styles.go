@@ -3,7 +3,6 @@ package tui
 import (
 	"image/color"
 
-	"charm.land/glamour/v2/styles"
 	"charm.land/lipgloss/v2"
 )
 
@@ -13,7 +12,7 @@ import (
 type theme struct {
 	dark    bool
 	noColor bool
-	mdStyle string // glamour standard style name
+	mdStyle string // the Markdown theme: "dark" or "light"
 
 	accent   lipgloss.Style // persona names, the active tab, prompts
 	dim      lipgloss.Style // anchors, handoffs, meta lines
@@ -37,14 +36,14 @@ type theme struct {
 func newTheme(dark, noColor bool) theme {
 	t := theme{dark: dark, noColor: noColor}
 	plain := lipgloss.NewStyle()
-	t.mdStyle = styles.LightStyle
+	t.mdStyle = "light"
 	if dark {
-		t.mdStyle = styles.DarkStyle
+		t.mdStyle = "dark"
 	}
 	if noColor {
-		// glamour's no-colour styles (ascii, notty) print **bold** as is;
-		// the dark/light styles' colours are removed by Bubble Tea's
-		// renderer, which honours NO_COLOR, and bold and italics remain.
+		// The Markdown theme stays dark or light: Bubble Tea's renderer,
+		// which honours NO_COLOR, removes its colours, and bold and
+		// italics remain (**bold** shows as bold, without stars).
 		t.accent = plain.Bold(true)
 		t.dim = plain.Faint(true)
 		t.ok, t.bad, t.warn = plain, plain.Bold(true), plain.Bold(true)

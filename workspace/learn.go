@@ -6,6 +6,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -166,12 +167,14 @@ func errorField(line string) (key, value string, ok bool) {
 }
 
 var (
-	sigQuoted  = regexp.MustCompile("\"[^\"]*\"|'[^']*'|`[^`]*`")
-	sigPath    = regexp.MustCompile(`\S*[/\\.]\S*`)
-	sigNumber  = regexp.MustCompile(`[0-9]+`)
-	sigBlanks  = regexp.MustCompile(`_(?:[ ,]+_)+`)
-	sigExit    = regexp.MustCompile(`^(exit code|exit status): -?[0-9]+$`)
-	errorWords = regexp.MustCompile(`(?i)\b(error|fail|failed|failure|panic|fatal|cannot|can't|undefined|not found|no such|denied|refused|invalid|unknown|missing|does not exist|timed out)\b`)
+	sigQuoted  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("\"[^\"]*\"|'[^']*'|`[^`]*`") })
+	sigPath    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\S*[/\\.]\S*`) })
+	sigNumber  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[0-9]+`) })
+	sigBlanks  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`_(?:[ ,]+_)+`) })
+	sigExit    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(exit code|exit status): -?[0-9]+$`) })
+	errorWords = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(error|fail|failed|failure|panic|fatal|cannot|can't|undefined|not found|no such|denied|refused|invalid|unknown|missing|does not exist|timed out)\b`)
+	})
 )
 
 // ErrorLine picks the line of a failed call's output that says what went
@@ -181,7 +184,7 @@ var (
 // first line.
 func ErrorLine(output string) string {
 	lines := strings.Split(strings.TrimSpace(output), "\n")
-	if !sigExit.MatchString(strings.ToLower(strings.TrimSpace(lines[0]))) {
+	if !sigExit().MatchString(strings.ToLower(strings.TrimSpace(lines[0]))) {
 		return strings.TrimSpace(lines[0])
 	}
 	last := ""
@@ -190,7 +193,7 @@ func ErrorLine(output string) string {
 		if l == "" {
 			continue
 		}
-		if errorWords.MatchString(l) {
+		if errorWords().MatchString(l) {
 			return l
 		}
 		last = l
@@ -205,14 +208,14 @@ func ErrorLine(output string) string {
 func Signature(errText string) string {
 	s := strings.ToLower(ErrorLine(errText))
 	s = strings.TrimSpace(strings.TrimPrefix(s, "error:"))
-	s = sigQuoted.ReplaceAllString(s, "_")
+	s = sigQuoted().ReplaceAllString(s, "_")
 	// What follows "; " is a hint for this occurrence ("did you mean: a.txt?").
 	if i := strings.Index(s, "; "); i > 0 {
 		s = s[:i]
 	}
-	s = sigPath.ReplaceAllString(s, "_")
-	s = sigNumber.ReplaceAllString(s, "#")
-	s = sigBlanks.ReplaceAllString(s, "_")
+	s = sigPath().ReplaceAllString(s, "_")
+	s = sigNumber().ReplaceAllString(s, "#")
+	s = sigBlanks().ReplaceAllString(s, "_")
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > 120 {
 		s = s[:120]

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Caps of the learnings part of the system prompt: a few lines that help,
@@ -24,7 +25,7 @@ type entry struct {
 }
 
 // seenSuffix is how a heading counts repeats: "## 2026-11-25 14:03 · seen 3×".
-var seenSuffix = regexp.MustCompile(` · seen ([0-9]+)×$`)
+var seenSuffix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(` · seen ([0-9]+)×$`) })
 
 // parseEntries reads the entries of LEARNINGS.md or FEATURE_REQUESTS.md.
 // Indented text (the template's example) is not an entry.
@@ -33,7 +34,7 @@ func parseEntries(doc string) []entry {
 	for _, line := range strings.Split(doc, "\n") {
 		if strings.HasPrefix(line, "## ") {
 			e := entry{when: strings.TrimSpace(line[3:]), seen: 1}
-			if m := seenSuffix.FindStringSubmatch(e.when); m != nil {
+			if m := seenSuffix().FindStringSubmatch(e.when); m != nil {
 				e.seen, _ = strconv.Atoi(m[1])
 				e.when = strings.TrimSuffix(e.when, m[0])
 			}
@@ -84,7 +85,7 @@ func bumpSeen(doc, body string) (out string, seen int, ok bool) {
 			continue
 		}
 		head, n := lines[i], 1
-		if m := seenSuffix.FindStringSubmatch(head); m != nil {
+		if m := seenSuffix().FindStringSubmatch(head); m != nil {
 			n, _ = strconv.Atoi(m[1])
 			head = strings.TrimSuffix(head, m[0])
 		}

@@ -5,10 +5,11 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // stampedItem is a log entry written by DailyLog or LogTaskEnd: "- 14:03 …".
-var stampedItem = regexp.MustCompile(`^[-*] [0-9]{2}:[0-9]{2} `)
+var stampedItem = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[-*] [0-9]{2}:[0-9]{2} `) })
 
 // Caps of the daily-log parts of the prompt.
 const (
@@ -35,7 +36,7 @@ func logSummary(doc string, cap int) (lines []string, dropped int) {
 		case strings.HasPrefix(l, "## "):
 			all = append(all, "- "+t[3:])
 			inSection, pending = true, len(all)-1
-		case stampedItem.MatchString(l): // an entry of its own, wherever it stands
+		case stampedItem().MatchString(l): // an entry of its own, wherever it stands
 			all = append(all, t)
 			inSection, pending = false, -1
 		case t == "" || strings.HasPrefix(l, " ") || strings.HasPrefix(l, "\t"):

@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -250,7 +251,7 @@ func nCtx(b []byte) int {
 	return positive(p.NCtx)
 }
 
-var numCtx = regexp.MustCompile(`(?m)^\s*num_ctx\s+(\d+)`)
+var numCtx = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\s*num_ctx\s+(\d+)`) })
 
 // ollamaWindow reads Ollama's /api/show: the num_ctx parameter (what the
 // server really uses) when the model sets one, else the model's trained
@@ -263,7 +264,7 @@ func ollamaWindow(b []byte) int {
 	if json.Unmarshal(b, &s) != nil {
 		return 0
 	}
-	if m := numCtx.FindStringSubmatch(s.Parameters); m != nil {
+	if m := numCtx().FindStringSubmatch(s.Parameters); m != nil {
 		if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
 			return n
 		}

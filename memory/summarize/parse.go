@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"polly/memory/task"
 )
@@ -19,31 +20,38 @@ type Parsed struct {
 }
 
 // labels maps the ways models write a part's name to the canonical one.
-var labels = []struct {
+// Compiled on first use, not at start-up.
+var labels = sync.OnceValue(func() []sectionLabel {
+	return []sectionLabel{
+		{regexp.MustCompile(`^(?i)current\s+task`), "CURRENT TASK"},
+		{regexp.MustCompile(`^(?i)completed(\s+so\s+far)?`), "COMPLETED SO FAR"},
+		{regexp.MustCompile(`^(?i)(in[\s_-]+progress(\s*[/&,–—-]\s*|\s+and\s+|\s+)next(\s+steps?)?|in[\s_-]+progress|next\s+steps?)`), "IN PROGRESS / NEXT"},
+		{regexp.MustCompile(`^(?i)key\s+facts`), "KEY FACTS"},
+		{regexp.MustCompile(`^(?i)(blocked(\s*[/&,–—-]\s*|\s+and\s+|\s+)issues|blocked|blockers|open\s+issues|issues)`), "BLOCKED / ISSUES"},
+		{regexp.MustCompile(`^(?i)durable\s+facts`), FactsSection},
+	}
+})
+
+type sectionLabel struct {
 	re   *regexp.Regexp
 	name string
-}{
-	{regexp.MustCompile(`^(?i)current\s+task`), "CURRENT TASK"},
-	{regexp.MustCompile(`^(?i)completed(\s+so\s+far)?`), "COMPLETED SO FAR"},
-	{regexp.MustCompile(`^(?i)(in[\s_-]+progress(\s*[/&,–—-]\s*|\s+and\s+|\s+)next(\s+steps?)?|in[\s_-]+progress|next\s+steps?)`), "IN PROGRESS / NEXT"},
-	{regexp.MustCompile(`^(?i)key\s+facts`), "KEY FACTS"},
-	{regexp.MustCompile(`^(?i)(blocked(\s*[/&,–—-]\s*|\s+and\s+|\s+)issues|blocked|blockers|open\s+issues|issues)`), "BLOCKED / ISSUES"},
-	{regexp.MustCompile(`^(?i)durable\s+facts`), FactsSection},
 }
 
 // lead strips what may come before a label: a heading, a list number or
 // bullet, bold or underline markup.
-var lead = regexp.MustCompile(`^\s*(#{1,6}\s*)?([-*•]\s+)?(\d+[.)]\s*)?(\*\*|__)?\s*`)
+var lead = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*(#{1,6}\s*)?([-*•]\s+)?(\d+[.)]\s*)?(\*\*|__)?\s*`)
+})
 
 // labelLine recognises a line that starts a part: "## CURRENT TASK",
 // "**Current task:** …", "1. **CURRENT TASK**: …", "CURRENT TASK:". A bare
 // label without markup needs a colon or to stand alone in capitals, so an
 // ordinary sentence ("Completed so far we …") does not split a part.
 func labelLine(line string) (name, rest string, ok bool) {
-	m := lead.FindStringSubmatchIndex(line)
+	m := lead().FindStringSubmatchIndex(line)
 	marked := m[2] >= 0 || m[6] >= 0 || m[8] >= 0 // heading, number or bold
 	body := line[m[1]:]
-	for _, l := range labels {
+	for _, l := range labels() {
 		loc := l.re.FindStringIndex(body)
 		if loc == nil {
 			continue
@@ -190,7 +198,9 @@ func (p Parsed) Cap(maxChars int) (Parsed, bool) {
 }
 
 // statusWord finds a plan status written on a line.
-var statusWord = regexp.MustCompile(`(?i)\[(done|in[ _-]?progress|todo|pending|completed)\]|\b(DONE|IN[ _]PROGRESS|TODO)\b`)
+var statusWord = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\[(done|in[ _-]?progress|todo|pending|completed)\]|\b(DONE|IN[ _]PROGRESS|TODO)\b`)
+})
 
 // Check compares a summary with the task state and corrects it: every
 // plan step with its live status (a step the summary shows with another
@@ -259,7 +269,7 @@ func (p Parsed) Check(st *task.State) (string, []string) {
 						continue
 					}
 					seen = true
-					if loc := statusWord.FindStringIndex(l); loc != nil {
+					if loc := statusWord().FindStringIndex(l); loc != nil {
 						written := strings.ToUpper(strings.Trim(l[loc[0]:loc[1]], "[]"))
 						written = strings.NewReplacer("_", " ", "-", " ").Replace(written)
 						if written == "INPROGRESS" {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -83,7 +84,9 @@ func (s *State) Active() bool { return s.OriginalRequest != "" }
 
 // continuation matches short replies that continue the current task rather
 // than start a new one ("yes", "go on", "continue please").
-var continuation = regexp.MustCompile(`(?i)^\s*((y|yes|yep|yeah|ok|okay|sure|go|go on|go ahead|continue|proceed|do it|please|please do|next|carry on|keep going|sounds good|lgtm|right|correct|no|nope|thanks|thank you|then|now|great|good|perfect)\b[\s.!,]*)+$`)
+var continuation = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^\s*((y|yes|yep|yeah|ok|okay|sure|go|go on|go ahead|continue|proceed|do it|please|please do|next|carry on|keep going|sounds good|lgtm|right|correct|no|nope|thanks|thank you|then|now|great|good|perfect)\b[\s.!,]*)+$`)
+})
 
 // IsNewTask decides whether a user message starts a new task. A message
 // starts a new task when there is none yet, or when the previous task
@@ -95,7 +98,7 @@ func (s *State) IsNewTask(msg string) bool {
 	if !s.Active() {
 		return true
 	}
-	if !s.Finished || s.LastReplyAsked || continuation.MatchString(msg) {
+	if !s.Finished || s.LastReplyAsked || continuation().MatchString(msg) {
 		return false
 	}
 	for _, st := range s.Plan {
@@ -109,7 +112,9 @@ func (s *State) IsNewTask(msg string) bool {
 }
 
 // reopenWords start a message that adds to the work just done.
-var reopenWords = regexp.MustCompile(`(?i)^\s*(also|and also|additionally|again|one more|as well|plus|and)\b`)
+var reopenWords = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)^\s*(also|and also|additionally|again|one more|as well|plus|and)\b`)
+})
 
 // RefersTo reports whether msg is about this task: it names one of its
 // files (path or base name), or it starts like an addition ("also …") and
@@ -142,7 +147,7 @@ func (s *State) RefersTo(msg string) bool {
 			delete(taskWords, w)
 		}
 	}
-	if reopenWords.MatchString(msg) {
+	if reopenWords().MatchString(msg) {
 		return shared >= 1
 	}
 	return shared >= 2
@@ -160,13 +165,15 @@ var stopWords = map[string]bool{
 	"want": true, "need": true, "use": true, "using": true, "new": true, "one": true, "two": true, "get": true,
 }
 
-var wordRe = regexp.MustCompile(`[\p{L}\p{N}_][\p{L}\p{N}_.-]*[\p{L}\p{N}_]|[\p{L}\p{N}]`)
+var wordRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[\p{L}\p{N}_][\p{L}\p{N}_.-]*[\p{L}\p{N}_]|[\p{L}\p{N}]`)
+})
 
 // Words are the distinctive words of a text: lower case, at least three
 // characters or a number, no stop words.
 func Words(text string) []string {
 	var out []string
-	for _, w := range wordRe.FindAllString(strings.ToLower(text), -1) {
+	for _, w := range wordRe().FindAllString(strings.ToLower(text), -1) {
 		_, numErr := strconv.Atoi(w)
 		if stopWords[w] || (len(w) < 3 && numErr != nil) {
 			continue
@@ -275,8 +282,10 @@ func (s *State) CurrentStep() (int, Step, bool) {
 }
 
 var (
-	numbered = regexp.MustCompile(`(?m)^\s*(\d+[.)]|[-*•])\s+\S`)
-	planWord = regexp.MustCompile(`(?i)\b(plan|steps?|first|then|next|finally|I will|I'll|I'm going to|let me|approach|going to)\b`)
+	numbered = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\s*(\d+[.)]|[-*•])\s+\S`) })
+	planWord = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(plan|steps?|first|then|next|finally|I will|I'll|I'm going to|let me|approach|going to)\b`)
+	})
 )
 
 // IsPlanLike reports whether a reply states a plan: either a list of at
@@ -287,8 +296,8 @@ func IsPlanLike(reply string) bool {
 	if len(r) < 60 {
 		return false
 	}
-	if len(numbered.FindAllStringIndex(r, 3)) >= 2 {
+	if len(numbered().FindAllStringIndex(r, 3)) >= 2 {
 		return true
 	}
-	return len(r) >= 120 && len(planWord.FindAllStringIndex(r, 3)) >= 2
+	return len(r) >= 120 && len(planWord().FindAllStringIndex(r, 3)) >= 2
 }

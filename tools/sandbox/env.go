@@ -4,19 +4,24 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // credentialName matches variable names that usually hold a secret.
-var credentialName = regexp.MustCompile(`(?i)(^|_)(KEY|APIKEY|TOKEN|SECRET|PASSWD|CREDENTIALS?)(_|$)|PASSWORD|SECRET`)
+var credentialName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(^|_)(KEY|APIKEY|TOKEN|SECRET|PASSWD|CREDENTIALS?)(_|$)|PASSWORD|SECRET`)
+})
 
 // credentialValue matches values that look like API keys or tokens
 // whatever the variable is called.
-var credentialValue = regexp.MustCompile(`^(sk-|sk_|pk_live_|rk_live_|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abpr]-|AKIA[0-9A-Z]{12}|AIza[0-9A-Za-z_-]{20}|hf_[A-Za-z]{20}|npm_[A-Za-z0-9]{20}|eyJ[A-Za-z0-9_-]{10,}\.)`)
+var credentialValue = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(sk-|sk_|pk_live_|rk_live_|ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abpr]-|AKIA[0-9A-Z]{12}|AIza[0-9A-Za-z_-]{20}|hf_[A-Za-z]{20}|npm_[A-Za-z0-9]{20}|eyJ[A-Za-z0-9_-]{10,}\.)`)
+})
 
 // LooksSecret reports whether an environment variable looks like it holds a
 // credential, by its name or by its value.
 func LooksSecret(name, value string) bool {
-	return credentialName.MatchString(name) || credentialValue.MatchString(strings.TrimSpace(value))
+	return credentialName().MatchString(name) || credentialValue().MatchString(strings.TrimSpace(value))
 }
 
 // CommandEnv is the environment a command gets: env without the variables
