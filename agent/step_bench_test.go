@@ -1,0 +1,314 @@
+package agent
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"polly/agent/llm"
+	"polly/agent/llmtest"
+	"polly/memory/store"
+	"polly/memory/window"
+	"polly/personas"
+	"polly/tools"
+)
+
+// The per-step benchmark talks to the project's fake server over real
+// HTTP, but in a child process (this test binary again, see TestMain): the
+// server decodes and validates every request it receives, and that work —
+// the model's side — must not count in Polly's time, bytes or allocations.
+const stepServerEnv = "POLLY_STEP_BENCH_SERVER"
+
+// serveStepModelIfAsked runs the scripted model of the step benchmark when
+// this binary was started as its server: it prints the base URL and serves
+// until stdin closes.
+func serveStepModelIfAsked() {
+	if os.Getenv(stepServerEnv) == "" {
+		return
+	}
+	srv, err := llmtest.Start("127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	srv.Serve(stepModel)
+	fmt.Println(srv.URL())
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	srv.Close()
+	os.Exit(0)
+}
+
+// stepModel is a model working through "work: N" — N steps, each some
+// prose and one call (read_file of a source file, or grep), then a short
+// answer. It reads only the request, so any number of agents and runs can
+// share it.
+func stepModel(r llmtest.Request) llmtest.Step {
+	want, calls, total := 0, 0, 0
+	for _, m := range r.Messages {
+		if m.Role == "user" && strings.HasPrefix(m.Content, "work: ") {
+			want, _ = strconv.Atoi(strings.TrimPrefix(m.Content, "work: "))
+			calls = 0
+		}
+		if m.Role == "assistant" && len(m.ToolCalls) > 0 {
+			calls++
+			total++
+		}
+	}
+	if calls >= want {
+		return llmtest.Text("Done: the files are read and the pattern is where I said.")
+	}
+	// Prose of 300–1,500 characters, as a model explains its next move.
+	prose := strings.Repeat("Looking at how the loop hands results back, the next thing to check is the accumulator. ", 4+total%13)
+	call := llmtest.ToolCall{Name: "read_file", Args: fmt.Sprintf(`{"path":"src/file%d.go"}`, total%benchFiles)}
+	if total%3 == 2 {
+		call = llmtest.ToolCall{Name: "grep", Args: fmt.Sprintf(`{"pattern":"func step%d","path":"src"}`, total%50)}
+	}
+	return llmtest.Reply{Text: prose, ToolCalls: []llmtest.ToolCall{call}, ChunkSize: 64}
+}
+
+const benchFiles = 24
+
+// writeBenchSources fills dir/src with Go-like files of about 5 KB each
+// (under read_file's offload limit, so they enter the context whole).
+func writeBenchSources(tb testing.TB, dir string) {
+	tb.Helper()
+	src := filepath.Join(dir, "src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	for f := range benchFiles {
+		var b strings.Builder
+		fmt.Fprintf(&b, "package src\n\n// File %d of the benchmark project.\n\n", f)
+		for i := 0; b.Len() < 5000; i++ {
+			n := f*100 + i
+			fmt.Fprintf(&b, "// step%d advances the state by one and reports whether it moved.\nfunc step%d(s *state) bool {\n\tif s.n > %d {\n\t\treturn false\n\t}\n\ts.n += %d\n\treturn true\n}\n\n", n, n, n*7, i+1)
+		}
+		if err := os.WriteFile(filepath.Join(src, fmt.Sprintf("file%d.go", f)), []byte(b.String()), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+}
+
+// startStepServer starts the scripted model in a child process and returns
+// its base URL.
+func startStepServer(tb testing.TB) string {
+	tb.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), stepServerEnv+"=1")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		stdin.Close()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		tb.Fatalf("step server did not start: %v", err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// stepClock measures, on the client side of the wire, what a step costs
+// Polly: from the first byte of a reply to the moment the next request is
+// written, minus the tools' own run time. The server's time (from a
+// request written to its reply's first byte) is the model's and is left
+// out; decoding the stream is Polly's and is in.
+type stepClock struct {
+	mu        sync.Mutex
+	firstByte time.Time     // of the previous reply; zero at the start of a run
+	spent     time.Duration // harness time of the finished steps
+	steps     int
+	toolTime  time.Duration
+}
+
+func (c *stepClock) RoundTrip(req *http.Request) (*http.Response, error) {
+	trace := &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) {
+			c.mu.Lock()
+			if !c.firstByte.IsZero() {
+				c.spent += time.Since(c.firstByte)
+				c.steps++
+			}
+			c.mu.Unlock()
+		},
+		GotFirstResponseByte: func() {
+			c.mu.Lock()
+			c.firstByte = time.Now()
+			c.mu.Unlock()
+		},
+	}
+	return http.DefaultTransport.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+}
+
+// newRun forgets the last reply, so the gap between two runs is not a step.
+func (c *stepClock) newRun() {
+	c.mu.Lock()
+	c.firstByte = time.Time{}
+	c.mu.Unlock()
+}
+
+func (c *stepClock) observe(e Event) {
+	if f, ok := e.(ToolFinished); ok {
+		c.mu.Lock()
+		c.toolTime += f.Duration
+		c.mu.Unlock()
+	}
+}
+
+// observe keeps the context size of a run's first request.
+func (r *stepRig) observe(e Event) {
+	if u, ok := e.(Usage); ok && r.ctx == 0 {
+		r.ctx = u.ContextTokens
+	}
+	r.clock.observe(e)
+}
+
+// perStep is the harness time per step so far.
+func (c *stepClock) perStep() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.steps == 0 {
+		return 0
+	}
+	return (c.spent - c.toolTime) / time.Duration(c.steps)
+}
+
+func (c *stepClock) reset() {
+	c.mu.Lock()
+	c.spent, c.steps, c.toolTime, c.firstByte = 0, 0, 0, time.Time{}
+	c.mu.Unlock()
+}
+
+// stepRig is one agent in a temp project with a history of about the given
+// number of tokens of context, talking to the step server.
+type stepRig struct {
+	agent *Agent
+	clock *stepClock
+	base  int // history length the measured runs start from
+	ctx   int // tokens of context of the first request of the last run
+}
+
+func newStepRig(tb testing.TB, url string, contextTokens int) *stepRig {
+	tb.Helper()
+	dir := tb.TempDir()
+	writeBenchSources(tb, dir)
+	st, err := store.Open(filepath.Join(dir, ".agent", "polly.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { st.Close() })
+	set, errs := personas.Load("")
+	if len(errs) > 0 {
+		tb.Fatal(errs)
+	}
+	rig := &stepRig{clock: &stepClock{}}
+	clock := rig.clock
+	deps := &Deps{
+		Store:      st,
+		LLM:        llm.New(llm.Config{BaseURL: url, APIKey: "k", HTTPClient: &http.Client{Transport: clock}}),
+		Tools:      tools.NewRegistry(tools.FileTools(dir)...),
+		Personas:   set,
+		Gate:       tools.AllowAll{},
+		Model:      Model{Name: "gpt-4.1", ContextWindow: 1_000_000},
+		Context:    window.Settings{SummarizeAt: 1_000_000}, // the history is the benchmark's variable: no summary cuts it
+		ProjectDir: dir,
+		StateDir:   filepath.Join(dir, ".agent"),
+	}
+	p, _ := set.Find("default")
+	a := newAgent(deps, p, "", "", "default", rig.observe, nil, 0)
+	sess, err := st.CreateSession(context.Background(), store.Session{Persona: "default"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	a.session = sess.ID
+	// Grow the history in tasks of 3 steps until the context reaches the
+	// size asked for.
+	for a.lastContext < contextTokens {
+		if _, err := a.Run(context.Background(), "work: 3"); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	rig.agent, rig.base = a, len(a.history)
+	return rig
+}
+
+// stepsPerRun is how many tool-call steps one measured run makes (one
+// more request brings the final answer): few, so the context stays near
+// the size measured (a file read adds about 1,400 tokens).
+const stepsPerRun = 4
+
+// run makes one measured run from the warm-up history: stepsPerRun steps
+// and the answer. The history is cut back first, so every run sees the
+// same context size whatever b.N is.
+func (r *stepRig) run(tb testing.TB) {
+	r.agent.history = r.agent.history[:r.base:r.base]
+	r.clock.newRun()
+	r.ctx = 0
+	if _, err := r.agent.Run(context.Background(), "work: "+strconv.Itoa(stepsPerRun)); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// stepSizes are the contexts the benchmark measures, in tokens: a fresh
+// conversation (the system prompt and tool schemas alone are about N
+// tokens), then histories grown to 10k, 20k and 40k tokens.
+var stepSizes = []int{0, 10_000, 20_000, 40_000}
+
+// BenchmarkStepPerContext is issue 18's per-step harness cost as the
+// context grows: one op is a run of 10 tool-call steps (read_file and grep
+// results, prose) plus the final answer, against the fake server over
+// HTTP. ns/op, B/op and allocs/op are the whole run's, Polly's process
+// only; harness-µs/step is the client-side time of one step (stream
+// decoding, tool result handling, store writes, context building, request
+// encoding) without the model's and the tool's own time.
+func BenchmarkStepPerContext(b *testing.B) {
+	url := startStepServer(b)
+	for _, size := range stepSizes {
+		b.Run(stepSizeName(size), func(b *testing.B) {
+			rig := newStepRig(b, url, size)
+			rig.run(b) // a first run warms the caches
+			rig.clock.reset()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				rig.run(b)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(rig.clock.perStep().Nanoseconds())/1e3, "harness-µs/step")
+			b.ReportMetric(float64(rig.ctx), "ctx-tokens")
+			b.ReportMetric(float64(rig.base), "history-msgs")
+		})
+	}
+}
+
+func stepSizeName(tokens int) string {
+	if tokens == 0 {
+		return "ctx=fresh"
+	}
+	return fmt.Sprintf("ctx=%dk", tokens/1000)
+}
