@@ -163,6 +163,7 @@ type Agent struct {
 	sysText            string // the last system prompt and its token count
 	sysTok             int
 	toolSpecs          []llm.ToolSpec     // built once
+	wire               *llm.WireCache     // the encoded messages and tools of the last request, reused by the next
 	pendingHandoff     string             // a handoff card to give with the next user message
 	pendingResume      string             // the checkpoint of an interrupted task, given with the next user message
 	lastContext        int                // tokens of the last context sent

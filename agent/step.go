@@ -129,7 +129,10 @@ func (a *Agent) toolTokens() int {
 
 // call streams one request and accounts for it.
 func (a *Agent) call(ctx context.Context, out window.Output) (llm.Response, error) {
-	req := llm.Request{Model: a.model(), Messages: out.Messages, Tools: a.specs(), MaxTokens: a.deps.Model.MaxOutput}
+	if a.wire == nil {
+		a.wire = llm.NewWireCache()
+	}
+	req := llm.Request{Model: a.model(), Messages: out.Messages, Tools: a.specs(), MaxTokens: a.deps.Model.MaxOutput, Cache: a.wire}
 	if t := a.persona.Temperature; t > 0 {
 		req.Temperature = &t
 	}

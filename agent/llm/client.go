@@ -118,15 +118,17 @@ var errCallTimeout = errors.New("call timeout")
 // retried with backoff while nothing has been streamed yet. Errors are
 // *Error; the returned Response carries Attempts even on error.
 func (c *Client) Stream(ctx context.Context, req Request, obs Observer) (Response, error) {
-	params, err := c.params(req)
+	body, err := c.encode(req, req.Cache, req.Cache.takeBuffer())
 	if err != nil {
 		return Response{}, &Error{Kind: KindBadRequest, Message: "build request: " + err.Error(), Err: err}
 	}
+	// Every attempt has ended when Stream returns: the buffer is free.
+	defer req.Cache.giveBuffer(body)
 	callCtx, cancel := context.WithTimeoutCause(ctx, c.cfg.CallTimeout, errCallTimeout)
 	defer cancel()
 
 	for attempt := 1; ; attempt++ {
-		resp, began, e := c.attempt(callCtx, params, obs)
+		resp, began, e := c.attempt(callCtx, body, obs)
 		resp.Attempts = attempt
 		if e == nil {
 			if resp.Model == "" {
@@ -170,7 +172,7 @@ func (c *Client) backoff(attempt int, retryAfter time.Duration) time.Duration {
 // attempt makes one HTTP request and reads the stream to its end. began
 // reports whether any content reached the observer, after which a retry
 // would show the user the same text twice.
-func (c *Client) attempt(callCtx context.Context, params openai.ChatCompletionNewParams, obs Observer) (Response, bool, *Error) {
+func (c *Client) attempt(callCtx context.Context, body []byte, obs Observer) (Response, bool, *Error) {
 	ctx, cancel := context.WithCancelCause(callCtx)
 	defer cancel(nil)
 	stalled := fmt.Errorf("stream stalled: no data for %s", fmtDuration(c.cfg.IdleTimeout))
@@ -178,7 +180,10 @@ func (c *Client) attempt(callCtx context.Context, params openai.ChatCompletionNe
 	defer watchdog.Stop()
 
 	tap := &bodyTap{touch: func() { watchdog.Reset(c.cfg.IdleTimeout) }}
-	stream := c.chat.NewStreaming(ctx, params, option.WithMiddleware(tap.middleware))
+	// The body is ours (see encode); the SDK sends it, adds its headers and
+	// decodes the stream and the errors.
+	stream := c.chat.NewStreaming(ctx, openai.ChatCompletionNewParams{}, option.WithMiddleware(tap.middleware),
+		option.WithRequestBody("application/json", body))
 	defer stream.Close()
 
 	acc := newAccumulator()
