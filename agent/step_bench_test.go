@@ -3,6 +3,7 @@ package agent
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,12 +14,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"polly/agent/llm"
 	"polly/agent/llmtest"
 	"polly/memory/store"
+	"polly/memory/task"
 	"polly/memory/window"
 	"polly/personas"
 	"polly/tools"
@@ -137,13 +140,43 @@ func startStepServer(tb testing.TB) string {
 // Polly: from the first byte of a reply to the moment the next request is
 // written, minus the tools' own run time. The server's time (from a
 // request written to its reply's first byte) is the model's and is left
-// out; decoding the stream is Polly's and is in.
+// out; decoding the stream is Polly's and is in. It keeps wall time and
+// this process's CPU time: on a loaded machine the wall clock also counts
+// the time other processes had the cores, the CPU time does not.
 type stepClock struct {
 	mu        sync.Mutex
 	firstByte time.Time     // of the previous reply; zero at the start of a run
+	firstCPU  time.Duration // process CPU time then
 	spent     time.Duration // harness time of the finished steps
+	spentCPU  time.Duration
 	steps     int
 	toolTime  time.Duration
+	toolCPU   time.Duration
+}
+
+// processCPU is the CPU time (user and system) this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// timedTool measures a tool's own run, to leave it out of the step.
+type timedTool struct {
+	tools.Tool
+	clock *stepClock
+}
+
+func (t timedTool) Run(ctx context.Context, args json.RawMessage) (tools.Result, error) {
+	start, cpu := time.Now(), processCPU()
+	res, err := t.Tool.Run(ctx, args)
+	t.clock.mu.Lock()
+	t.clock.toolTime += time.Since(start)
+	t.clock.toolCPU += processCPU() - cpu
+	t.clock.mu.Unlock()
+	return res, err
 }
 
 func (c *stepClock) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -152,13 +185,14 @@ func (c *stepClock) RoundTrip(req *http.Request) (*http.Response, error) {
 			c.mu.Lock()
 			if !c.firstByte.IsZero() {
 				c.spent += time.Since(c.firstByte)
+				c.spentCPU += processCPU() - c.firstCPU
 				c.steps++
 			}
 			c.mu.Unlock()
 		},
 		GotFirstResponseByte: func() {
 			c.mu.Lock()
-			c.firstByte = time.Now()
+			c.firstByte, c.firstCPU = time.Now(), processCPU()
 			c.mu.Unlock()
 		},
 	}
@@ -172,35 +206,27 @@ func (c *stepClock) newRun() {
 	c.mu.Unlock()
 }
 
-func (c *stepClock) observe(e Event) {
-	if f, ok := e.(ToolFinished); ok {
-		c.mu.Lock()
-		c.toolTime += f.Duration
-		c.mu.Unlock()
-	}
-}
-
 // observe keeps the context size of a run's first request.
 func (r *stepRig) observe(e Event) {
 	if u, ok := e.(Usage); ok && r.ctx == 0 {
 		r.ctx = u.ContextTokens
 	}
-	r.clock.observe(e)
 }
 
-// perStep is the harness time per step so far.
-func (c *stepClock) perStep() time.Duration {
+// perStep is the harness time per step so far, wall and CPU.
+func (c *stepClock) perStep() (wall, cpu time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.steps == 0 {
-		return 0
+		return 0, 0
 	}
-	return (c.spent - c.toolTime) / time.Duration(c.steps)
+	n := time.Duration(c.steps)
+	return (c.spent - c.toolTime) / n, (c.spentCPU - c.toolCPU) / n
 }
 
 func (c *stepClock) reset() {
 	c.mu.Lock()
-	c.spent, c.steps, c.toolTime, c.firstByte = 0, 0, 0, time.Time{}
+	c.spent, c.spentCPU, c.steps, c.toolTime, c.toolCPU, c.firstByte = 0, 0, 0, 0, 0, time.Time{}
 	c.mu.Unlock()
 }
 
@@ -209,11 +235,12 @@ func (c *stepClock) reset() {
 type stepRig struct {
 	agent *Agent
 	clock *stepClock
-	base  int // history length the measured runs start from
-	ctx   int // tokens of context of the first request of the last run
+	base  int    // history length the measured runs start from
+	ctx   int    // tokens of context of the first request of the last run
+	task  []byte // the task state the measured runs start from
 }
 
-func newStepRig(tb testing.TB, url string, contextTokens int) *stepRig {
+func newStepRig(tb testing.TB, url, model string, contextTokens int) *stepRig {
 	tb.Helper()
 	dir := tb.TempDir()
 	writeBenchSources(tb, dir)
@@ -228,13 +255,17 @@ func newStepRig(tb testing.TB, url string, contextTokens int) *stepRig {
 	}
 	rig := &stepRig{clock: &stepClock{}}
 	clock := rig.clock
+	var fileTools []tools.Tool
+	for _, t := range tools.FileTools(dir) {
+		fileTools = append(fileTools, timedTool{Tool: t, clock: clock})
+	}
 	deps := &Deps{
 		Store:      st,
 		LLM:        llm.New(llm.Config{BaseURL: url, APIKey: "k", HTTPClient: &http.Client{Transport: clock}}),
-		Tools:      tools.NewRegistry(tools.FileTools(dir)...),
+		Tools:      tools.NewRegistry(fileTools...),
 		Personas:   set,
 		Gate:       tools.AllowAll{},
-		Model:      Model{Name: "gpt-4.1", ContextWindow: 1_000_000},
+		Model:      Model{Name: model, ContextWindow: 1_000_000},
 		Context:    window.Settings{SummarizeAt: 1_000_000}, // the history is the benchmark's variable: no summary cuts it
 		ProjectDir: dir,
 		StateDir:   filepath.Join(dir, ".agent"),
@@ -254,6 +285,9 @@ func newStepRig(tb testing.TB, url string, contextTokens int) *stepRig {
 		}
 	}
 	rig.agent, rig.base = a, len(a.history)
+	if rig.task, err = json.Marshal(a.task); err != nil {
+		tb.Fatal(err)
+	}
 	return rig
 }
 
@@ -267,6 +301,12 @@ const stepsPerRun = 4
 // same context size whatever b.N is.
 func (r *stepRig) run(tb testing.TB) {
 	r.agent.history = r.agent.history[:r.base:r.base]
+	// The task state too: follow-ups, files read and the plan would grow
+	// the task block run after run.
+	r.agent.task = task.State{}
+	if err := json.Unmarshal(r.task, &r.agent.task); err != nil {
+		tb.Fatal(err)
+	}
 	r.clock.newRun()
 	r.ctx = 0
 	if _, err := r.agent.Run(context.Background(), "work: "+strconv.Itoa(stepsPerRun)); err != nil {
@@ -275,34 +315,44 @@ func (r *stepRig) run(tb testing.TB) {
 }
 
 // stepSizes are the contexts the benchmark measures, in tokens: a fresh
-// conversation (the system prompt and tool schemas alone are about N
-// tokens), then histories grown to 10k, 20k and 40k tokens.
+// conversation (the system prompt and tool schemas, about 1.3k tokens),
+// then histories grown to 10k, 20k and 40k tokens.
 var stepSizes = []int{0, 10_000, 20_000, 40_000}
 
+// stepModels are the model names measured: an OpenAI one, whose messages
+// are counted with the o200k tokenizer, and another, counted at four
+// characters a token — the harness without the tokenizer's cost.
+var stepModels = []struct{ label, name string }{{"o200k", "gpt-4.1"}, {"approx", "qwen3-coder"}}
+
 // BenchmarkStepPerContext is issue 18's per-step harness cost as the
-// context grows: one op is a run of 10 tool-call steps (read_file and grep
+// context grows: one op is a run of 4 tool-call steps (read_file and grep
 // results, prose) plus the final answer, against the fake server over
 // HTTP. ns/op, B/op and allocs/op are the whole run's, Polly's process
-// only; harness-µs/step is the client-side time of one step (stream
-// decoding, tool result handling, store writes, context building, request
-// encoding) without the model's and the tool's own time.
+// only; harness-µs/step (wall) and harness-cpu-µs/step (this process's
+// CPU) are one step on the client side (stream decoding, tool result
+// handling, store writes, context building, request encoding) without the
+// model's and the tool's own time.
 func BenchmarkStepPerContext(b *testing.B) {
 	url := startStepServer(b)
-	for _, size := range stepSizes {
-		b.Run(stepSizeName(size), func(b *testing.B) {
-			rig := newStepRig(b, url, size)
-			rig.run(b) // a first run warms the caches
-			rig.clock.reset()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				rig.run(b)
-			}
-			b.StopTimer()
-			b.ReportMetric(float64(rig.clock.perStep().Nanoseconds())/1e3, "harness-µs/step")
-			b.ReportMetric(float64(rig.ctx), "ctx-tokens")
-			b.ReportMetric(float64(rig.base), "history-msgs")
-		})
+	for _, model := range stepModels {
+		for _, size := range stepSizes {
+			b.Run(model.label+"/"+stepSizeName(size), func(b *testing.B) {
+				rig := newStepRig(b, url, model.name, size)
+				rig.run(b) // a first run warms the caches
+				rig.clock.reset()
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					rig.run(b)
+				}
+				b.StopTimer()
+				wall, cpu := rig.clock.perStep()
+				b.ReportMetric(float64(wall.Nanoseconds())/1e3, "harness-µs/step")
+				b.ReportMetric(float64(cpu.Nanoseconds())/1e3, "harness-cpu-µs/step")
+				b.ReportMetric(float64(rig.ctx), "ctx-tokens")
+				b.ReportMetric(float64(rig.base), "history-msgs")
+			})
+		}
 	}
 }
 

@@ -96,49 +96,65 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 	output := redact(res.Output, a.deps.Secrets)
 	chars := len([]rune(output))
 	lines := chat.CountLines(output)
-	var execID int64
-	if a.deps.Store != nil {
-		id, err := a.deps.Store.SaveToolExecution(context.WithoutCancel(ctx), store.ToolExecution{
-			SessionID: a.session, Persona: a.persona.ID, CallID: call.ID, Tool: call.Name,
-			Arguments: call.Arguments, Output: output, Status: status, ExitCode: res.ExitCode, Duration: dur,
-		})
-		if err != nil {
-			a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, err))
-		} else {
-			execID = id
-		}
-	}
-	content, offloaded := contextOutput(output, chars, execID, call.Name, s)
-	if offloaded {
-		// What the model saw in place of the output, for the output browser and audits.
-		if err := a.deps.Store.SetToolPreview(context.WithoutCancel(ctx), execID, content); err != nil {
-			a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, err))
-		}
-	}
-	if content == "" {
-		content = "(no output)"
-	}
-	if res.IsError && status == store.ExecError {
-		content += a.knownFix(call.Name, output)
-	}
-	content += a.loop.observe(call, output, s)
-	msg := chat.ToolResult(call, content)
-	msg.Output = &chat.Output{ExecID: execID, Chars: chars, Lines: lines, Offloaded: offloaded, Failed: res.IsError}
-	if execID != 0 {
-		msg.Output.Stub = window.Stub(msg, call)
-	}
-	msg = a.append(ctx, msg)
-	if offloaded {
-		a.send(OutputOffloaded{Header: a.header(), ExecID: execID, Tool: call.Name, Chars: chars, Lines: lines})
-	}
-
 	note := ""
 	if res.IsError {
 		note = firstLine(output, 120)
 	} else if res.ExitCode != nil {
 		note = fmt.Sprintf("exit %d", *res.ExitCode)
 	}
-	a.task.Record(task.Action{Tool: call.Name, Brief: call.Brief(), OK: !res.IsError, Note: note, At: a.deps.now()}, res.Files, filesRead(call, res))
+	// The output, the message the model sees and the task state go to the
+	// store in one transaction.
+	var (
+		execID    int64
+		content   string
+		offloaded bool
+		msg       chat.Message
+	)
+	write := func(ctx context.Context) {
+		if a.deps.Store != nil {
+			id, err := a.deps.Store.SaveToolExecution(ctx, store.ToolExecution{
+				SessionID: a.session, Persona: a.persona.ID, CallID: call.ID, Tool: call.Name,
+				Arguments: call.Arguments, Output: output, Status: status, ExitCode: res.ExitCode, Duration: dur,
+			})
+			if err != nil {
+				a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, err))
+			} else {
+				execID = id
+			}
+		}
+		content, offloaded = contextOutput(output, chars, execID, call.Name, s)
+		if offloaded {
+			// What the model saw in place of the output, for the output browser and audits.
+			if err := a.deps.Store.SetToolPreview(ctx, execID, content); err != nil {
+				a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, err))
+			}
+		}
+		if content == "" {
+			content = "(no output)"
+		}
+		if res.IsError && status == store.ExecError {
+			content += a.knownFix(call.Name, output)
+		}
+		content += a.loop.observe(call, output, s)
+		msg = chat.ToolResult(call, content)
+		msg.Output = &chat.Output{ExecID: execID, Chars: chars, Lines: lines, Offloaded: offloaded, Failed: res.IsError}
+		if execID != 0 {
+			msg.Output.Stub = window.Stub(msg, call)
+		}
+		msg = a.append(ctx, msg)
+		a.task.Record(task.Action{Tool: call.Name, Brief: call.Brief(), OK: !res.IsError, Note: note, At: a.deps.now()}, res.Files, filesRead(call, res))
+		a.saveState(ctx)
+	}
+	if a.deps.Store == nil {
+		write(ctx)
+	} else if !a.storeBatch(ctx, write) {
+		// Not committed after all: the history keeps the message unstored.
+		a.history[len(a.history)-1].ID, a.savedState = 0, nil
+	}
+	if offloaded {
+		a.send(OutputOffloaded{Header: a.header(), ExecID: execID, Tool: call.Name, Chars: chars, Lines: lines})
+	}
+
 	for _, f := range res.Created {
 		if !slices.Contains(a.created, f) {
 			a.created = append(a.created, f)
