@@ -71,8 +71,9 @@ func stepModel(r llmtest.Request) llmtest.Step {
 	if calls >= want {
 		return llmtest.Text("Done: the files are read and the pattern is where I said.")
 	}
-	// Prose of 300–1,500 characters, as a model explains its next move.
-	prose := strings.Repeat("Looking at how the loop hands results back, the next thing to check is the accumulator. ", 4+total%13)
+	// Prose of 350–1,000 characters, as a model explains its next move;
+	// its length depends on the step of the run, not on the history.
+	prose := strings.Repeat("Looking at how the loop hands results back, the next thing to check is the accumulator. ", 4+calls*2)
 	call := llmtest.ToolCall{Name: "read_file", Args: fmt.Sprintf(`{"path":"src/file%d.go"}`, total%benchFiles)}
 	if total%3 == 2 {
 		call = llmtest.ToolCall{Name: "grep", Args: fmt.Sprintf(`{"pattern":"func step%d","path":"src"}`, total%50)}

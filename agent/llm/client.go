@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -179,11 +180,13 @@ func (c *Client) attempt(callCtx context.Context, body []byte, obs Observer) (Re
 	watchdog := time.AfterFunc(c.cfg.IdleTimeout, func() { cancel(stalled) })
 	defer watchdog.Stop()
 
-	tap := &bodyTap{touch: func() { watchdog.Reset(c.cfg.IdleTimeout) }}
+	tap := &bodyTap{touch: func() { watchdog.Reset(c.cfg.IdleTimeout) }, body: body}
 	// The body is ours (see encode); the SDK sends it, adds its headers and
-	// decodes the stream and the errors.
+	// decodes the stream and the errors. It would copy a body it is given
+	// to set "stream" in it, so it gets a stub and the middleware puts the
+	// real body (which already says "stream":true) in its place.
 	stream := c.chat.NewStreaming(ctx, openai.ChatCompletionNewParams{}, option.WithMiddleware(tap.middleware),
-		option.WithRequestBody("application/json", body))
+		option.WithRequestBody("application/json", []byte(`{}`)))
 	defer stream.Close()
 
 	acc := newAccumulator()
@@ -290,6 +293,7 @@ func (c *Client) ListModels(ctx context.Context) ([]string, error) {
 // bytes arrive, which is what keeps the idle watchdog quiet.
 type bodyTap struct {
 	touch func()
+	body  []byte // the request body to send instead of the SDK's; nil: the SDK's
 
 	mu   sync.Mutex
 	res  *http.Response
@@ -299,6 +303,12 @@ type bodyTap struct {
 const tapPrefix = 512
 
 func (t *bodyTap) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	if t.body != nil {
+		body := t.body
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		req.ContentLength = int64(len(body))
+	}
 	res, err := next(req)
 	if res != nil {
 		t.mu.Lock()

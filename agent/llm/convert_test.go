@@ -2,6 +2,7 @@ package llm
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -11,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
 
+	"polly/agent/llmtest"
 	"polly/memory/chat"
 )
 
@@ -234,4 +236,28 @@ func TestWireCacheReencodesChanges(t *testing.T) {
 	// New tools (an MCP server came up): a new slice is encoded again.
 	check("tools", Request{Model: "m", Messages: []chat.Message{h[0]}, Tools: append(slices.Clone(tools), ToolSpec{Name: "mcp__x"})})
 	check("no tools", Request{Model: "m", Messages: []chat.Message{h[0]}})
+}
+
+// TestWireBodyOnTheWire: what the fake server receives is, field for
+// field, what openai-go would have sent — first request, and again after
+// a message changed with the cache in use.
+func TestWireBodyOnTheWire(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Text("one"), llmtest.Text("two"))
+	srv.Strict(false) // the samples pair calls and results loosely on purpose
+	c := New(Config{BaseURL: srv.URL(), APIKey: "k", MaxRetries: -1})
+	temp := 0.5
+	req := Request{Model: "m", Messages: wireSamples(), Temperature: &temp, MaxTokens: 100, Cache: NewWireCache(),
+		Tools: []ToolSpec{{Name: "read_file", Description: "Read", Parameters: map[string]any{"type": "object"}}}}
+	for i := range 2 {
+		if _, err := c.Stream(context.Background(), req, Observer{}); err != nil {
+			t.Fatal(err)
+		}
+		if want, got := sdkBody(t, c, req), decodeBody(t, srv.Last().Raw); !reflect.DeepEqual(want, got) {
+			t.Fatalf("request %d: the server received\n%v\nthe SDK would send\n%v", i, got, want)
+		}
+		req.Messages[1].Content = "changed before the second request"
+	}
+	if got := srv.Last().Messages[1].Content; got != "changed before the second request" {
+		t.Errorf("second request carried %q", got)
+	}
 }
