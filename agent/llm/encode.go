@@ -28,14 +28,19 @@ import (
 type WireCache struct {
 	mu        sync.Mutex
 	msgs      []encodedMessage
-	tools     []ToolSpec // the slice toolsJSON was encoded from (kept alive, compared by identity)
+	spare     []encodedMessage // the list before msgs, reused for the next request
+	tools     []ToolSpec       // the slice toolsJSON was encoded from (kept alive, compared by identity)
 	toolsJSON []byte
 	buf       []byte // the last body's buffer, reused by the next request
 }
 
+// encodedMessage is a message's wire fields and their JSON.
 type encodedMessage struct {
-	m    chat.Message
-	json []byte
+	role       chat.Role
+	content    string
+	toolCallID string
+	toolCalls  []chat.ToolCall // a copy: a caller changing its slice must not change what is compared
+	json       []byte
 }
 
 // NewWireCache returns an empty cache.
@@ -113,15 +118,15 @@ func encodeTools(specs []ToolSpec) ([]byte, error) {
 	return json.Marshal(ws)
 }
 
-// sameOnWire reports whether two messages encode alike. Strings that share
-// their bytes (the usual case: the same history sent again) compare in
-// constant time.
-func sameOnWire(a, b chat.Message) bool {
-	if a.Role != b.Role || a.Content != b.Content || a.ToolCallID != b.ToolCallID || len(a.ToolCalls) != len(b.ToolCalls) {
+// encodes reports whether e is m's encoding. Strings that share their
+// bytes (the usual case: the same history sent again) compare in constant
+// time.
+func (e *encodedMessage) encodes(m chat.Message) bool {
+	if e.role != m.Role || e.content != m.Content || e.toolCallID != m.ToolCallID || len(e.toolCalls) != len(m.ToolCalls) {
 		return false
 	}
-	for i := range a.ToolCalls {
-		if a.ToolCalls[i] != b.ToolCalls[i] {
+	for i := range e.toolCalls {
+		if e.toolCalls[i] != m.ToolCalls[i] {
 			return false
 		}
 	}
@@ -138,19 +143,23 @@ func sameSlice(a, b []ToolSpec) bool {
 // then holds this request's. buf is a buffer to build into (nil: a new
 // one).
 func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, error) {
-	var prev []encodedMessage
+	var prev, msgs []encodedMessage
 	var toolsJSON []byte
 	if cache != nil {
 		cache.mu.Lock()
-		prev = cache.msgs
+		prev, msgs = cache.msgs, cache.spare
+		cache.msgs, cache.spare = nil, nil // this request's now
 		if sameSlice(cache.tools, req.Tools) && cache.toolsJSON != nil {
 			toolsJSON = cache.toolsJSON
 		}
 		cache.mu.Unlock()
 	}
-	msgs := make([]encodedMessage, len(req.Messages))
+	if cap(msgs) < len(req.Messages) {
+		msgs = make([]encodedMessage, len(req.Messages), len(req.Messages)+len(req.Messages)/4)
+	}
+	msgs = msgs[:len(req.Messages)]
 	for i, m := range req.Messages {
-		if i < len(prev) && sameOnWire(prev[i].m, m) {
+		if i < len(prev) && prev[i].encodes(m) {
 			msgs[i] = prev[i]
 			continue
 		}
@@ -158,7 +167,8 @@ func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, erro
 		if err != nil {
 			return nil, fmt.Errorf("message %d: %w", i, err)
 		}
-		msgs[i] = encodedMessage{m: wireOnly(m), json: b}
+		msgs[i] = encodedMessage{role: m.Role, content: m.Content, toolCallID: m.ToolCallID,
+			toolCalls: append([]chat.ToolCall(nil), m.ToolCalls...), json: b}
 	}
 	if toolsJSON == nil && len(req.Tools) > 0 {
 		var err error
@@ -203,22 +213,15 @@ func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, erro
 	b = append(b, '}')
 
 	if cache != nil {
+		clear(prev) // the old list keeps nothing alive; its array is the next request's
 		cache.mu.Lock()
-		cache.msgs = msgs
+		cache.msgs, cache.spare = msgs, prev[:0]
 		if len(req.Tools) > 0 {
 			cache.tools, cache.toolsJSON = req.Tools, toolsJSON
 		}
 		cache.mu.Unlock()
 	}
 	return b, nil
-}
-
-// wireOnly keeps the fields sameOnWire compares, so the cache does not
-// hold on to harness metadata (output previews, stubs). The tool calls are
-// copied: a caller changing its slice in place must not change what the
-// cache compares with.
-func wireOnly(m chat.Message) chat.Message {
-	return chat.Message{Role: m.Role, Content: m.Content, ToolCalls: append([]chat.ToolCall(nil), m.ToolCalls...), ToolCallID: m.ToolCallID}
 }
 
 // takeBuffer lends the cache's body buffer to one request; giveBuffer
