@@ -12,6 +12,7 @@ import (
 	"polly/memory/chat"
 	"polly/memory/store"
 	"polly/memory/task"
+	"polly/memory/tokens"
 	"polly/memory/window"
 	"polly/tools"
 )
@@ -102,6 +103,17 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 	} else if res.ExitCode != nil {
 		note = fmt.Sprintf("exit %d", *res.ExitCode)
 	}
+	suffix := ""
+	if res.IsError && status == store.ExecError {
+		suffix += a.knownFix(call.Name, output)
+	}
+	suffix += a.loop.observe(call, output, s)
+	// An output that stays whole is counted now, outside the transaction
+	// below: other writers need not wait for the tokenizer.
+	var tokenCount int
+	if chars <= s.OffloadLimit(call.Name) {
+		tokenCount = tokens.Message(a.counter, chat.ToolResult(call, wholeContent(output, suffix)))
+	}
 	// The output, the message the model sees and the task state go to the
 	// store in one transaction.
 	var (
@@ -129,14 +141,11 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 				a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, err))
 			}
 		}
-		if content == "" {
-			content = "(no output)"
-		}
-		if res.IsError && status == store.ExecError {
-			content += a.knownFix(call.Name, output)
-		}
-		content += a.loop.observe(call, output, s)
+		content = wholeContent(content, suffix)
 		msg = chat.ToolResult(call, content)
+		if !offloaded {
+			msg.Tokens = tokenCount // 0 when not counted yet: append counts
+		}
 		msg.Output = &chat.Output{ExecID: execID, Chars: chars, Lines: lines, Offloaded: offloaded, Failed: res.IsError}
 		if execID != 0 {
 			msg.Output.Stub = window.Stub(msg, call)
@@ -172,6 +181,15 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 		a.checkpoint(ctx, "periodic")
 	}
 	a.sendStatus()
+}
+
+// wholeContent is a tool message's content: the output (or its preview)
+// and the harness's notes after it.
+func wholeContent(output, suffix string) string {
+	if output == "" {
+		output = "(no output)"
+	}
+	return output + suffix
 }
 
 // filesRead is the file a successful read_file call read.
