@@ -163,6 +163,9 @@ type Agent struct {
 	sysText            string // the last system prompt and its token count
 	sysTok             int
 	toolSpecs          []llm.ToolSpec     // built once
+	wire               *llm.WireCache     // the encoded messages and tools of the last request, reused by the next
+	pendingCalls       []store.LLMCall    // model calls accounted, stored with the next write
+	savedState         []byte             // the task state as this agent last stored it
 	pendingHandoff     string             // a handoff card to give with the next user message
 	pendingResume      string             // the checkpoint of an interrupted task, given with the next user message
 	lastContext        int                // tokens of the last context sent
@@ -223,11 +226,15 @@ func (a *Agent) append(ctx context.Context, m chat.Message) chat.Message {
 		m.Tokens = tokens.Message(a.counter, m)
 	}
 	if a.deps.Store != nil {
-		stored, err := a.deps.Store.AppendMessage(context.WithoutCancel(ctx), a.session, a.persona.ID, m)
-		if err != nil {
-			a.warnOnce("store", fmt.Sprintf("could not save to %s: %v — the run goes on, but this part of the session will not be resumable", a.deps.StateDir, err))
-		} else {
-			m = stored
+		if !a.storeBatch(ctx, func(ctx context.Context) {
+			stored, err := a.deps.Store.AppendMessage(ctx, a.session, a.persona.ID, m)
+			if err != nil {
+				a.warnOnce("store", fmt.Sprintf("could not save to %s: %v — the run goes on, but this part of the session will not be resumable", a.deps.StateDir, err))
+			} else {
+				m = stored
+			}
+		}) {
+			m.ID = 0 // not committed after all
 		}
 	}
 	a.history = append(a.history, m)

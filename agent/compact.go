@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -45,17 +46,30 @@ func tokensOf(a *Agent) int {
 	return n
 }
 
-// saveState stores the task state so a resumed session continues the task.
+// saveState stores the task state so a resumed session continues the task
+// (with the model calls not stored yet). A state this agent already
+// stored as it is is not written again.
 func (a *Agent) saveState(ctx context.Context) {
 	if a.deps.Store == nil {
 		return
 	}
 	b, err := json.Marshal(a.task)
-	if err == nil {
-		err = a.deps.Store.SaveAgentState(context.WithoutCancel(ctx), a.session, a.persona.ID, b)
-	}
 	if err != nil {
 		a.warnOnce("store", fmt.Sprintf("could not save the task state: %v", err))
+		return
+	}
+	saved := a.savedState
+	if !a.storeBatch(ctx, func(ctx context.Context) {
+		if bytes.Equal(b, saved) {
+			return
+		}
+		if err := a.deps.Store.SaveAgentState(ctx, a.session, a.persona.ID, b); err != nil {
+			a.warnOnce("store", fmt.Sprintf("could not save the task state: %v", err))
+			return
+		}
+		a.savedState = b
+	}) {
+		a.savedState = nil // not committed after all
 	}
 }
 

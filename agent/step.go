@@ -129,7 +129,10 @@ func (a *Agent) toolTokens() int {
 
 // call streams one request and accounts for it.
 func (a *Agent) call(ctx context.Context, out window.Output) (llm.Response, error) {
-	req := llm.Request{Model: a.model(), Messages: out.Messages, Tools: a.specs(), MaxTokens: a.deps.Model.MaxOutput}
+	if a.wire == nil {
+		a.wire = llm.NewWireCache()
+	}
+	req := llm.Request{Model: a.model(), Messages: out.Messages, Tools: a.specs(), MaxTokens: a.deps.Model.MaxOutput, Cache: a.wire}
 	if t := a.persona.Temperature; t > 0 {
 		req.Temperature = &t
 	}
@@ -185,11 +188,33 @@ func (a *Agent) account(ctx context.Context, model string, latency time.Duration
 		}
 	}
 	if a.deps.Store != nil {
-		if serr := a.deps.Store.RecordLLMCall(context.WithoutCancel(ctx), call); serr != nil {
-			a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, serr))
-		}
+		// Stored with the next write (the reply, the task state), in its
+		// transaction: one commit per step, not one per row.
+		a.pendingCalls = append(a.pendingCalls, call)
 	}
 	return cost
+}
+
+// storeBatch runs fn's store writes in one transaction, after the model
+// calls accounted since the last write; false when it could not be
+// committed. ctx loses its cancel: what happened is stored even when the
+// user pressed Esc.
+func (a *Agent) storeBatch(ctx context.Context, fn func(ctx context.Context)) bool {
+	err := a.deps.Store.Batch(context.WithoutCancel(ctx), func(ctx context.Context) error {
+		for _, call := range a.pendingCalls {
+			if err := a.deps.Store.RecordLLMCall(ctx, call); err != nil {
+				a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, err))
+			}
+		}
+		a.pendingCalls = a.pendingCalls[:0]
+		fn(ctx)
+		return nil
+	})
+	if err != nil {
+		a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, err))
+		return false
+	}
+	return true
 }
 
 // model is the name sent to the provider: the bound model's, or without

@@ -12,6 +12,7 @@ import (
 	"polly/memory/chat"
 	"polly/memory/store"
 	"polly/memory/task"
+	"polly/memory/tokens"
 	"polly/memory/window"
 	"polly/tools"
 )
@@ -96,49 +97,73 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 	output := redact(res.Output, a.deps.Secrets)
 	chars := len([]rune(output))
 	lines := chat.CountLines(output)
-	var execID int64
-	if a.deps.Store != nil {
-		id, err := a.deps.Store.SaveToolExecution(context.WithoutCancel(ctx), store.ToolExecution{
-			SessionID: a.session, Persona: a.persona.ID, CallID: call.ID, Tool: call.Name,
-			Arguments: call.Arguments, Output: output, Status: status, ExitCode: res.ExitCode, Duration: dur,
-		})
-		if err != nil {
-			a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, err))
-		} else {
-			execID = id
-		}
-	}
-	content, offloaded := contextOutput(output, chars, execID, call.Name, s)
-	if offloaded {
-		// What the model saw in place of the output, for the output browser and audits.
-		if err := a.deps.Store.SetToolPreview(context.WithoutCancel(ctx), execID, content); err != nil {
-			a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, err))
-		}
-	}
-	if content == "" {
-		content = "(no output)"
-	}
-	if res.IsError && status == store.ExecError {
-		content += a.knownFix(call.Name, output)
-	}
-	content += a.loop.observe(call, output, s)
-	msg := chat.ToolResult(call, content)
-	msg.Output = &chat.Output{ExecID: execID, Chars: chars, Lines: lines, Offloaded: offloaded, Failed: res.IsError}
-	if execID != 0 {
-		msg.Output.Stub = window.Stub(msg, call)
-	}
-	msg = a.append(ctx, msg)
-	if offloaded {
-		a.send(OutputOffloaded{Header: a.header(), ExecID: execID, Tool: call.Name, Chars: chars, Lines: lines})
-	}
-
 	note := ""
 	if res.IsError {
 		note = firstLine(output, 120)
 	} else if res.ExitCode != nil {
 		note = fmt.Sprintf("exit %d", *res.ExitCode)
 	}
-	a.task.Record(task.Action{Tool: call.Name, Brief: call.Brief(), OK: !res.IsError, Note: note, At: a.deps.now()}, res.Files, filesRead(call, res))
+	suffix := ""
+	if res.IsError && status == store.ExecError {
+		suffix += a.knownFix(call.Name, output)
+	}
+	suffix += a.loop.observe(call, output, s)
+	// An output that stays whole is counted now, outside the transaction
+	// below: other writers need not wait for the tokenizer.
+	var tokenCount int
+	if chars <= s.OffloadLimit(call.Name) {
+		tokenCount = tokens.Message(a.counter, chat.ToolResult(call, wholeContent(output, suffix)))
+	}
+	// The output, the message the model sees and the task state go to the
+	// store in one transaction.
+	var (
+		execID    int64
+		content   string
+		offloaded bool
+		msg       chat.Message
+	)
+	write := func(ctx context.Context) {
+		if a.deps.Store != nil {
+			id, err := a.deps.Store.SaveToolExecution(ctx, store.ToolExecution{
+				SessionID: a.session, Persona: a.persona.ID, CallID: call.ID, Tool: call.Name,
+				Arguments: call.Arguments, Output: output, Status: status, ExitCode: res.ExitCode, Duration: dur,
+			})
+			if err != nil {
+				a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, err))
+			} else {
+				execID = id
+			}
+		}
+		content, offloaded = contextOutput(output, chars, execID, call.Name, s)
+		if offloaded {
+			// What the model saw in place of the output, for the output browser and audits.
+			if err := a.deps.Store.SetToolPreview(ctx, execID, content); err != nil {
+				a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, err))
+			}
+		}
+		content = wholeContent(content, suffix)
+		msg = chat.ToolResult(call, content)
+		if !offloaded {
+			msg.Tokens = tokenCount // 0 when not counted yet: append counts
+		}
+		msg.Output = &chat.Output{ExecID: execID, Chars: chars, Lines: lines, Offloaded: offloaded, Failed: res.IsError}
+		if execID != 0 {
+			msg.Output.Stub = window.Stub(msg, call)
+		}
+		msg = a.append(ctx, msg)
+		a.task.Record(task.Action{Tool: call.Name, Brief: call.Brief(), OK: !res.IsError, Note: note, At: a.deps.now()}, res.Files, filesRead(call, res))
+		a.saveState(ctx)
+	}
+	if a.deps.Store == nil {
+		write(ctx)
+	} else if !a.storeBatch(ctx, write) {
+		// Not committed after all: the history keeps the message unstored.
+		a.history[len(a.history)-1].ID, a.savedState = 0, nil
+	}
+	if offloaded {
+		a.send(OutputOffloaded{Header: a.header(), ExecID: execID, Tool: call.Name, Chars: chars, Lines: lines})
+	}
+
 	for _, f := range res.Created {
 		if !slices.Contains(a.created, f) {
 			a.created = append(a.created, f)
@@ -156,6 +181,15 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 		a.checkpoint(ctx, "periodic")
 	}
 	a.sendStatus()
+}
+
+// wholeContent is a tool message's content: the output (or its preview)
+// and the harness's notes after it.
+func wholeContent(output, suffix string) string {
+	if output == "" {
+		output = "(no output)"
+	}
+	return output + suffix
 }
 
 // filesRead is the file a successful read_file call read.

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -118,15 +119,17 @@ var errCallTimeout = errors.New("call timeout")
 // retried with backoff while nothing has been streamed yet. Errors are
 // *Error; the returned Response carries Attempts even on error.
 func (c *Client) Stream(ctx context.Context, req Request, obs Observer) (Response, error) {
-	params, err := c.params(req)
+	body, err := c.encode(req, req.Cache, req.Cache.takeBuffer())
 	if err != nil {
 		return Response{}, &Error{Kind: KindBadRequest, Message: "build request: " + err.Error(), Err: err}
 	}
+	// Every attempt has ended when Stream returns: the buffer is free.
+	defer req.Cache.giveBuffer(body)
 	callCtx, cancel := context.WithTimeoutCause(ctx, c.cfg.CallTimeout, errCallTimeout)
 	defer cancel()
 
 	for attempt := 1; ; attempt++ {
-		resp, began, e := c.attempt(callCtx, params, obs)
+		resp, began, e := c.attempt(callCtx, body, obs)
 		resp.Attempts = attempt
 		if e == nil {
 			if resp.Model == "" {
@@ -170,15 +173,20 @@ func (c *Client) backoff(attempt int, retryAfter time.Duration) time.Duration {
 // attempt makes one HTTP request and reads the stream to its end. began
 // reports whether any content reached the observer, after which a retry
 // would show the user the same text twice.
-func (c *Client) attempt(callCtx context.Context, params openai.ChatCompletionNewParams, obs Observer) (Response, bool, *Error) {
+func (c *Client) attempt(callCtx context.Context, body []byte, obs Observer) (Response, bool, *Error) {
 	ctx, cancel := context.WithCancelCause(callCtx)
 	defer cancel(nil)
 	stalled := fmt.Errorf("stream stalled: no data for %s", fmtDuration(c.cfg.IdleTimeout))
 	watchdog := time.AfterFunc(c.cfg.IdleTimeout, func() { cancel(stalled) })
 	defer watchdog.Stop()
 
-	tap := &bodyTap{touch: func() { watchdog.Reset(c.cfg.IdleTimeout) }}
-	stream := c.chat.NewStreaming(ctx, params, option.WithMiddleware(tap.middleware))
+	tap := &bodyTap{touch: func() { watchdog.Reset(c.cfg.IdleTimeout) }, body: body}
+	// The body is ours (see encode); the SDK sends it, adds its headers and
+	// decodes the stream and the errors. It would copy a body it is given
+	// to set "stream" in it, so it gets a stub and the middleware puts the
+	// real body (which already says "stream":true) in its place.
+	stream := c.chat.NewStreaming(ctx, openai.ChatCompletionNewParams{}, option.WithMiddleware(tap.middleware),
+		option.WithRequestBody("application/json", []byte(`{}`)))
 	defer stream.Close()
 
 	acc := newAccumulator()
@@ -285,6 +293,7 @@ func (c *Client) ListModels(ctx context.Context) ([]string, error) {
 // bytes arrive, which is what keeps the idle watchdog quiet.
 type bodyTap struct {
 	touch func()
+	body  []byte // the request body to send instead of the SDK's; nil: the SDK's
 
 	mu   sync.Mutex
 	res  *http.Response
@@ -294,6 +303,12 @@ type bodyTap struct {
 const tapPrefix = 512
 
 func (t *bodyTap) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	if t.body != nil {
+		body := t.body
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		req.ContentLength = int64(len(body))
+	}
 	res, err := next(req)
 	if res != nil {
 		t.mu.Lock()

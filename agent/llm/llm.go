@@ -25,6 +25,9 @@ type Request struct {
 	Tools       []ToolSpec
 	Temperature *float64 // nil: provider default
 	MaxTokens   int      // 0: provider default
+	// Cache, when set, keeps this conversation's encoded messages and
+	// tools for its next request (see WireCache); nil encodes all of it.
+	Cache *WireCache
 }
 
 // Delta is a piece of a streamed reply.

@@ -235,13 +235,59 @@ func (s *Store) nowMs() int64 { return s.now().UnixMilli() }
 // fromMs converts a stored time back.
 func fromMs(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
-// exec runs one write statement outside a transaction.
+// exec runs one write statement outside a transaction (inside the batch's
+// when ctx carries one).
 func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if b := s.batchOf(ctx); b != nil {
+		return b.tx.ExecContext(ctx, query, args...)
+	}
 	res, err := s.w.ExecContext(ctx, query, args...)
 	if err == nil {
 		s.kickMaintain()
 	}
 	return res, err
+}
+
+// batchKey marks a context whose writes go into one transaction (Batch).
+type batchKey struct{}
+
+type batch struct {
+	s  *Store
+	tx *sql.Tx
+}
+
+func (s *Store) batchOf(ctx context.Context) *batch {
+	if b, ok := ctx.Value(batchKey{}).(*batch); ok && b.s == s {
+		return b
+	}
+	return nil
+}
+
+// Batch runs fn with a context whose writes to s (AppendMessage,
+// SaveToolExecution, RecordLLMCall, SaveAgentState, …) share one
+// transaction, committed when fn returns nil: the writes of one step cost
+// one commit instead of one each. Each write stays atomic on its own (a
+// savepoint), so one that fails is undone alone and reports its error
+// while the others commit. fn must not wait on anything slow (a model, a
+// tool): the store has one writer, and other writers wait for the commit.
+// A Batch inside a Batch joins it.
+func (s *Store) Batch(ctx context.Context, fn func(ctx context.Context) error) error {
+	if s.batchOf(ctx) != nil {
+		return fn(ctx)
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return wrap("begin batch", err)
+	}
+	if err := fn(context.WithValue(ctx, batchKey{}, &batch{s: s, tx: tx})); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return wrap("commit batch", err)
+	}
+	s.kickMaintain()
+	return nil
 }
 
 // inTx runs fn in a write transaction (BEGIN IMMEDIATE) and commits it.
@@ -254,7 +300,11 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 }
 
 // inQuietTx is inTx without waking maintenance, for maintenance itself.
+// Inside a Batch, fn runs in a savepoint of the batch's transaction.
 func (s *Store) inQuietTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if b := s.batchOf(ctx); b != nil {
+		return b.savepoint(ctx, fn)
+	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
@@ -265,6 +315,22 @@ func (s *Store) inQuietTx(ctx context.Context, fn func(tx *sql.Tx) error) error 
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// savepoint runs fn atomically inside the batch: undone alone on error.
+func (b *batch) savepoint(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if _, err := b.tx.ExecContext(ctx, "SAVEPOINT write"); err != nil {
+		return fmt.Errorf("savepoint: %w", err)
+	}
+	if err := fn(b.tx); err != nil {
+		_, _ = b.tx.ExecContext(ctx, "ROLLBACK TO write")
+		_, _ = b.tx.ExecContext(ctx, "RELEASE write")
+		return err
+	}
+	if _, err := b.tx.ExecContext(ctx, "RELEASE write"); err != nil {
+		return fmt.Errorf("release savepoint: %w", err)
 	}
 	return nil
 }

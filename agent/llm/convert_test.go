@@ -1,0 +1,263 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
+
+	"polly/agent/llmtest"
+	"polly/memory/chat"
+)
+
+// params is the request as openai-go's own types build it: the reference
+// the wire encoder (encode.go) is checked against.
+func (c *Client) params(req Request) (openai.ChatCompletionNewParams, error) {
+	p := openai.ChatCompletionNewParams{
+		Model:         shared.ChatModel(req.Model),
+		Messages:      make([]openai.ChatCompletionMessageParamUnion, 0, len(req.Messages)),
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	}
+	for i, m := range req.Messages {
+		u, err := messageParam(m)
+		if err != nil {
+			return p, fmt.Errorf("message %d: %w", i, err)
+		}
+		p.Messages = append(p.Messages, u)
+	}
+	for _, t := range req.Tools {
+		p.Tools = append(p.Tools, toolParam(t))
+	}
+	if req.Temperature != nil {
+		p.Temperature = openai.Float(*req.Temperature)
+	}
+	if req.MaxTokens > 0 {
+		if c.maxCompletionTokens {
+			p.MaxCompletionTokens = openai.Int(int64(req.MaxTokens))
+		} else {
+			p.MaxTokens = openai.Int(int64(req.MaxTokens))
+		}
+	}
+	return p, nil
+}
+
+func messageParam(m chat.Message) (openai.ChatCompletionMessageParamUnion, error) {
+	switch m.Role {
+	case chat.System:
+		return openai.SystemMessage(m.Content), nil
+	case chat.User:
+		return openai.UserMessage(m.Content), nil
+	case chat.Tool:
+		if m.ToolCallID == "" {
+			return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("tool message without tool_call_id")
+		}
+		return openai.ToolMessage(m.Content, m.ToolCallID), nil
+	case chat.Assistant:
+		var a openai.ChatCompletionAssistantMessageParam
+		// With tool calls and no text the content is omitted, as OpenAI
+		// itself returns it; a bare empty reply still needs a content field.
+		if m.Content != "" || len(m.ToolCalls) == 0 {
+			a.Content.OfString = openai.String(m.Content)
+		}
+		for _, tc := range m.ToolCalls {
+			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+					ID: tc.ID,
+					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{
+						Name:      tc.Name,
+						Arguments: tc.Arguments,
+					},
+				},
+			})
+		}
+		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
+	}
+	return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown role %q", m.Role)
+}
+
+func toolParam(t ToolSpec) openai.ChatCompletionToolUnionParam {
+	fn := shared.FunctionDefinitionParam{Name: t.Name, Parameters: shared.FunctionParameters(t.Parameters)}
+	if t.Parameters == nil {
+		// Several servers reject a function without a parameters schema.
+		fn.Parameters = shared.FunctionParameters{"type": "object", "properties": map[string]any{}}
+	}
+	if t.Description != "" {
+		fn.Description = openai.String(t.Description)
+	}
+	return openai.ChatCompletionFunctionTool(fn)
+}
+
+// sdkBody is the body openai-go would send for req: its encoding of the
+// params plus the "stream" key NewStreaming sets.
+func sdkBody(t *testing.T, c *Client, req Request) map[string]any {
+	t.Helper()
+	p, err := c.params(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["stream"] = true
+	return m
+}
+
+func decodeBody(t *testing.T, b []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("encoded body is not JSON: %v\n%s", err, b)
+	}
+	return m
+}
+
+// wireSamples covers every kind of message and the awkward strings:
+// escapes, control characters, HTML, invalid UTF-8, U+2028, empty content.
+func wireSamples() []chat.Message {
+	odd := "quote \" backslash \\ tab \t nl \n cr \r nul \x00 bell \x07 html <a href='x'>&amp;</a> bad utf8 \xff\xfe ls \u2028 ps \u2029 emoji 🦜 é"
+	return []chat.Message{
+		chat.SystemText("You are terse. " + odd),
+		chat.UserText(odd),
+		chat.UserText(""),
+		chat.AssistantText(""),
+		chat.AssistantText("plain reply " + odd),
+		{Role: chat.Assistant, ToolCalls: []chat.ToolCall{{ID: "call_1", Name: "read_file", Arguments: `{"path":"a.go"}`}}},
+		{Role: chat.Tool, ToolCallID: "call_1", ToolName: "read_file", Content: "1\tpackage a\n" + odd},
+		{Role: chat.Assistant, Content: "two calls", ToolCalls: []chat.ToolCall{
+			{ID: "call_2", Name: "grep", Arguments: `{"pattern":"x\"y"}`},
+			{ID: "", Name: "bash", Arguments: ""},
+		}},
+		{Role: chat.Tool, ToolCallID: "call_2", Content: ""},
+		{Role: chat.Tool, ToolCallID: "call_x", Content: "malformed args went out as they were", Output: &chat.Output{ExecID: 7, Stub: "stub"}, Tokens: 99, ID: 3, Kind: chat.KindNote},
+		{Role: chat.User, Kind: chat.KindTaskBlock, Content: "[TASK — anchor #1 …]"},
+	}
+}
+
+// TestEncodeMatchesSDK: the body Polly encodes itself means exactly what
+// openai-go's encoding of the same request means, for every kind of
+// message, tools with and without a schema, temperature and both spellings
+// of max tokens.
+func TestEncodeMatchesSDK(t *testing.T) {
+	temp := 0.3
+	tools := []ToolSpec{
+		{Name: "read_file", Description: "Read a file <html> & more", Parameters: map[string]any{
+			"type": "object", "properties": map[string]any{"path": map[string]any{"type": "string"}, "n": map[string]any{"type": "integer", "minimum": 0.0}},
+			"required": []any{"path"}, "additionalProperties": false}},
+		{Name: "noargs"},
+	}
+	reqs := []Request{
+		{Model: "m", Messages: wireSamples()},
+		{Model: "gpt-4.1 \"odd\"", Messages: wireSamples()[:2], Tools: tools, Temperature: &temp, MaxTokens: 4096},
+		{Model: "m", Messages: wireSamples()[4:7], Tools: tools[1:], MaxTokens: 1},
+	}
+	for _, maxCompletion := range []bool{false, true} {
+		c := &Client{maxCompletionTokens: maxCompletion}
+		for i, req := range reqs {
+			got, err := c.encode(req, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want, have := sdkBody(t, c, req), decodeBody(t, got); !reflect.DeepEqual(want, have) {
+				t.Errorf("request %d (max_completion_tokens %v): bodies differ\nSDK:  %v\nours: %v", i, maxCompletion, want, have)
+			}
+		}
+	}
+	// Bad messages are refused as the SDK path refused them.
+	c := &Client{}
+	for _, m := range []chat.Message{{Role: chat.Tool, Content: "x"}, {Role: "robot", Content: "x"}} {
+		if _, err := c.encode(Request{Model: "m", Messages: []chat.Message{m}}, nil, nil); err == nil {
+			t.Errorf("%+v: encoded, want an error", m)
+		}
+	}
+}
+
+// TestWireCacheReencodesChanges: with a cache, every body still means what
+// the SDK would send for the request as it is now — after a message is
+// edited in place, shrunk, dropped from the front (a summary), the history
+// cleared, the tools replaced — while unchanged messages keep their
+// encoded bytes.
+func TestWireCacheReencodesChanges(t *testing.T) {
+	c := &Client{}
+	cache := NewWireCache()
+	tools := []ToolSpec{{Name: "read_file", Parameters: map[string]any{"type": "object"}}}
+	h := wireSamples()
+	check := func(label string, req Request) []byte {
+		t.Helper()
+		got, err := c.encode(req, cache, cache.takeBuffer())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, have := sdkBody(t, c, req), decodeBody(t, got); !reflect.DeepEqual(want, have) {
+			t.Fatalf("%s: body differs from the SDK's\nSDK:  %v\nours: %v", label, want, have)
+		}
+		out := append([]byte(nil), got...)
+		cache.giveBuffer(got)
+		return out
+	}
+	check("first", Request{Model: "m", Messages: h, Tools: tools})
+	reused := cache.msgs[1].json
+
+	// A new message at the end: the old ones keep their bytes.
+	h = append(h, chat.UserText("next"))
+	check("appended", Request{Model: "m", Messages: h, Tools: tools})
+	if &cache.msgs[1].json[0] != &reused[0] {
+		t.Error("an unchanged message was encoded again")
+	}
+
+	// Edited in place (same slice, same position), as a stale output
+	// shrinks to its stub or a failure fades.
+	h[6].Content = "[read_file a.go: 120 lines — stale, read_tool_output(id=7)]"
+	if body := check("shrunk", Request{Model: "m", Messages: h, Tools: tools}); bytes.Contains(body, []byte("package a")) {
+		t.Error("the shrunk output still went out whole")
+	}
+	// A tool call's arguments changed in place.
+	h[5].ToolCalls[0].Arguments = `{"path":"b.go"}`
+	if body := check("args", Request{Model: "m", Messages: h, Tools: tools}); !bytes.Contains(body, []byte(`b.go`)) {
+		t.Error("changed arguments did not go out")
+	}
+	// A summary replaces the front: everything shifts.
+	summarised := append([]chat.Message{h[0], {Role: chat.User, Kind: chat.KindSummary, Content: "## Summary of the work"}}, h[7:]...)
+	check("summarised", Request{Model: "m", Messages: summarised, Tools: tools})
+	// /clear: only the system prompt and a new prompt.
+	if body := check("cleared", Request{Model: "m", Messages: []chat.Message{h[0], chat.UserText("fresh start")}, Tools: tools}); bytes.Contains(body, []byte("Summary of the work")) {
+		t.Error("the cleared history still went out")
+	}
+	// New tools (an MCP server came up): a new slice is encoded again.
+	check("tools", Request{Model: "m", Messages: []chat.Message{h[0]}, Tools: append(slices.Clone(tools), ToolSpec{Name: "mcp__x"})})
+	check("no tools", Request{Model: "m", Messages: []chat.Message{h[0]}})
+}
+
+// TestWireBodyOnTheWire: what the fake server receives is, field for
+// field, what openai-go would have sent — first request, and again after
+// a message changed with the cache in use.
+func TestWireBodyOnTheWire(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Text("one"), llmtest.Text("two"))
+	srv.Strict(false) // the samples pair calls and results loosely on purpose
+	c := New(Config{BaseURL: srv.URL(), APIKey: "k", MaxRetries: -1})
+	temp := 0.5
+	req := Request{Model: "m", Messages: wireSamples(), Temperature: &temp, MaxTokens: 100, Cache: NewWireCache(),
+		Tools: []ToolSpec{{Name: "read_file", Description: "Read", Parameters: map[string]any{"type": "object"}}}}
+	for i := range 2 {
+		if _, err := c.Stream(context.Background(), req, Observer{}); err != nil {
+			t.Fatal(err)
+		}
+		if want, got := sdkBody(t, c, req), decodeBody(t, srv.Last().Raw); !reflect.DeepEqual(want, got) {
+			t.Fatalf("request %d: the server received\n%v\nthe SDK would send\n%v", i, got, want)
+		}
+		req.Messages[1].Content = "changed before the second request"
+	}
+	if got := srv.Last().Messages[1].Content; got != "changed before the second request" {
+		t.Errorf("second request carried %q", got)
+	}
+}
