@@ -125,3 +125,29 @@ func TestUnstructuredSummaryRejectedWithNotice(t *testing.T) {
 		t.Fatalf("summaries: %+v", sums)
 	}
 }
+
+// Issue 17: the summarizer's instructions, as the fake server received
+// them, are the text of memory/summarize/prompts/system.md to the byte.
+func TestSummarizerPromptIsTheFile(t *testing.T) {
+	b, err := os.ReadFile("../memory/summarize/prompts/system.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.TrimRight(string(b), "\n")
+	h := newHarness(t)
+	h.deps.Context = window.Settings{SummarizeAt: 6000, KeepRecent: 4, StaleAfter: 100}
+	writeBig(t, h.dir, 5000)
+	h.srv.Serve(readLoop(6, func() llmtest.Step { return llmtest.Text(boldSummary("FILE-PROMPT")) }))
+	if _, err := h.send(context.Background(), "read big.txt six times"); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	for _, r := range h.srv.Requests() {
+		if len(r.Messages) > 0 && r.Messages[0].Role == "system" && r.Messages[0].Content == want {
+			calls++
+		}
+	}
+	if calls == 0 {
+		t.Fatalf("no request carried prompts/system.md as its system message (%d requests)", len(h.srv.Requests()))
+	}
+}

@@ -61,10 +61,7 @@ type readFileArgs struct {
 }
 
 func readFileTool(root string) Tool {
-	return New("read_file",
-		"Read a text file as numbered lines (cat -n style; the numbers are not part of the file). "+
-			"Returns up to 2000 lines; for long files the output says which offset to pass to continue. "+
-			"Read a file before editing it.",
+	return New("read_file", description("read_file"),
 		func(ctx context.Context, a readFileArgs) (Result, error) { return readFile(root, a) },
 		nonNegative("offset", "limit")).
 		WithAccess(func(ctx context.Context, a readFileArgs) (Access, error) {
@@ -260,9 +257,7 @@ type writeFileArgs struct {
 }
 
 func writeFileTool(root string) Tool {
-	return New("write_file",
-		"Create a file, or replace its whole content (parent directories are created). "+
-			"To change part of an existing file use edit_file instead; read a file before overwriting it.",
+	return New("write_file", description("write_file"),
 		func(ctx context.Context, a writeFileArgs) (Result, error) { return writeFile(ctx, root, a) }, nil).
 		WithAccess(func(ctx context.Context, a writeFileArgs) (Access, error) {
 			p, err := planWrite(root, a)
@@ -376,10 +371,7 @@ type editFileArgs struct {
 }
 
 func editFileTool(root string) Tool {
-	return New("edit_file",
-		"Replace exact text in an existing file and return the unified diff. Read the file first and copy "+
-			"old_string exactly, including enough surrounding lines to make it unique (or set replace_all). "+
-			"To create a file use write_file.",
+	return New("edit_file", description("edit_file"),
 		func(ctx context.Context, a editFileArgs) (Result, error) { return editFile(ctx, root, a) }, nil).
 		WithAccess(func(ctx context.Context, a editFileArgs) (Access, error) {
 			p, err := planEdit(root, a)

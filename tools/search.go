@@ -176,9 +176,7 @@ type listDirArgs struct {
 }
 
 func listDirTool(root string) Tool {
-	return New("list_dir",
-		"List one directory (not recursive): entries sorted by name, directories end with /. "+
-			".git and .gitignored entries are hidden. Use glob to find files recursively.",
+	return New("list_dir", description("list_dir"),
 		func(ctx context.Context, a listDirArgs) (Result, error) { return listDir(root, a) }, nil).
 		WithAccess(func(ctx context.Context, a listDirArgs) (Access, error) {
 			return Access{Kind: AccessRead, Paths: []string{resolvePath(root, a.Path)}}, nil
@@ -246,10 +244,7 @@ type globArgs struct {
 }
 
 func globTool(root string) Tool {
-	return New("glob",
-		"Find files by name pattern (doublestar: ** crosses directories, {a,b} alternatives). "+
-			"Returns paths relative to the project root, newest first; .gitignored files are skipped. "+
-			"Use grep to search file contents.",
+	return New("glob", description("glob"),
 		func(ctx context.Context, a globArgs) (Result, error) { return globFiles(ctx, root, a) }, nil).
 		WithAccess(func(ctx context.Context, a globArgs) (Access, error) {
 			return Access{Kind: AccessRead, Paths: []string{resolvePath(root, a.Path)}}, nil
@@ -347,10 +342,7 @@ type grepArgs struct {
 }
 
 func grepTool(root string) Tool {
-	return New("grep",
-		"Search file contents with a regular expression (Go RE2 syntax, one line at a time). "+
-			"Prints file:line: text for each match; binary and .gitignored files are skipped; results are capped. "+
-			"Narrow with path and glob; then read_file around the line you need.",
+	return New("grep", description("grep"),
 		func(ctx context.Context, a grepArgs) (Result, error) { return grep(ctx, root, a) }, nil).
 		WithAccess(func(ctx context.Context, a grepArgs) (Access, error) {
 			return Access{Kind: AccessRead, Paths: []string{resolvePath(root, a.Path)}}, nil
