@@ -13,10 +13,7 @@ import (
 	"time"
 )
 
-func TestMain(m *testing.M) {
-	RunHelperIfAsked()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { RunTests(m) }
 
 type proj struct {
 	root, tmp, outside string
