@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"polly/tools/sandbox/sandboxtest"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"polly/tools/sandbox/sandboxtest"
 )
 
 // pgidFrom waits for the command to write its shell's pid ($$) and returns

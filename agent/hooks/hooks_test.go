@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"polly/tools/sandbox/sandboxtest"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"polly/tools/sandbox/sandboxtest"
 )
 
 func fire(t *testing.T, list []Hook, in Input, target string) Result {
