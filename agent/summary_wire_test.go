@@ -109,11 +109,7 @@ func TestUnstructuredSummaryRejectedWithNotice(t *testing.T) {
 	if err != nil || out.Reason != "completed" {
 		t.Fatalf("out=%+v err=%v", out, err)
 	}
-	var notices []string
-	for _, n := range eventsOf[Notice](h) {
-		notices = append(notices, n.Text)
-	}
-	all := strings.Join(notices, "\n")
+	all := noticeText(h)
 	for _, want := range []string{"the summarizer's reply was rejected: the reply has none of the five parts", "using the heuristic summary",
 		"could not write durable facts to MEMORY.md"} {
 		if !strings.Contains(all, want) {
