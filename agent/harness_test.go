@@ -1,9 +1,9 @@
 package agent
 
 import (
-	"strings"
 	"context"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"

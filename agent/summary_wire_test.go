@@ -123,13 +123,21 @@ func TestUnstructuredSummaryRejectedWithNotice(t *testing.T) {
 }
 
 // Issue 17: the summarizer's instructions, as the fake server received
-// them, are the text of memory/summarize/prompts/system.md to the byte.
+// them, are the text of memory/summarize/prompts/system.md to the byte, and
+// its request is prompts/request.md (its first and last lines around what
+// the template fills in).
 func TestSummarizerPromptIsTheFile(t *testing.T) {
 	b, err := os.ReadFile("../memory/summarize/prompts/system.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := strings.TrimRight(string(b), "\n")
+	b, err = os.ReadFile("../memory/summarize/prompts/request.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	request := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	first, last := request[0]+"\n", "\n"+request[len(request)-1]
 	h := newHarness(t)
 	h.deps.Context = window.Settings{SummarizeAt: 6000, KeepRecent: 4, StaleAfter: 100}
 	writeBig(t, h.dir, 5000)
@@ -141,6 +149,9 @@ func TestSummarizerPromptIsTheFile(t *testing.T) {
 	for _, r := range h.srv.Requests() {
 		if len(r.Messages) > 0 && r.Messages[0].Role == "system" && r.Messages[0].Content == want {
 			calls++
+			if len(r.Messages) != 2 || !strings.HasPrefix(r.Messages[1].Content, first) || !strings.HasSuffix(r.Messages[1].Content, last) {
+				t.Errorf("the summarizer's request is not prompts/request.md: %+v", r.Messages[1:])
+			}
 		}
 	}
 	if calls == 0 {

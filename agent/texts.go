@@ -20,6 +20,13 @@ var descriptions embed.FS
 //go:embed prompts/resumed.md
 var resumedNote string
 
+//go:embed prompts/handoff.md
+var handoffText string
+
+// handoffTemplate is the card a persona gets when the user switches to it
+// in the middle of another persona's task.
+var handoffTemplate = template.Must(template.New("handoff").Option("missingkey=error").Parse(handoffText))
+
 //go:embed prompts/subagent_task.md
 var subagentTaskText string
 

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"text/template"
 	"time"
 
 	"polly/memory/chat"
@@ -39,25 +40,29 @@ type Input struct {
 //go:embed prompts/system.md
 var system string
 
+// requestText is the summarizer's user message (prompts/request.md): the
+// checkpoint, the previous summary and the transcript to merge.
+//
+//go:embed prompts/request.md
+var requestText string
+
+var request = template.Must(template.New("request").Option("missingkey=error").Parse(requestText))
+
 // Prompt returns the messages of the summarizer call.
 func Prompt(in Input) []chat.Message {
+	previous := in.Previous
+	if strings.TrimSpace(previous) == "" {
+		previous = ""
+	}
 	var b strings.Builder
-	b.WriteString("# Task checkpoint (written by the harness)\n\n")
-	b.WriteString(in.Checkpoint)
-	b.WriteString("\n\n# Previous summary\n\n")
-	if strings.TrimSpace(in.Previous) == "" {
-		b.WriteString("(none: this is the first summary of this task)\n")
-	} else {
-		b.WriteString(in.Previous + "\n")
+	err := request.Execute(&b, struct {
+		Checkpoint, Previous, Transcript string
+		Part, Parts                      int
+	}{in.Checkpoint, previous, Transcript(in.Messages, in.MaxChars), in.Part, in.Parts})
+	if err != nil {
+		panic(fmt.Sprintf("prompts/request.md: %v", err)) // the fields are fixed: a broken template file
 	}
-	if in.Parts > 1 {
-		fmt.Fprintf(&b, "\n# Transcript of the messages being replaced — part %d of %d\n\n", in.Part, in.Parts)
-	} else {
-		b.WriteString("\n# Transcript of the messages being replaced\n\n")
-	}
-	b.WriteString(Transcript(in.Messages, in.MaxChars))
-	b.WriteString("\n\nWrite the merged summary now, in the five sections plus DURABLE FACTS.")
-	return []chat.Message{chat.SystemText(strings.TrimRight(system, "\n")), chat.UserText(b.String())}
+	return []chat.Message{chat.SystemText(strings.TrimRight(system, "\n")), chat.UserText(strings.TrimRight(b.String(), "\n"))}
 }
 
 // Split cuts the replaced messages into parts whose transcripts fit
