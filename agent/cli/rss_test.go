@@ -94,8 +94,15 @@ func TestHundredCallTaskProcessRSS(t *testing.T) {
 	// grew from ~30 to ~43 MiB with no change in Polly's own memory. So
 	// the anonymous part (heap, stacks) is guarded on its own, and the
 	// total a little higher than before.
-	if peak > 80 || anonAt/1024 > 40 {
-		t.Fatalf("peak RSS %d MiB (anon %d MiB) > 80 MiB (40 MiB)", peak, anonAt/1024)
+	// A coverage build (go test -cover) is a larger binary, so more of it
+	// is file-backed; Polly's own memory, the anonymous part, has the same
+	// bound in every build.
+	total := int64(80)
+	if testing.CoverMode() != "" {
+		total = 100
+	}
+	if peak > total || anonAt/1024 > 40 {
+		t.Fatalf("peak RSS %d MiB (anon %d MiB) > %d MiB (40 MiB)", peak, anonAt/1024, total)
 	}
 }
 
