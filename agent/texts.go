@@ -27,6 +27,13 @@ var handoffText string
 // in the middle of another persona's task.
 var handoffTemplate = template.Must(template.New("handoff").Option("missingkey=error").Parse(handoffText))
 
+//go:embed prompts/repeated_call.md
+var repeatedCallText string
+
+// repeatedCall is the note appended to the result of a call the model
+// repeated with the same arguments and the same result.
+var repeatedCall = template.Must(template.New("repeated_call").Option("missingkey=error").Parse(repeatedCallText))
+
 //go:embed prompts/subagent_task.md
 var subagentTaskText string
 

@@ -46,6 +46,12 @@ var system string
 //go:embed prompts/request.md
 var requestText string
 
+//go:embed prompts/summary_header.md
+var summaryHeaderText string
+
+// summaryHeader heads a summary in the conversation (prompts/summary_header.md).
+var summaryHeader = template.Must(template.New("summary_header").Option("missingkey=error").Parse(summaryHeaderText))
+
 var request = template.Must(template.New("request").Option("missingkey=error").Parse(requestText))
 
 // Prompt returns the messages of the summarizer call.
@@ -294,12 +300,15 @@ func firstLine(s string, max int) string {
 // Message wraps a summary as the conversation message that replaces the
 // older ones.
 func Message(summary string, number, replaced int, archivePath string, toolCalls int) chat.Message {
-	head := fmt.Sprintf("[CONTEXT SUMMARY #%d — replaces %d earlier messages of this task", number, replaced)
-	if archivePath != "" {
-		head += "; the originals are archived in " + archivePath
+	var head strings.Builder
+	err := summaryHeader.Execute(&head, struct {
+		Number, Replaced, ToolCalls int
+		Archive                     string
+	}{number, replaced, toolCalls, archivePath})
+	if err != nil {
+		panic(fmt.Sprintf("prompts/summary_header.md: %v", err)) // the fields are fixed: a broken template file
 	}
-	head += fmt.Sprintf(". Written at tool call %d: the task block at the end of the context has the live plan and state]\n\n", toolCalls)
-	return chat.Message{Role: chat.User, Kind: chat.KindSummary, Content: head + strings.TrimSpace(summary)}
+	return chat.Message{Role: chat.User, Kind: chat.KindSummary, Content: strings.TrimRight(head.String(), "\n") + "\n\n" + strings.TrimSpace(summary)}
 }
 
 // archived is the JSON layout of an archive file.
