@@ -213,13 +213,9 @@ func TestBrokenStateDirWarnsAndGoesOn(t *testing.T) {
 	if err != nil || out.Final != "finished" {
 		t.Fatalf("out=%+v err=%v", out, err)
 	}
-	var warnings []string
-	for _, n := range eventsOf[Notice](h) {
-		warnings = append(warnings, n.Text)
-	}
-	all := strings.Join(warnings, "\n")
+	all := noticeText(h)
 	if !strings.Contains(all, "could not write the task checkpoint") || !strings.Contains(all, "could not archive old messages") {
-		t.Fatalf("warnings = %q", warnings)
+		t.Fatalf("warnings:\n%s", all)
 	}
 	if sums := eventsOf[SummaryFinished](h); len(sums) == 0 || !sums[0].Accepted {
 		t.Fatalf("the summary did not go through: %+v", sums)

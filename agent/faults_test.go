@@ -107,7 +107,7 @@ func TestHundredMegabyteCommandStaysBounded(t *testing.T) {
 	peak := rssKB(t, "VmHWM")
 	grew := (peak - base) / 1024
 	t.Logf("baseline RSS %d MB, peak %d MB: +%d MB for a 100 MB command output", base/1024, peak/1024, grew)
-	if grew > 100 {
+	if grew > 100 && !raceEnabled {
 		t.Fatalf("peak memory grew %d MB", grew)
 	}
 	off := eventsOf[OutputOffloaded](h)

@@ -20,11 +20,13 @@ func handoffCard(a *Agent, checkpointPath string) string {
 	if !a.task.Active() {
 		return ""
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "[HANDOFF from %s (%s) — the user switched to you; this card is all you get from that conversation]\n", a.persona.Name, a.persona.ID)
-	fmt.Fprintf(&b, "Current task: %s\n", task.Clip(oneLine(a.task.OriginalRequest), 500))
+	card := struct {
+		From, FromID, Task, Step, Files, Last, Checkpoint string
+		ToolCalls                                         int
+	}{From: a.persona.Name, FromID: a.persona.ID, Task: task.Clip(oneLine(a.task.OriginalRequest), 500),
+		ToolCalls: a.task.ToolCalls, Checkpoint: checkpointPath}
 	if i, st, ok := a.task.CurrentStep(); ok {
-		fmt.Fprintf(&b, "Plan step: %d of %d. [%s] %s\n", i+1, len(a.task.Plan), st.Status.Label(), task.Clip(st.Title, 200))
+		card.Step = fmt.Sprintf("%d of %d. [%s] %s", i+1, len(a.task.Plan), st.Status.Label(), task.Clip(st.Title, 200))
 	}
 	if n := len(a.task.Files); n > 0 {
 		files := a.task.Files
@@ -32,20 +34,20 @@ func handoffCard(a *Agent, checkpointPath string) string {
 		if n > 10 {
 			files, more = files[n-10:], fmt.Sprintf(" (and %d earlier)", n-10)
 		}
-		fmt.Fprintf(&b, "Files touched: %s%s\n", strings.Join(files, ", "), more)
+		card.Files = strings.Join(files, ", ") + more
 	}
 	for i := len(a.history) - 1; i >= 0; i-- {
 		m := a.history[i]
 		if m.Role == chat.Assistant && strings.TrimSpace(m.Content) != "" {
-			fmt.Fprintf(&b, "Last result: %s\n", task.Clip(oneLine(m.Content), 400))
+			card.Last = task.Clip(oneLine(m.Content), 400)
 			break
 		}
 	}
-	fmt.Fprintf(&b, "Tool calls so far: %d.", a.task.ToolCalls)
-	if checkpointPath != "" {
-		fmt.Fprintf(&b, " Full task state: %s (read it with read_file if you need more).", checkpointPath)
+	var b strings.Builder
+	if err := handoffTemplate.Execute(&b, card); err != nil {
+		panic(fmt.Sprintf("prompts/handoff.md: %v", err)) // the fields are fixed: a broken template file
 	}
-	return task.Clip(b.String(), MaxHandoffCard)
+	return task.Clip(promptText(b.String()), MaxHandoffCard)
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

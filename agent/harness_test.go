@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -88,6 +89,15 @@ func eventsOf[T Event](h *harness) []T {
 		}
 	}
 	return out
+}
+
+// noticeText is the text of every Notice so far, one a line.
+func noticeText(h *harness) string {
+	var texts []string
+	for _, n := range eventsOf[Notice](h) {
+		texts = append(texts, n.Text)
+	}
+	return strings.Join(texts, "\n")
 }
 
 // shellWithScrub is run_command with the API-key variables scrubbed, as the

@@ -3,6 +3,7 @@ package agent
 import (
 	"crypto/sha256"
 	"fmt"
+	"strings"
 
 	"polly/memory/chat"
 	"polly/memory/window"
@@ -39,7 +40,11 @@ func (l *loopState) observe(call chat.ToolCall, output string, s window.Settings
 		l.stopped = fmt.Sprintf("%s was called %d times in a row with the same arguments and got the same result each time", what, l.streak)
 		return fmt.Sprintf("\n[harness: %d identical calls in a row — the run is stopped here]", l.streak)
 	case l.streak >= s.LoopNote:
-		return fmt.Sprintf("\n[harness: you made this exact call %d times in a row and got the same result each time; repeating it will not change it. Do something different, or give your answer. After %d identical calls the run is stopped.]", l.streak, s.LoopStop)
+		var b strings.Builder
+		if err := repeatedCall.Execute(&b, struct{ Streak, Stop int }{l.streak, s.LoopStop}); err != nil {
+			panic(fmt.Sprintf("prompts/repeated_call.md: %v", err)) // the fields are fixed: a broken template file
+		}
+		return "\n" + promptText(b.String())
 	}
 	return ""
 }

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"polly/agent/llmtest"
 	"polly/memory/chat"
 	"polly/memory/store"
+	"polly/tools/sandbox/sandboxtest"
 )
 
 // Must show 1: the model writes a file, reads it back, runs a command and
@@ -220,7 +220,7 @@ func TestCancelDuringCommandKillsItFast(t *testing.T) {
 	t.Logf("cancel returned in %v", time.Since(start))
 	b, _ := os.ReadFile(pidFile)
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	if alive(pid) {
+	if sandboxtest.Alive(pid) {
 		t.Fatalf("shell %d still running after cancel", pid)
 	}
 	msgs, _ := h.store.Messages(context.Background(), h.session.ID(), "default")
@@ -231,19 +231,6 @@ func TestCancelDuringCommandKillsItFast(t *testing.T) {
 	if d := eventsOf[Done](h); len(d) != 1 || d[0].Reason != "cancelled" {
 		t.Fatalf("done events = %+v", d)
 	}
-}
-
-// alive reports whether pid is a live (not zombie) process.
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	f := strings.Fields(string(b))
-	return len(f) > 2 && f[2] != "Z"
 }
 
 // The session survives a restart: a new Session on the same store sends

@@ -301,8 +301,7 @@ func (a *Agent) load(ctx context.Context) error {
 	if a.task.Active() && !a.task.Finished {
 		// A note only: the task block at the end of every request carries
 		// the task state, so no copy of it is written into the history.
-		a.pendingResume = "[RESUMED — Polly stopped before this task finished (it was interrupted or the process died). " +
-			"The task block at the end of the context has the task state; check the state of files before repeating a step, and continue from where it stopped.]"
+		a.pendingResume = promptText(resumedNote)
 	}
 	return nil
 }

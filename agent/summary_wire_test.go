@@ -109,11 +109,7 @@ func TestUnstructuredSummaryRejectedWithNotice(t *testing.T) {
 	if err != nil || out.Reason != "completed" {
 		t.Fatalf("out=%+v err=%v", out, err)
 	}
-	var notices []string
-	for _, n := range eventsOf[Notice](h) {
-		notices = append(notices, n.Text)
-	}
-	all := strings.Join(notices, "\n")
+	all := noticeText(h)
 	for _, want := range []string{"the summarizer's reply was rejected: the reply has none of the five parts", "using the heuristic summary",
 		"could not write durable facts to MEMORY.md"} {
 		if !strings.Contains(all, want) {
@@ -123,5 +119,42 @@ func TestUnstructuredSummaryRejectedWithNotice(t *testing.T) {
 	sums := eventsOf[SummaryFinished](h)
 	if len(sums) < 2 || !sums[0].Heuristic || !sums[0].Accepted || sums[1].Heuristic {
 		t.Fatalf("summaries: %+v", sums)
+	}
+}
+
+// Issue 17: the summarizer's instructions, as the fake server received
+// them, are the text of memory/summarize/prompts/system.md to the byte, and
+// its request is prompts/request.md (its first and last lines around what
+// the template fills in).
+func TestSummarizerPromptIsTheFile(t *testing.T) {
+	b, err := os.ReadFile("../memory/summarize/prompts/system.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.TrimRight(string(b), "\n")
+	b, err = os.ReadFile("../memory/summarize/prompts/request.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	request := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	first, last := request[0]+"\n", "\n"+request[len(request)-1]
+	h := newHarness(t)
+	h.deps.Context = window.Settings{SummarizeAt: 6000, KeepRecent: 4, StaleAfter: 100}
+	writeBig(t, h.dir, 5000)
+	h.srv.Serve(readLoop(6, func() llmtest.Step { return llmtest.Text(boldSummary("FILE-PROMPT")) }))
+	if _, err := h.send(context.Background(), "read big.txt six times"); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	for _, r := range h.srv.Requests() {
+		if len(r.Messages) > 0 && r.Messages[0].Role == "system" && r.Messages[0].Content == want {
+			calls++
+			if len(r.Messages) != 2 || !strings.HasPrefix(r.Messages[1].Content, first) || !strings.HasSuffix(r.Messages[1].Content, last) {
+				t.Errorf("the summarizer's request is not prompts/request.md: %+v", r.Messages[1:])
+			}
+		}
+	}
+	if calls == 0 {
+		t.Fatalf("no request carried prompts/system.md as its system message (%d requests)", len(h.srv.Requests()))
 	}
 }

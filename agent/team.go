@@ -71,9 +71,7 @@ const summaryCap = 6000
 
 // delegateTool is delegate_task bound to a parent agent.
 func (a *Agent) delegateTool() tools.Tool {
-	return tools.New("delegate_task",
-		"Run a specialist as a sub-agent with a fresh context and its own tools; returns status, summary, files touched, "+
-			"artifacts and a transcript id. Calls in one reply run in parallel. It sees only task, context and workspace memory.",
+	return tools.New("delegate_task", tools.Describe(descriptions, "delegate_task", nil),
 		func(ctx context.Context, args delegateArgs) (tools.Result, error) {
 			return a.delegate(ctx, args)
 		}, nil)
@@ -185,17 +183,15 @@ func (a *Agent) progressRelay(child *Agent, start time.Time) func(Event) {
 	}
 }
 
-// childPrompt is the sub-agent's first message: the task, the context, and
-// what to hand back.
+// childPrompt is the sub-agent's first message (prompts/subagent_task.md).
 func childPrompt(parent personas.Persona, args delegateArgs) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Task from %s (the orchestrator):\n%s\n", parent.Name, strings.TrimSpace(args.Task))
-	if c := strings.TrimSpace(args.Context); c != "" {
-		b.WriteString("\nContext:\n" + c + "\n")
+	err := subagentTask.Execute(&b, struct{ Parent, Task, Context string }{
+		parent.Name, strings.TrimSpace(args.Task), strings.TrimSpace(args.Context)})
+	if err != nil {
+		panic(fmt.Sprintf("prompts/subagent_task.md: %v", err)) // the fields are fixed: a broken template file
 	}
-	b.WriteString("\nWork on this task until it is done or you are blocked. Your final message goes back to the orchestrator: " +
-		"say what you did, what you found (with sources), which files you wrote, and whether the task is complete, partial or blocked (and why).")
-	return b.String()
+	return promptText(b.String())
 }
 
 func (a *Agent) validAgents() string {

@@ -14,6 +14,7 @@ import (
 
 	"polly/agent/llmtest"
 	"polly/memory/store"
+	"polly/tools/sandbox/sandboxtest"
 )
 
 // personaOf tells which persona a request is for, from its system prompt.
@@ -197,7 +198,7 @@ func TestCancelStopsChildren(t *testing.T) {
 		t.Fatal("run did not return within 2s of cancel")
 	}
 	for who, pid := range pids {
-		if alive(pid) {
+		if sandboxtest.Alive(pid) {
 			t.Fatalf("%s's command %d still runs", who, pid)
 		}
 	}

@@ -30,19 +30,14 @@ type ChangeRecorder interface {
 	Forget(ctx context.Context, ids []int64) error
 }
 
-type recorderKey struct{}
-
 // WithRecorder makes file-writing tools back up through r.
 func WithRecorder(ctx context.Context, r ChangeRecorder) context.Context {
-	return context.WithValue(ctx, recorderKey{}, r)
+	return withValue(ctx, r)
 }
 
 // RecorderOf returns the recorder set by WithRecorder, or nil (no undo
 // history: nothing is recorded).
-func RecorderOf(ctx context.Context) ChangeRecorder {
-	r, _ := ctx.Value(recorderKey{}).(ChangeRecorder)
-	return r
-}
+func RecorderOf(ctx context.Context) ChangeRecorder { return valueOf[ChangeRecorder](ctx) }
 
 // backupBeforeWrite records a change before it is made. The error is the
 // reason the model gets for a write that did not happen.

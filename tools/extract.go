@@ -33,9 +33,7 @@ const fieldsDoc = `columns of each row: name → what to take from the row eleme
 	`"" = the row's own text. Default {"text": ""}`
 
 func extractTool(w *webFetcher) Tool {
-	return New("extract",
-		"Pull rows out of a web page with CSS selectors: each element matching selector is a row, fields are its columns. "+
-			"Returns a JSON array of objects (null when a field matches nothing), at most 500 rows. For directories, tables, listings.",
+	return New("extract", description("extract"),
 		func(ctx context.Context, a extractArgs) (Result, error) { return w.extract(ctx, a) },
 		func(s *jsonschema.Schema) {
 			s.Properties["fields"] = &jsonschema.Schema{Type: "object", Description: fieldsDoc,

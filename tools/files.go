@@ -35,14 +35,35 @@ const (
 func FileTools(root string) []Tool {
 	root = filepath.Clean(root)
 	return []Tool{
-		readFileTool(root),
-		writeFileTool(root),
-		editFileTool(root),
-		listDirTool(root),
-		globTool(root),
-		grepTool(root),
+		rootTool(root, "read_file", readFile, readsPath[readFileArgs], nonNegative("offset", "limit")),
+		rootTool(root, "write_file", writeFile, writeAccess, nil),
+		rootTool(root, "edit_file", editFile, editAccess, nil),
+		rootTool(root, "list_dir", listDir, readsPath[listDirArgs], nil),
+		rootTool(root, "glob", globFiles, readsPath[globArgs], nil),
+		rootTool(root, "grep", grep, readsPath[grepArgs], nil),
 	}
 }
+
+// rootTool builds the file tool name working in root: access says what a
+// call touches (the gate judges it first), run makes the call.
+func rootTool[A any](root, name string, run func(ctx context.Context, root string, a A) (Result, error),
+	access func(root string, a A) (Access, error), fix func(*jsonschema.Schema)) Tool {
+	return New(name, description(name), func(ctx context.Context, a A) (Result, error) { return run(ctx, root, a) }, fix).
+		WithAccess(func(_ context.Context, a A) (Access, error) { return access(root, a) })
+}
+
+// pathArgs are the arguments of a tool that reads one path.
+type pathArgs interface{ target() string }
+
+// readsPath is the access of a tool that reads the path its arguments name.
+func readsPath[A pathArgs](root string, a A) (Access, error) {
+	return Access{Kind: AccessRead, Paths: []string{resolvePath(root, a.target())}}, nil
+}
+
+func (a readFileArgs) target() string { return a.Path }
+func (a listDirArgs) target() string  { return a.Path }
+func (a globArgs) target() string     { return a.Path }
+func (a grepArgs) target() string     { return a.Path }
 
 // nonNegative sets minimum 0 on integer properties.
 func nonNegative(props ...string) func(*jsonschema.Schema) {
@@ -60,19 +81,7 @@ type readFileArgs struct {
 	Limit  int    `json:"limit,omitempty" jsonschema:"maximum number of lines to return (default 2000)"`
 }
 
-func readFileTool(root string) Tool {
-	return New("read_file",
-		"Read a text file as numbered lines (cat -n style; the numbers are not part of the file). "+
-			"Returns up to 2000 lines; for long files the output says which offset to pass to continue. "+
-			"Read a file before editing it.",
-		func(ctx context.Context, a readFileArgs) (Result, error) { return readFile(root, a) },
-		nonNegative("offset", "limit")).
-		WithAccess(func(ctx context.Context, a readFileArgs) (Access, error) {
-			return Access{Kind: AccessRead, Paths: []string{resolvePath(root, a.Path)}}, nil
-		})
-}
-
-func readFile(root string, a readFileArgs) (Result, error) {
+func readFile(_ context.Context, root string, a readFileArgs) (Result, error) {
 	abs := resolvePath(root, a.Path)
 	shown := displayPath(root, abs)
 	fi, err := os.Stat(abs)
@@ -259,18 +268,12 @@ type writeFileArgs struct {
 	Content string `json:"content" jsonschema:"the complete new content of the file"`
 }
 
-func writeFileTool(root string) Tool {
-	return New("write_file",
-		"Create a file, or replace its whole content (parent directories are created). "+
-			"To change part of an existing file use edit_file instead; read a file before overwriting it.",
-		func(ctx context.Context, a writeFileArgs) (Result, error) { return writeFile(ctx, root, a) }, nil).
-		WithAccess(func(ctx context.Context, a writeFileArgs) (Access, error) {
-			p, err := planWrite(root, a)
-			if err != nil {
-				return Access{}, err
-			}
-			return Access{Kind: AccessWrite, Paths: []string{p.abs}, Preview: p.preview()}, nil
-		})
+func writeAccess(root string, a writeFileArgs) (Access, error) {
+	p, err := planWrite(root, a)
+	if err != nil {
+		return Access{}, err
+	}
+	return Access{Kind: AccessWrite, Paths: []string{p.abs}, Preview: p.preview()}, nil
 }
 
 // writePlan is what a write_file call will do; Access and Run share it.
@@ -375,19 +378,12 @@ type editFileArgs struct {
 	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence instead of requiring a unique match (default false)"`
 }
 
-func editFileTool(root string) Tool {
-	return New("edit_file",
-		"Replace exact text in an existing file and return the unified diff. Read the file first and copy "+
-			"old_string exactly, including enough surrounding lines to make it unique (or set replace_all). "+
-			"To create a file use write_file.",
-		func(ctx context.Context, a editFileArgs) (Result, error) { return editFile(ctx, root, a) }, nil).
-		WithAccess(func(ctx context.Context, a editFileArgs) (Access, error) {
-			p, err := planEdit(root, a)
-			if err != nil {
-				return Access{}, err
-			}
-			return Access{Kind: AccessWrite, Paths: []string{p.abs}, Preview: clip(p.diff, previewMaxBytes)}, nil
-		})
+func editAccess(root string, a editFileArgs) (Access, error) {
+	p, err := planEdit(root, a)
+	if err != nil {
+		return Access{}, err
+	}
+	return Access{Kind: AccessWrite, Paths: []string{p.abs}, Preview: clip(p.diff, previewMaxBytes)}, nil
 }
 
 // editPlan is the result of applying an edit in memory.

@@ -14,6 +14,15 @@ import (
 	"polly/memory/chat"
 )
 
+// fileTool is the file tool name of FileTools(root).
+func fileTool(root, name string) Tool {
+	t, ok := NewRegistry(FileTools(root)...).Get(name)
+	if !ok {
+		panic("no file tool " + name)
+	}
+	return t
+}
+
 // writeTree creates files (relative path → content) under root.
 func writeTree(t testing.TB, root string, files map[string]string) {
 	t.Helper()
@@ -363,7 +372,7 @@ func TestEditFileThroughSymlink(t *testing.T) {
 func BenchmarkReadFile(b *testing.B) {
 	root := b.TempDir()
 	writeTree(b, root, map[string]string{"f.go": strings.Repeat("\tif err != nil { return fmt.Errorf(\"x: %w\", err) }\n", 2000)})
-	tool := readFileTool(root)
+	tool := fileTool(root, "read_file")
 	args := json.RawMessage(`{"path":"f.go"}`)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -71,10 +71,7 @@ type leadsExportArgs struct {
 // resolve against root.
 func LeadTools(st LeadStore, root string) []Tool {
 	root = filepath.Clean(root)
-	save := New("leads_save",
-		"Save leads (companies or contacts) to a named list. Every lead needs source_url, the page its data came from: "+
-			"never invent emails, names or phones. Duplicates (same domain and email) merge into the existing row; "+
-			"invalid leads are rejected one by one with the reason. Returns saved / merged / rejected counts.",
+	save := New("leads_save", description("leads_save"),
 		func(ctx context.Context, a leadsSaveArgs) (Result, error) { return saveLeads(ctx, st, a) },
 		func(s *jsonschema.Schema) {
 			one, leads := 1, s.Properties["leads"]
@@ -84,9 +81,7 @@ func LeadTools(st LeadStore, root string) []Tool {
 			// The project's own store, like task_plan: nothing a person must approve.
 			return Access{Kind: AccessMemory}, nil
 		})
-	export := New("leads_export",
-		"Write a lead list to a CSV file (RFC 4180, header row: "+strings.Join(LeadsCSVHeader, ", ")+"). "+
-			"Returns how many leads were written and where.",
+	export := New("leads_export", Describe(descriptions, "leads_export", struct{ Header string }{strings.Join(LeadsCSVHeader, ", ")}),
 		func(ctx context.Context, a leadsExportArgs) (Result, error) {
 			shown, n, size, err := ExportLeads(ctx, st, root, a.List, a.Path)
 			if err != nil {

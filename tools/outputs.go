@@ -37,9 +37,7 @@ const (
 
 // OutputTools are read_tool_output and grep_tool_output over st.
 func OutputTools(st OutputStore) []Tool {
-	read := New("read_tool_output",
-		"Read part of a large tool output that was offloaded (you saw only a preview and a line [output #ID: …]). "+
-			"offset/limit are lines (1-based); set chars=true for character offsets.",
+	read := New("read_tool_output", description("read_tool_output"),
 		func(ctx context.Context, a readOutputArgs) (Result, error) {
 			if a.Offset < 0 || a.Limit < 0 {
 				return Result{}, fmt.Errorf("offset and limit must not be negative (got offset=%d, limit=%d)", a.Offset, a.Limit)
@@ -53,8 +51,7 @@ func OutputTools(st OutputStore) []Tool {
 			}
 			return Result{Output: sliceLines(text, a.ID, a.Offset, a.Limit)}, nil
 		}, nil)
-	grep := New("grep_tool_output",
-		"Search a large offloaded tool output for a regular expression; returns matching lines with their line numbers (use them as offset for read_tool_output).",
+	grep := New("grep_tool_output", description("grep_tool_output"),
 		func(ctx context.Context, a grepOutputArgs) (Result, error) {
 			re, err := regexp.Compile(a.Pattern)
 			if err != nil {

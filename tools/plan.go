@@ -23,9 +23,7 @@ type PlanSetter func(steps []PlanStep) string
 
 // TaskPlanTool is task_plan, bound to one agent's task state by set.
 func TaskPlanTool(set PlanSetter) Tool {
-	return New("task_plan",
-		"Set or update the plan of the current task: steps with status todo / in_progress / done (one in_progress). "+
-			"Call it at the start of a multi-step task and when a step starts or ends; anchors and summaries show it back to you.",
+	return New("task_plan", description("task_plan"),
 		func(ctx context.Context, a planArgs) (Result, error) {
 			if len(a.Steps) == 0 {
 				return Result{}, fmt.Errorf("steps is empty; send the whole plan (at least one step)")

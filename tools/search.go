@@ -175,17 +175,7 @@ type listDirArgs struct {
 	Path string `json:"path,omitempty" jsonschema:"directory to list, relative to the project root; default is the root"`
 }
 
-func listDirTool(root string) Tool {
-	return New("list_dir",
-		"List one directory (not recursive): entries sorted by name, directories end with /. "+
-			".git and .gitignored entries are hidden. Use glob to find files recursively.",
-		func(ctx context.Context, a listDirArgs) (Result, error) { return listDir(root, a) }, nil).
-		WithAccess(func(ctx context.Context, a listDirArgs) (Access, error) {
-			return Access{Kind: AccessRead, Paths: []string{resolvePath(root, a.Path)}}, nil
-		})
-}
-
-func listDir(root string, a listDirArgs) (Result, error) {
+func listDir(_ context.Context, root string, a listDirArgs) (Result, error) {
 	dir := resolvePath(root, a.Path)
 	if err := statDir(root, dir); err != nil {
 		return Result{}, err
@@ -243,17 +233,6 @@ func listDir(root string, a listDirArgs) (Result, error) {
 type globArgs struct {
 	Pattern string `json:"pattern" jsonschema:"glob such as **/*.go or src/*.ts or *.{js,ts}; ** matches any number of directories"`
 	Path    string `json:"path,omitempty" jsonschema:"directory the pattern is relative to; default is the project root"`
-}
-
-func globTool(root string) Tool {
-	return New("glob",
-		"Find files by name pattern (doublestar: ** crosses directories, {a,b} alternatives). "+
-			"Returns paths relative to the project root, newest first; .gitignored files are skipped. "+
-			"Use grep to search file contents.",
-		func(ctx context.Context, a globArgs) (Result, error) { return globFiles(ctx, root, a) }, nil).
-		WithAccess(func(ctx context.Context, a globArgs) (Access, error) {
-			return Access{Kind: AccessRead, Paths: []string{resolvePath(root, a.Path)}}, nil
-		})
 }
 
 func globFiles(ctx context.Context, root string, a globArgs) (Result, error) {
@@ -344,17 +323,6 @@ type grepArgs struct {
 	Pattern string `json:"pattern" jsonschema:"Go RE2 regular expression matched per line, e.g. func\\s+New or (?i)todo; escape literal ( [ . * + ?"`
 	Path    string `json:"path,omitempty" jsonschema:"file or directory to search; default is the project root"`
 	Glob    string `json:"glob,omitempty" jsonschema:"only search files matching this glob, e.g. *.go or src/**/*.ts"`
-}
-
-func grepTool(root string) Tool {
-	return New("grep",
-		"Search file contents with a regular expression (Go RE2 syntax, one line at a time). "+
-			"Prints file:line: text for each match; binary and .gitignored files are skipped; results are capped. "+
-			"Narrow with path and glob; then read_file around the line you need.",
-		func(ctx context.Context, a grepArgs) (Result, error) { return grep(ctx, root, a) }, nil).
-		WithAccess(func(ctx context.Context, a grepArgs) (Access, error) {
-			return Access{Kind: AccessRead, Paths: []string{resolvePath(root, a.Path)}}, nil
-		})
 }
 
 func grep(ctx context.Context, root string, a grepArgs) (Result, error) {

@@ -43,27 +43,19 @@ func ignoreTree(t *testing.T) string {
 	return root
 }
 
-func TestListDir(t *testing.T) {
-	root := ignoreTree(t)
-	r := NewRegistry(FileTools(root)...)
-	cases := []struct {
-		name, args string
-		wantErr    bool
-		exact      string
-		want       []string
-	}{
-		{"root", `{}`, false,
-			"./\n.gitignore\na.go\nbin.dat\nother/\nsub/\n(4 hidden: .git or .gitignored)\n", nil},
-		{"nested gitignore with negation", `{"path":"sub"}`, false,
-			"sub/\n.gitignore\nb.go\ndeep/\nkeep.log\ntop-only.txt\n(1 hidden: .git or .gitignored)\n", nil},
-		{"ignored dir asked for by name", `{"path":"build"}`, false, "build/\nout.go\n", nil},
-		{"other dir not affected by sub/.gitignore", `{"path":"other"}`, false, "other/\nsecret.txt\n", nil},
-		{"file", `{"path":"a.go"}`, true, "", []string{"a.go is a file, not a directory; use read_file"}},
-		{"missing", `{"path":"sbu"}`, true, "", []string{"directory sbu does not exist; did you mean: sub/?"}},
-	}
+// searchCase is one call of a search tool and what it must answer.
+type searchCase struct {
+	name, args string
+	wantErr    bool
+	exact      string   // the whole output, when not ""
+	want       []string // parts of the output
+}
+
+func runSearchCases(t *testing.T, r *Registry, tool string, cases []searchCase) {
+	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := call(t, r, "list_dir", c.args)
+			res := call(t, r, tool, c.args)
 			if res.IsError != c.wantErr {
 				t.Fatalf("IsError = %v:\n%s", res.IsError, res.Output)
 			}
@@ -75,15 +67,26 @@ func TestListDir(t *testing.T) {
 	}
 }
 
+func TestListDir(t *testing.T) {
+	root := ignoreTree(t)
+	r := NewRegistry(FileTools(root)...)
+	cases := []searchCase{
+		{"root", `{}`, false,
+			"./\n.gitignore\na.go\nbin.dat\nother/\nsub/\n(4 hidden: .git or .gitignored)\n", nil},
+		{"nested gitignore with negation", `{"path":"sub"}`, false,
+			"sub/\n.gitignore\nb.go\ndeep/\nkeep.log\ntop-only.txt\n(1 hidden: .git or .gitignored)\n", nil},
+		{"ignored dir asked for by name", `{"path":"build"}`, false, "build/\nout.go\n", nil},
+		{"other dir not affected by sub/.gitignore", `{"path":"other"}`, false, "other/\nsecret.txt\n", nil},
+		{"file", `{"path":"a.go"}`, true, "", []string{"a.go is a file, not a directory; use read_file"}},
+		{"missing", `{"path":"sbu"}`, true, "", []string{"directory sbu does not exist; did you mean: sub/?"}},
+	}
+	runSearchCases(t, r, "list_dir", cases)
+}
+
 func TestGlob(t *testing.T) {
 	root := ignoreTree(t)
 	r := NewRegistry(FileTools(root)...)
-	cases := []struct {
-		name, args string
-		wantErr    bool
-		exact      string
-		want       []string
-	}{
+	cases := []searchCase{
 		{"doublestar newest first, ignored skipped", `{"pattern":"**/*.go"}`, false, "sub/deep/c.go\nsub/b.go\na.go\n", nil},
 		{"no doublestar stays in the directory", `{"pattern":"*.go"}`, false, "a.go\n", nil},
 		{"negation re-includes", `{"pattern":"**/*.log"}`, false, "sub/keep.log\n", nil},
@@ -95,18 +98,7 @@ func TestGlob(t *testing.T) {
 		{"bad pattern", `{"pattern":"[a"}`, true, "", []string{"invalid glob pattern"}},
 		{"missing pattern", `{"path":"sub"}`, true, "", []string{`missing properties: ["pattern"]`}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			res := call(t, r, "glob", c.args)
-			if res.IsError != c.wantErr {
-				t.Fatalf("IsError = %v:\n%s", res.IsError, res.Output)
-			}
-			if c.exact != "" && res.Output != c.exact {
-				t.Fatalf("output:\n%s\nwant:\n%s", res.Output, c.exact)
-			}
-			mustContain(t, res.Output, c.want...)
-		})
-	}
+	runSearchCases(t, r, "glob", cases)
 }
 
 func TestGrep(t *testing.T) {
@@ -114,12 +106,7 @@ func TestGrep(t *testing.T) {
 	long := strings.Repeat("a", 5000) + "NEEDLE" + strings.Repeat("b", 5000)
 	writeTree(t, root, map[string]string{"long/min.js": long + "\n"})
 	r := NewRegistry(FileTools(root)...)
-	cases := []struct {
-		name, args string
-		wantErr    bool
-		exact      string
-		want       []string
-	}{
+	cases := []searchCase{
 		{"honours nested gitignore, skips binary and .git", `{"pattern":"^func"}`, false,
 			"a.go:3: func A() {}\nother/secret.txt:1: func other secret\nsub/b.go:2: func B() {}\n" +
 				"sub/deep/c.go:4: func C() {}\nsub/keep.log:1: func kept\nsub/top-only.txt:1: func not anchored here\n", nil},
@@ -139,20 +126,9 @@ func TestGrep(t *testing.T) {
 		{"missing path", `{"pattern":"x","path":"nope"}`, true, "", []string{"path nope does not exist"}},
 		{"missing pattern", `{}`, true, "", []string{`missing properties: ["pattern"]`}},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			res := call(t, r, "grep", c.args)
-			if res.IsError != c.wantErr {
-				t.Fatalf("IsError = %v:\n%s", res.IsError, res.Output)
-			}
-			if c.exact != "" && res.Output != c.exact {
-				t.Fatalf("output:\n%s\nwant:\n%s", res.Output, c.exact)
-			}
-			mustContain(t, res.Output, c.want...)
-			if strings.Contains(c.name, "excerpt") && len(res.Output) > grepLineWidth+100 {
-				t.Fatalf("long line not cut: %d bytes", len(res.Output))
-			}
-		})
+	runSearchCases(t, r, "grep", cases)
+	if res := call(t, r, "grep", `{"pattern":"NEEDLE"}`); len(res.Output) > grepLineWidth+100 {
+		t.Fatalf("long line not cut: %d bytes", len(res.Output))
 	}
 }
 
@@ -191,7 +167,7 @@ func TestGrepCancelled(t *testing.T) {
 	root := ignoreTree(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := grepTool(root).Run(ctx, json.RawMessage(`{"pattern":"func"}`))
+	_, err := fileTool(root, "grep").Run(ctx, json.RawMessage(`{"pattern":"func"}`))
 	if err == nil || !strings.Contains(err.Error(), "context canceled") {
 		t.Fatalf("err = %v, want context canceled", err)
 	}
@@ -209,7 +185,7 @@ func BenchmarkGrep(b *testing.B) {
 		files[fmt.Sprintf("vendor/v%d.go", i)] = src.String()
 	}
 	writeTree(b, root, files)
-	tool := grepTool(root)
+	tool := fileTool(root, "grep")
 	args := json.RawMessage(`{"pattern":"func \\w+Handler\\d+","glob":"*.go"}`)
 	b.ReportAllocs()
 	for b.Loop() {

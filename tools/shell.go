@@ -89,14 +89,8 @@ type runCommandArgs struct {
 // inside the OS sandbox (tools/sandbox) the permission gate granted.
 func ShellTool(root string, opts ShellOptions) Tool {
 	s := &shell{root: root, opts: opts.withDefaults()}
-	desc := fmt.Sprintf("Run a bash command line in the project root; returns the exit code and combined stdout+stderr. "+
-		"There is no stdin and no terminal: use non-interactive flags (e.g. -y, --no-pager). "+
-		"Commands run in an OS sandbox: no network unless you set network=true (the user may be asked), "+
-		"writes only inside the project (never .git/ except plain git commands, never .agent/), $TMPDIR and build caches. "+
-		"Default timeout %ds, max %ds; on timeout every process of the command is killed, and background processes "+
-		"are killed when the command line ends. "+
-		"Very long output keeps its beginning and end. Prefer read_file, grep, glob and edit_file for files.",
-		int(s.opts.DefaultTimeout.Seconds()), int(s.opts.MaxTimeout.Seconds()))
+	desc := Describe(descriptions, "run_command", struct{ DefaultTimeout, MaxTimeout int }{
+		int(s.opts.DefaultTimeout.Seconds()), int(s.opts.MaxTimeout.Seconds())})
 	return New("run_command", desc, s.run, nonNegative("timeout_seconds")).
 		WithAccess(func(ctx context.Context, a runCommandArgs) (Access, error) {
 			return Access{Kind: AccessExecute, Command: a.Command, Preview: a.Command, Network: a.Network}, nil

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"polly/tools/sandbox/sandboxtest"
 )
 
 // pgidFrom waits for the command to write its shell's pid ($$) and returns
@@ -27,13 +29,11 @@ func pgidFrom(t *testing.T, file string) int {
 			if err != nil {
 				t.Fatalf("pid file: %v", err)
 			}
-			stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-			if err != nil {
-				t.Fatalf("the shell %d is gone already: %v", pid, err)
+			sh, ok := sandboxtest.Read(pid)
+			if !ok {
+				t.Fatalf("the shell %d is gone already", pid)
 			}
-			// Fields after "(comm)": state ppid pgrp ...
-			f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-			pgid, _ := strconv.Atoi(f[2])
+			pgid := sh.PGrp
 			if pgid == pid || pgid <= 1 {
 				t.Fatalf("shell %d leads its own group %d; the helper should", pid, pgid)
 			}
@@ -55,8 +55,8 @@ func assertGroupGone(t *testing.T, pgid int) {
 		if errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH) {
 			return
 		}
-		live, procOK := liveInGroup(pgid)
-		if procOK && len(live) == 0 {
+		live := sandboxtest.Living(func(p sandboxtest.Proc) bool { return p.PGrp == pgid })
+		if len(live) == 0 {
 			t.Logf("process group %d: no live process (unreaped zombies only)", pgid)
 			return
 		}
@@ -66,35 +66,6 @@ func assertGroupGone(t *testing.T, pgid int) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-// zombie: pid is dead but not reaped yet.
-func zombie(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	return len(f) > 0 && f[0] == "Z"
-}
-
-// liveInGroup lists the group's processes that are not zombies; ok is
-// false when /proc is not available.
-func liveInGroup(pgid int) (live []string, ok bool) {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, s := range stats {
-		b, err := os.ReadFile(s)
-		if err != nil {
-			continue
-		}
-		// Fields after "(comm)": state ppid pgrp ...
-		i := strings.LastIndexByte(string(b), ')')
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" {
-			live = append(live, string(b[:i+1])+" state "+f[0])
-		}
-	}
-	return live, len(stats) > 0
 }
 
 func TestRunCommandCancelKillsGroup(t *testing.T) {
@@ -155,7 +126,7 @@ func TestRunCommandTimeoutKillsGroup(t *testing.T) {
 	// The shell is gone: the group it was in has no live process left.
 	b, _ := os.ReadFile(pidFile)
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	if pid <= 0 || syscall.Kill(pid, 0) == nil && !zombie(pid) {
+	if pid <= 0 || sandboxtest.Alive(pid) {
 		t.Fatalf("the shell %d survived the timeout", pid)
 	}
 	g, _ := os.ReadFile(pidFile + ".pgid")

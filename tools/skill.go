@@ -23,8 +23,7 @@ type skillArgs struct {
 // system prompt only carries names and descriptions. Loading a skill only
 // reads files, so it never asks.
 func SkillTool(book SkillBook) Tool {
-	return New("skill",
-		"Load an Agent Skill: its instructions and the list of files in its folder. Call it before doing work a listed skill covers.",
+	return New("skill", description("skill"),
 		func(ctx context.Context, a skillArgs) (Result, error) {
 			dir, body, files, err := book.LoadSkill(strings.TrimSpace(a.Name))
 			if err != nil {

@@ -229,21 +229,30 @@ func typeName(v any) string {
 	return reflect.TypeOf(v).String()
 }
 
-type callerKey struct{}
+// ctxKey is the context key of the one value of type T a call carries;
+// each value has a type of its own, so keys never collide.
+type ctxKey[T any] struct{}
+
+func withValue[T any](ctx context.Context, v T) context.Context {
+	return context.WithValue(ctx, ctxKey[T]{}, v)
+}
+
+// valueOf returns the value set by withValue, or T's zero value.
+func valueOf[T any](ctx context.Context) T {
+	v, _ := ctx.Value(ctxKey[T]{}).(T)
+	return v
+}
+
+type callerID string
 
 // WithCaller marks ctx with the agent making a tool call, so a permission
 // question can say who asks (a sub-agent's call looks like any other).
 func WithCaller(ctx context.Context, agentID string) context.Context {
-	return context.WithValue(ctx, callerKey{}, agentID)
+	return withValue(ctx, callerID(agentID))
 }
 
 // CallerOf returns the agent id set by WithCaller, or "".
-func CallerOf(ctx context.Context) string {
-	id, _ := ctx.Value(callerKey{}).(string)
-	return id
-}
-
-type gateKey struct{}
+func CallerOf(ctx context.Context) string { return string(valueOf[callerID](ctx)) }
 
 // gated is the gate a running call was allowed by, for effects the call
 // discovers only while it runs (a redirect to another host).
@@ -254,30 +263,27 @@ type gated struct {
 
 // withGate marks ctx with the gate and tool name of the call being run.
 func withGate(ctx context.Context, g Gate, tool string) context.Context {
-	return context.WithValue(ctx, gateKey{}, gated{g, tool})
+	return withValue(ctx, gated{g, tool})
 }
 
 // recheck asks the gate of the running call about a further access. With
 // no gate in ctx (a tool run outside Registry.Execute) it denies: an
 // access nobody judged is never made.
 func recheck(ctx context.Context, a Access) error {
-	g, ok := ctx.Value(gateKey{}).(gated)
-	if !ok || g.gate == nil {
+	g := valueOf[gated](ctx)
+	if g.gate == nil {
 		return &Denied{Reason: "no permission policy to approve " + a.URL}
 	}
 	return g.gate.Allow(ctx, g.tool, a)
 }
 
-type hookDecisionKey struct{}
+type hookDecision string
 
 // WithHookDecision marks ctx with a PreToolUse hook's permission decision
 // ("allow", "deny" or "ask") for the gate to honour.
 func WithHookDecision(ctx context.Context, decision string) context.Context {
-	return context.WithValue(ctx, hookDecisionKey{}, decision)
+	return withValue(ctx, hookDecision(decision))
 }
 
 // HookDecisionOf returns the decision set by WithHookDecision, or "".
-func HookDecisionOf(ctx context.Context) string {
-	d, _ := ctx.Value(hookDecisionKey{}).(string)
-	return d
-}
+func HookDecisionOf(ctx context.Context) string { return string(valueOf[hookDecision](ctx)) }

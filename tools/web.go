@@ -495,9 +495,7 @@ type fetchArgs struct {
 }
 
 func fetchURLTool(w *webFetcher) Tool {
-	return New("fetch_url",
-		"Fetch a web page as Markdown with absolute links (JSON pretty-printed, text as is), headed by the final URL, "+
-			"status, type and title. Honours robots.txt; refuses binary files. For repeated items (rows, cards) use extract.",
+	return New("fetch_url", description("fetch_url"),
 		func(ctx context.Context, a fetchArgs) (Result, error) { return w.fetchURL(ctx, a.URL) }, nil).
 		WithAccess(func(ctx context.Context, a fetchArgs) (Access, error) {
 			u, err := parseWebURL(a.URL)

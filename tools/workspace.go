@@ -51,39 +51,33 @@ func WorkspaceTools(m Memory) []Tool {
 	}
 	memAccess := func(file string) Access { return Access{Kind: AccessMemory, Paths: []string{file}} }
 	return []Tool{
-		New("workspace_save_fact",
-			"Save a durable fact to MEMORY.md under a section (no duplicates). Use it when you learn the stack, a convention, a user preference, a data source or a decision that future sessions need.",
+		New("workspace_save_fact", description("workspace_save_fact"),
 			func(ctx context.Context, a saveFactArgs) (Result, error) {
 				return write(func() (string, error) { return m.SaveFact(a.Section, a.Fact) })
 			}, nil).WithAccess(func(ctx context.Context, a saveFactArgs) (Access, error) { return memAccess("MEMORY.md"), nil }),
-		New("workspace_log_error",
-			"Record an error and its fix in .learnings/ERRORS.md after you solved a non-obvious problem, so it is not solved twice.",
+		New("workspace_log_error", description("workspace_log_error"),
 			func(ctx context.Context, a logErrorArgs) (Result, error) {
 				return write(func() (string, error) { return m.LogError(a.Error, a.Fix) })
 			}, nil).WithAccess(func(ctx context.Context, a logErrorArgs) (Access, error) {
 			return memAccess(".learnings/ERRORS.md"), nil
 		}),
-		New("workspace_log_learning",
-			"Record a lesson in .learnings/LEARNINGS.md (an approach that worked, a pitfall to avoid).",
+		New("workspace_log_learning", description("workspace_log_learning"),
 			func(ctx context.Context, a insightArgs) (Result, error) {
 				return write(func() (string, error) { return m.LogLearning(a.Insight) })
 			}, nil).WithAccess(func(ctx context.Context, a insightArgs) (Access, error) {
 			return memAccess(".learnings/LEARNINGS.md"), nil
 		}),
-		New("workspace_request_feature",
-			"Record a missing capability in .learnings/FEATURE_REQUESTS.md.",
+		New("workspace_request_feature", description("workspace_request_feature"),
 			func(ctx context.Context, a featureArgs) (Result, error) {
 				return write(func() (string, error) { return m.RequestFeature(a.Description) })
 			}, nil).WithAccess(func(ctx context.Context, a featureArgs) (Access, error) {
 			return memAccess(".learnings/FEATURE_REQUESTS.md"), nil
 		}),
-		New("workspace_daily_log",
-			"Append an entry to today's log (memory/YYYY-MM-DD.md): what was done, decided or left open.",
+		New("workspace_daily_log", description("workspace_daily_log"),
 			func(ctx context.Context, a dailyArgs) (Result, error) {
 				return write(func() (string, error) { return m.DailyLog(a.Entry) })
 			}, nil).WithAccess(func(ctx context.Context, a dailyArgs) (Access, error) { return memAccess("memory/"), nil }),
-		New("workspace_read",
-			"Read a workspace memory file (only files inside the workspace).",
+		New("workspace_read", description("workspace_read"),
 			func(ctx context.Context, a readArgs) (Result, error) {
 				text, err := m.Read(a.File)
 				if err != nil {

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"os"
 	"testing"
 
 	"polly/tools/sandbox"
@@ -9,7 +8,4 @@ import (
 
 // TestMain lets this test binary serve as the sandbox helper: run_command
 // re-executes the running binary (os.Executable) with a hidden subcommand.
-func TestMain(m *testing.M) {
-	sandbox.RunHelperIfAsked()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { sandbox.RunTests(m) }

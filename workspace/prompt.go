@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dustin/go-humanize"
 )
 
 // Caps of the system prompt parts.
@@ -278,7 +280,7 @@ func readCapped(path, name string, spec capSpec) (cached, error) {
 			}
 			c.truncated = true
 			c.note = fmt.Sprintf("[%s is %s bytes; only the newest %s are shown — read the rest with workspace_read]",
-				name, commas(size), kb(spec.bytes))
+				name, humanize.Comma(size), kb(spec.bytes))
 		}
 		c.text = s
 		return c, nil
@@ -310,7 +312,7 @@ func readCapped(path, name string, spec capSpec) (cached, error) {
 	}
 	switch {
 	case c.truncated:
-		c.note = fmt.Sprintf("[%s is %s bytes; only the first %s are shown, the rest is in %s — %s]", name, commas(size), limit, path, spec.hint)
+		c.note = fmt.Sprintf("[%s is %s bytes; only the first %s are shown, the rest is in %s — %s]", name, humanize.Comma(size), limit, path, spec.hint)
 	case spec.near:
 		pct := 100 * int(size) / spec.bytes
 		if spec.lines > 0 {
@@ -318,7 +320,7 @@ func readCapped(path, name string, spec capSpec) (cached, error) {
 		}
 		if pct >= nearCapPercent {
 			c.note = fmt.Sprintf("[%s is at %d%% of its cap (%d lines, %s bytes; cap %s) — tidy it soon: merge duplicates, remove stale facts]",
-				name, pct, lines, commas(size), limit)
+				name, pct, lines, humanize.Comma(size), limit)
 		}
 	}
 	return c, nil
@@ -353,23 +355,5 @@ func kb(n int) string {
 	if n%1024 == 0 {
 		return fmt.Sprintf("%d KB", n/1024)
 	}
-	return commas(int64(n)) + " bytes"
-}
-
-// commas formats 1048576 as "1,048,576".
-func commas(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
+	return humanize.Comma(int64(n)) + " bytes"
 }

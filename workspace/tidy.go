@@ -190,15 +190,8 @@ func tidyMemory(doc, day string) (string, string, TidyFile) {
 	var facts []fact
 	drop := make([]bool, len(lines))
 	seen := map[string]bool{}
-	section, inFence := "", false
-	for i, l := range lines {
-		if strings.HasPrefix(strings.TrimSpace(l), "```") {
-			inFence = !inFence
-			continue
-		}
-		if inFence {
-			continue
-		}
+	section := ""
+	for i, l := range outsideFences(lines) {
 		if level, name := headingOf(l); level > 0 && level <= 2 {
 			section = name
 			if level == 1 {

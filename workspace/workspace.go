@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dustin/go-humanize"
 )
 
 // Names of the files the workspace is built around, relative to its root.
@@ -321,7 +323,7 @@ func (w *Workspace) Read(file string) (string, error) {
 	s := string(data)
 	if fi.Size() > readCap {
 		s = cutAtLine(s)
-		s += fmt.Sprintf("\n[%s is %s bytes; only the first 256 KB are shown]\n", file, commas(fi.Size()))
+		s += fmt.Sprintf("\n[%s is %s bytes; only the first 256 KB are shown]\n", file, humanize.Comma(fi.Size()))
 	}
 	return s, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,21 +53,31 @@ func (w *Workspace) SaveFact(section, fact string) (string, error) {
 	return result, nil
 }
 
+// outsideFences yields the lines of a Markdown document, with their index,
+// that are outside ``` code fences (the fence lines themselves neither):
+// a heading or a bullet inside a fence is text, not structure.
+func outsideFences(lines []string) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		inFence := false
+		for i, l := range lines {
+			if strings.HasPrefix(strings.TrimSpace(l), "```") {
+				inFence = !inFence
+				continue
+			}
+			if !inFence && !yield(i, l) {
+				return
+			}
+		}
+	}
+}
+
 // addFact inserts line at the end of the section's entries, or reports that
 // fact is already there. heading is the section's name as written in doc.
 func addFact(doc, section, fact, line string) (out, heading string, dup bool) {
 	lines := strings.Split(doc, "\n")
 	want := normHeading(section)
 	start, end := -1, len(lines)
-	inFence := false
-	for i, l := range lines {
-		if strings.HasPrefix(strings.TrimSpace(l), "```") {
-			inFence = !inFence
-			continue
-		}
-		if inFence {
-			continue
-		}
+	for i, l := range outsideFences(lines) {
 		level, name := headingOf(l)
 		if level == 0 || level > 2 {
 			continue

@@ -367,21 +367,6 @@ func rulesOf(in []config.Rule) []permission.Rule {
 	return out
 }
 
-// LatestSessionID returns the newest root session, for --continue.
-func (a *App) LatestSessionID(ctx context.Context) (string, error) {
-	if a.Store == nil {
-		return "", errors.New("no session store (.agent/polly.db could not be opened)")
-	}
-	s, err := a.Store.LatestSession(ctx)
-	if errors.Is(err, store.ErrNotFound) {
-		return "", errors.New("no earlier session in this directory to continue")
-	}
-	if err != nil {
-		return "", err
-	}
-	return s.ID, nil
-}
-
 func modelOf(m config.ModelInfo) agent.Model {
 	out := agent.Model{Name: m.Name, Provider: m.Provider, ContextWindow: m.ContextWindow, MaxOutput: m.MaxOutput, SafetyMargin: m.SafetyMargin}
 	if m.Price != nil {

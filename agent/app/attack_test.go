@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
 	"io/fs"
 	"net"
@@ -14,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"polly/agent"
@@ -23,6 +23,7 @@ import (
 	"polly/tools"
 	"polly/tools/permission"
 	"polly/tools/sandbox"
+	"polly/tools/sandbox/sandboxtest"
 )
 
 // yesMan approves every question (without network): the worst case, a
@@ -366,16 +367,16 @@ func TestAttackSuite(t *testing.T) {
 			if lis.tcp.Load() > tcp0 || lis.udp.Load() > udp0 {
 				eff = append(eff, effNet)
 			}
-			for _, form := range keyForms(key) {
+			for _, form := range sandboxtest.KeyForms(key) {
 				if strings.Contains(output, form) {
 					eff = append(eff, effKey)
 					break
 				}
 			}
-			if live := sleepers(); len(live) > 0 {
+			if live := survivors(); len(live) > 0 {
 				eff = append(eff, effSurvivor)
 				for _, p := range live {
-					p.Kill()
+					syscall.Kill(p.PID, syscall.SIGKILL)
 				}
 			}
 			if f.projectSum(t) != inside0 {
@@ -463,36 +464,7 @@ func mapsKeys(m map[string]int) func(func(string) bool) {
 	}
 }
 
-// sleepers are living `sleep 1000.5x` processes (the survivors rows start).
-func sleepers() []*os.Process {
-	ents, _ := os.ReadDir("/proc")
-	var out []*os.Process
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if strings.HasPrefix(string(b), "sleep\x001000.5") && !strings.Contains(string(stat), ") Z ") {
-			if p, err := os.FindProcess(pid); err == nil {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
-
-// keyForms are the spellings of a key a command could smuggle out: as is,
-// reversed, base64 at each alignment, hex.
-func keyForms(key string) []string {
-	r := []rune(key)
-	slices.Reverse(r)
-	forms := []string{key, string(r), fmt.Sprintf("%x", key)}
-	for pad := 0; pad < 3; pad++ {
-		enc := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("x", pad) + key))
-		start := (pad*4 + 2) / 3
-		forms = append(forms, enc[start+1:len(enc)-4])
-	}
-	return forms
+// survivors are living `sleep 1000.5x` processes (the survivors rows start).
+func survivors() []sandboxtest.Proc {
+	return sandboxtest.Living(func(p sandboxtest.Proc) bool { return strings.HasPrefix(p.Cmdline, "sleep\x001000.5") })
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dustin/go-humanize"
+
 	"polly/agent/llmtest"
 )
 
@@ -62,7 +64,7 @@ func TestSystemPromptCapsWithHonestNotes(t *testing.T) {
 		t.Errorf("MEMORY.md part: %d facts, %d bytes", n, len(memPart))
 	}
 	memNote := fmt.Sprintf("[MEMORY.md is %s bytes; only the first 200 lines / 25 KB are shown, the rest is in %s — read it with workspace_read",
-		commas(int64(mem.Len())), filepath.Join(ws, "MEMORY.md"))
+		humanize.Comma(int64(mem.Len())), filepath.Join(ws, "MEMORY.md"))
 	if !strings.Contains(memPart, memNote) {
 		t.Errorf("MEMORY.md note missing; part ends %q", memPart[max(len(memPart)-400, 0):])
 	}

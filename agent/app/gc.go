@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
+
 	"polly/memory/store"
 	"polly/workspace"
 )
@@ -97,9 +99,9 @@ func (r GCResult) Lines(dry bool) []string {
 	switch {
 	case dry:
 	case s.VacuumError != "":
-		out = append(out, fmt.Sprintf("database %s bytes; not compacted: %s", commas(s.BytesAfter), s.VacuumError))
+		out = append(out, fmt.Sprintf("database %s bytes; not compacted: %s", humanize.Comma(s.BytesAfter), s.VacuumError))
 	default:
-		out = append(out, fmt.Sprintf("database %s → %s bytes (freed %s bytes)", commas(s.BytesBefore), commas(s.BytesAfter), commas(s.BytesBefore-s.BytesAfter)))
+		out = append(out, fmt.Sprintf("database %s → %s bytes (freed %s bytes)", humanize.Comma(s.BytesBefore), humanize.Comma(s.BytesAfter), humanize.Comma(s.BytesBefore-s.BytesAfter)))
 	}
 	for _, t := range r.Tidy {
 		if t.Changed() {
@@ -110,17 +112,6 @@ func (r GCResult) Lines(dry bool) []string {
 		out = append(out, "dry run: nothing was changed")
 	}
 	return out
-}
-
-func commas(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + commas(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
 
 // gcMarker is the file whose content is the time of the last background

@@ -1,15 +1,10 @@
 package app
 
 import (
-	"os"
 	"testing"
 
 	"polly/tools/sandbox"
 )
 
-// TestMain lets this test binary serve as the sandbox helper: run_command
-// re-executes the running binary (os.Executable) with a hidden subcommand.
-func TestMain(m *testing.M) {
-	sandbox.RunHelperIfAsked()
-	os.Exit(m.Run())
-}
+// TestMain lets this test binary serve as the sandbox helper.
+func TestMain(m *testing.M) { sandbox.RunTests(m) }

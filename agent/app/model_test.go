@@ -6,9 +6,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"polly/agent"
 	"polly/agent/config"
 	"polly/agent/llmtest"
 	"polly/personas"
@@ -106,5 +108,127 @@ func TestDiscoveryNeverHoldsStartUp(t *testing.T) {
 		if took > wait+time.Second {
 			t.Errorf("Open with wait %v took %v", wait, took)
 		}
+	}
+}
+
+// /model on Polly's tab and on a persona's tab reach the wire: after the
+// switch (and the session reopened by id, as the TUI does) the request
+// names the chosen model; "" gives a persona its configured model back;
+// an unknown provider or persona is refused and changes nothing.
+func TestModelSwitchesReachTheWire(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	a := openLocal(t, srv, t.TempDir())
+	ctx := context.Background()
+	sess, err := a.Session(ctx, func(agent.Event) {}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := sess.ID()
+	sent := func(persona string) string {
+		t.Helper()
+		s, err := a.Session(ctx, func(agent.Event) {}, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv.Push(llmtest.Text("ok"))
+		if _, err := s.Send(ctx, persona, "which model?"); err != nil {
+			t.Fatal(err)
+		}
+		return srv.Last().Model
+	}
+	if got := sent("default"); got != "local-model" {
+		t.Fatalf("before any switch the model is %q", got)
+	}
+
+	for name, want := range map[string]string{
+		"":          "no model name given",
+		"nowhere/x": `no provider "nowhere" is configured`,
+	} {
+		if err := a.SetModel(name); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("SetModel(%q) = %v, want %q", name, err, want)
+		}
+	}
+	if err := a.SetPersonaModel("nobody", "local-small"); err == nil || !strings.Contains(err.Error(), `unknown persona "nobody"`) {
+		t.Errorf("SetPersonaModel(nobody) = %v", err)
+	}
+	if err := a.SetPersonaModel("coder", "nowhere/x"); err == nil {
+		t.Error("a persona took a model of a provider that is not configured")
+	}
+	if got := sent("default"); got != "local-model" {
+		t.Fatalf("refused switches changed the model to %q", got)
+	}
+
+	if err := a.SetPersonaModel("default", "local-small"); err != nil { // Polly's tab: the default model
+		t.Fatal(err)
+	}
+	if err := a.SetPersonaModel("coder", "local-coder"); err != nil {
+		t.Fatal(err)
+	}
+	if got := sent("default"); got != "local-small" {
+		t.Errorf("default persona sent %q after /model local-small", got)
+	}
+	if got := sent("coder"); got != "local-coder" {
+		t.Errorf("coder sent %q after its /model local-coder", got)
+	}
+	if err := a.SetPersonaModel("coder", ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := sent("coder"); got != "local-small" {
+		t.Errorf("coder sent %q after /model with no name, want the default local-small", got)
+	}
+}
+
+// The model list (polly models, the TUI picker) shows what the provider's
+// /v1/models listed, with the window it stated; the built-in table's
+// OpenAI rows are not offered on somebody else's endpoint.
+func TestModelRowsShowTheDiscoveredList(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	srv.SetModelsResponse(http.StatusOK, "application/json", `{"data":[{"id":"local-model","max_model_len":16000},{"id":"local-small"}]}`)
+	home := t.TempDir()
+	a := openLocal(t, srv, home)
+	rows := a.ModelRows()
+	got := map[string]ModelRow{}
+	for _, r := range rows {
+		got[r.Ref] = r
+		if !r.Discovered {
+			t.Errorf("%s is listed but was not discovered on a local endpoint", r.Ref)
+		}
+	}
+	if len(rows) != 2 {
+		t.Fatalf("rows %+v, want the two discovered models", rows)
+	}
+	if r := got["openai/local-model"]; WindowText(r.Info) != "16000 (discovered)" || PriceText(r.Info) != "—" {
+		t.Errorf("local-model: window %s, price %s", WindowText(r.Info), PriceText(r.Info))
+	}
+	if r := got["openai/local-small"]; WindowText(r.Info) != "unknown" {
+		t.Errorf("local-small: window %s, want unknown (the list did not say)", WindowText(r.Info))
+	}
+	if a.Catalogue() == nil {
+		t.Fatal("no catalogue")
+	}
+
+	// Without an App (polly models, polly config): the same list, from the
+	// cache the App's discovery wrote.
+	base := srv.URL()
+	cfg, err := config.Load(config.LoadOptions{ProjectDir: t.TempDir(), Home: home, Flags: config.Flags{BaseURL: &base, Model: ptr("local-model")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := srv.ModelListRequests()
+	cat := DiscoverModels(context.Background(), cfg, HeadlessDiscoveryWait)
+	if rows := ModelRows(cfg, cat); len(rows) != 2 {
+		t.Errorf("DiscoverModels rows %+v", rows)
+	}
+	if m := cfg.ResolveModel("local-model"); m.ContextWindow != 16000 {
+		t.Errorf("the config does not see the discovered window: %d", m.ContextWindow)
+	}
+	if after := srv.ModelListRequests(); after != before {
+		t.Errorf("DiscoverModels asked the provider again (%d → %d requests), the cache is fresh", before, after)
+	}
+}
+
+func TestPriceText(t *testing.T) {
+	if got := PriceText(config.ModelInfo{Price: &config.Price{Input: 2, Output: 8}}); got != "$2/$8" {
+		t.Errorf("PriceText = %q", got)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"polly/memory/chat"
 	"polly/memory/store"
 	"polly/tools/sandbox"
+	"polly/tools/sandbox/sandboxtest"
 )
 
 // TestMain lets a test re-run this binary as a real Polly process (the
@@ -124,7 +124,7 @@ func TestKill9DuringToolRunThenResume(t *testing.T) {
 		t.Fatal("the first step's file is missing")
 	}
 	// The command's shell died with Polly (PR_SET_PDEATHSIG).
-	waitFor(t, "the orphaned shell to die", func() bool { return !processAlive(shell) })
+	waitFor(t, "the orphaned shell to die", func() bool { return !sandboxtest.Alive(shell) })
 
 	srv.Push(llmtest.Text("Resumed: a.txt exists; I will re-run the build."))
 	r := polly("-p", "continue", "--continue", "--yolo")
@@ -193,16 +193,4 @@ func TestKill9DuringStreamingThenResume(t *testing.T) {
 	if !sawCheckpoint {
 		t.Fatal("no checkpoint injected on resume")
 	}
-}
-
-func processAlive(pid int) bool {
-	if pid <= 0 || syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	f := strings.Fields(string(b))
-	return len(f) > 2 && f[2] != "Z"
 }

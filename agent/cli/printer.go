@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dustin/go-humanize"
+
 	"polly/agent"
 )
 
@@ -131,14 +133,6 @@ func firstLine(s string) string {
 	return s
 }
 
-func commas(n int) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
 // duration is short and never "0s" for a call that did run.
 func duration(d time.Duration) string {
 	switch {
@@ -157,3 +151,6 @@ func plural(n int, what string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, what)
 }
+
+// commas formats 48210 as "48,210".
+func commas(n int) string { return humanize.Comma(int64(n)) }

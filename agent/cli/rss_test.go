@@ -54,9 +54,15 @@ func TestHundredCallTaskProcessRSS(t *testing.T) {
 		if added, anon := got.peak-base.peak, got.anon-base.anon; added > 2*16<<10 || anon > 2*11<<10 {
 			t.Errorf("%s: the task adds %.1f MiB to --version's peak (anon %.1f): more than twice the 16 (11) measured", model, mib(added), mib(anon))
 		}
-		// ...and absolute caps with a margin over the measured 57 (15).
-		if got.peak > 66<<10 || got.anon > 22<<10 {
-			t.Errorf("%s: %v > 66 MiB (anon 22 MiB)", model, got)
+		// ...and absolute caps with a margin over the measured 57 (15). A
+		// coverage build (go test -cover) is a larger binary, so more of it
+		// is file-backed; the anonymous part has the same cap in every build.
+		total := int64(66)
+		if testing.CoverMode() != "" {
+			total = 90
+		}
+		if got.peak > total<<10 || got.anon > 22<<10 {
+			t.Errorf("%s: %v > %d MiB (anon 22 MiB)", model, got, total)
 		}
 	}
 	// An OpenAI name costs (almost) nothing over chars/4: the vocabulary

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/base64"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +12,7 @@ import (
 	"testing"
 
 	"polly/agent/llmtest"
+	"polly/tools/sandbox/sandboxtest"
 )
 
 // Must show (issue 11 #6): kill -9 of a real Polly process while a command
@@ -26,11 +26,18 @@ func TestKill9KillsEveryProcessOfTheCommand(t *testing.T) {
 	env, _ := cliEnv(t, srv.URL(), nil)
 	child := startPolly(t, env, srv.URL(), "-p", "build it", "--yolo")
 	started := filepath.Join(env.Dir, "started")
+	// sleeps are the two sleeps of the command, found by their arguments.
+	sleeps := func() []sandboxtest.Proc {
+		return sandboxtest.Living(func(p sandboxtest.Proc) bool {
+			return p.Cmdline == "sleep\x00300.73\x00" || p.Cmdline == "sleep\x00301.37\x00"
+		})
+	}
 	waitFor(t, "the command to start", func() bool { b, _ := os.ReadFile(started); return len(b) > 0 })
 	b, _ := os.ReadFile(started)
 	shell, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	waitFor(t, "both sleeps", func() bool { return len(processesWith("300.73", "301.37")) == 2 })
-	pgid := pgrpOf(shell)
+	waitFor(t, "both sleeps", func() bool { return len(sleeps()) == 2 })
+	sh, _ := sandboxtest.Read(shell)
+	pgid := sh.PGrp
 	if pgid <= 1 || pgid == shell {
 		t.Fatalf("shell %d is in group %d; the helper should lead it", shell, pgid)
 	}
@@ -39,83 +46,10 @@ func TestKill9KillsEveryProcessOfTheCommand(t *testing.T) {
 	}
 	child.Wait()
 	waitFor(t, "every process of the command to die", func() bool {
-		return len(liveInGroup(pgid)) == 0 && len(processesWith("300.73", "301.37")) == 0
+		inGroup := sandboxtest.Living(func(p sandboxtest.Proc) bool { return p.PGrp == pgid })
+		return len(inGroup) == 0 && len(sleeps()) == 0
 	})
 	t.Logf("after kill -9 of Polly: group %d empty, no sleep left", pgid)
-}
-
-// pgrpOf reads a process's group from /proc (0 when it is gone).
-func pgrpOf(pid int) int {
-	f := statFields(pid)
-	if len(f) < 3 {
-		return 0
-	}
-	g, _ := strconv.Atoi(f[2])
-	return g
-}
-
-// statFields are the fields of /proc/<pid>/stat after "(comm)": state ppid pgrp …
-func statFields(pid int) []string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return nil
-	}
-	return strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-}
-
-// liveInGroup lists the living (not zombie) processes of a group.
-func liveInGroup(pgid int) []int {
-	var out []int
-	for _, pid := range allPids() {
-		if f := statFields(pid); len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// processesWith lists living processes run as `sleep MARK` for any of marks.
-func processesWith(marks ...string) []int {
-	var out []int
-	for _, pid := range allPids() {
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if f := statFields(pid); len(f) == 0 || f[0] == "Z" {
-			continue
-		}
-		for _, m := range marks {
-			if string(b) == "sleep\x00"+m+"\x00" {
-				out = append(out, pid)
-				break
-			}
-		}
-	}
-	return out
-}
-
-func allPids() []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		if pid, err := strconv.Atoi(e.Name()); err == nil {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// keyForms are the spellings of a key a command could smuggle out: as is,
-// reversed, base64 at each alignment, hex.
-func keyForms(key string) []string {
-	r := []rune(key)
-	slices.Reverse(r)
-	forms := []string{key, string(r), fmt.Sprintf("%x", key)}
-	for pad := 0; pad < 3; pad++ {
-		enc := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("x", pad) + key))
-		// Drop the characters the padding and the end touch.
-		start := (pad*4 + 2) / 3
-		forms = append(forms, enc[start+1:len(enc)-4])
-	}
-	return forms
 }
 
 // Must show (issue 11 #3): with the key in Polly's environment, or given
@@ -176,7 +110,7 @@ func TestKeyCannotLeakToCommands(t *testing.T) {
 			}
 			for _, req := range srv.Requests() {
 				body := string(req.Raw)
-				for _, f := range keyForms(key) {
+				for _, f := range sandboxtest.KeyForms(key) {
 					if strings.Contains(body, f) {
 						t.Fatalf("the fake server received the key as %q", f)
 					}

@@ -7,9 +7,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"polly/tools/sandbox/sandboxtest"
 )
 
 func fire(t *testing.T, list []Hook, in Input, target string) Result {
@@ -135,25 +136,12 @@ func TestTimeoutKillsTheProcessGroup(t *testing.T) {
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	deadline := time.Now().Add(5 * time.Second)
-	for alive(pid) {
+	for sandboxtest.Alive(pid) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the hook's background sleep (pid %d) outlived the timeout", pid)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// alive: the process exists and is not a zombie.
-func alive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	_, rest, _ := strings.Cut(string(b), ") ")
-	return !strings.HasPrefix(rest, "Z")
 }
 
 func TestCancelStopsHooks(t *testing.T) {

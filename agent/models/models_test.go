@@ -189,15 +189,7 @@ func TestCatalogueFailureIsQuiet(t *testing.T) {
 
 // A server that never answers does not hold the caller past the timeout.
 func TestCatalogueDiscoveryIsBounded(t *testing.T) {
-	block := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-block:
-		case <-r.Context().Done():
-		}
-	}))
-	defer srv.Close()
-	defer close(block)
+	srv := silentServer(t)
 	c := New(Options{Timeout: 200 * time.Millisecond})
 	start := time.Now()
 	select {
@@ -224,15 +216,7 @@ func TestLearnedWindowPersists(t *testing.T) {
 // Discovery stopped by its caller (Polly closing) records no failure, so
 // the next start asks again.
 func TestCancelledDiscoveryRecordsNothing(t *testing.T) {
-	block := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-block:
-		case <-r.Context().Done():
-		}
-	}))
-	defer srv.Close()
-	defer close(block)
+	srv := silentServer(t)
 	dir := t.TempDir()
 	c := New(Options{CacheDir: dir})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -271,4 +255,18 @@ func TestCatalogueConcurrentRefreshSharesOneDiscovery(t *testing.T) {
 	if n := hits.Load(); n != 1 || c.DiscoveredWindow("local", "m") != 16000 {
 		t.Fatalf("%d requests for two racing refreshes (want 1); window %d", n, c.DiscoveredWindow("local", "m"))
 	}
+}
+
+// silentServer never answers: each request waits until its client gives up
+// or the test ends.
+func silentServer(t *testing.T) *httptest.Server {
+	block := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-block:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(block); srv.Close() })
+	return srv
 }

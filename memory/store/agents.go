@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 )
@@ -65,23 +66,16 @@ func (s *Store) LogDecision(ctx context.Context, d Decision) error {
 
 // Decisions returns a session's permission decisions, oldest first.
 func (s *Store) Decisions(ctx context.Context, sessionID string) ([]Decision, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT id, COALESCE(session_id, ''), tool, kind, target,
-		decision = 'allow', scope, reason, created_at
-		FROM permission_decisions WHERE session_id = ? ORDER BY id`, sessionID)
-	if err != nil {
-		return nil, wrap("list decisions", err)
-	}
-	defer rows.Close()
-	var out []Decision
-	for rows.Next() {
+	return readAll(ctx, s.r, "list decisions", func(rows *sql.Rows) (Decision, error) {
 		var d Decision
 		var created int64
 		if err := rows.Scan(&d.ID, &d.SessionID, &d.Tool, &d.Kind, &d.Target, &d.Allowed, &d.Scope,
 			&d.Reason, &created); err != nil {
-			return nil, wrap("list decisions", err)
+			return d, err
 		}
 		d.CreatedAt = fromMs(created)
-		out = append(out, d)
-	}
-	return out, wrap("list decisions", rows.Err())
+		return d, nil
+	}, `SELECT id, COALESCE(session_id, ''), tool, kind, target,
+		decision = 'allow', scope, reason, created_at
+		FROM permission_decisions WHERE session_id = ? ORDER BY id`, sessionID)
 }

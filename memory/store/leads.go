@@ -235,42 +235,28 @@ func merge(old, l Lead) merged {
 
 // Leads returns the leads of a list, oldest first.
 func (s *Store) Leads(ctx context.Context, list string) ([]Lead, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT id, list, company, website, domain, contact_name, title, email,
-		phone, source_url, notes, created_at, updated_at FROM leads WHERE list = ? ORDER BY id`, list)
-	if err != nil {
-		return nil, wrap("list leads", err)
-	}
-	defer rows.Close()
-	var out []Lead
-	for rows.Next() {
+	return readAll(ctx, s.r, "list leads", func(rows *sql.Rows) (Lead, error) {
 		var l Lead
 		var created, updated int64
 		if err := rows.Scan(&l.ID, &l.List, &l.Company, &l.Website, &l.Domain, &l.ContactName, &l.Title, &l.Email,
 			&l.Phone, &l.SourceURL, &l.Notes, &created, &updated); err != nil {
-			return nil, wrap("list leads", err)
+			return l, err
 		}
 		l.CreatedAt, l.UpdatedAt = fromMs(created), fromMs(updated)
-		out = append(out, l)
-	}
-	return out, wrap("list leads", rows.Err())
+		return l, nil
+	}, `SELECT id, list, company, website, domain, contact_name, title, email,
+		phone, source_url, notes, created_at, updated_at FROM leads WHERE list = ? ORDER BY id`, list)
 }
 
 // LeadLists returns every list name with its number of leads, by name.
 func (s *Store) LeadLists(ctx context.Context) ([]LeadList, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT list, COUNT(*), MAX(updated_at) FROM leads GROUP BY list ORDER BY list`)
-	if err != nil {
-		return nil, wrap("list lead lists", err)
-	}
-	defer rows.Close()
-	var out []LeadList
-	for rows.Next() {
+	return readAll(ctx, s.r, "list lead lists", func(rows *sql.Rows) (LeadList, error) {
 		var l LeadList
 		var updated int64
 		if err := rows.Scan(&l.Name, &l.Count, &updated); err != nil {
-			return nil, wrap("list lead lists", err)
+			return l, err
 		}
 		l.UpdatedAt = fromMs(updated)
-		out = append(out, l)
-	}
-	return out, wrap("list lead lists", rows.Err())
+		return l, nil
+	}, `SELECT list, COUNT(*), MAX(updated_at) FROM leads GROUP BY list ORDER BY list`)
 }

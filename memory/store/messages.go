@@ -160,19 +160,7 @@ func (s *Store) DeleteMessage(ctx context.Context, id int64) error {
 // Personas returns the personas that have messages in the session, in the
 // order they first spoke.
 func (s *Store) Personas(ctx context.Context, sessionID string) ([]string, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT persona FROM messages WHERE session_id = ?
-		GROUP BY persona ORDER BY MIN(id)`, sessionID)
-	if err != nil {
-		return nil, wrap("list personas", err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			return nil, wrap("list personas", err)
-		}
-		out = append(out, p)
-	}
-	return out, wrap("list personas", rows.Err())
+	return readAll(ctx, s.r, "list personas", func(rows *sql.Rows) (p string, err error) {
+		return p, rows.Scan(&p)
+	}, `SELECT persona FROM messages WHERE session_id = ? GROUP BY persona ORDER BY MIN(id)`, sessionID)
 }

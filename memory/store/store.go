@@ -377,3 +377,22 @@ func classify(err error) error {
 	}
 	return fmt.Errorf("%w: %w", sentinel, err)
 }
+
+// readAll runs a query on the read pool and returns every row as scan
+// makes it; an error is wrapped with what was being listed.
+func readAll[T any](ctx context.Context, db *sql.DB, what string, scan func(*sql.Rows) (T, error), query string, args ...any) ([]T, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, wrap(what, err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, wrap(what, err)
+		}
+		out = append(out, v)
+	}
+	return out, wrap(what, rows.Err())
+}

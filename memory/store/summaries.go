@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 )
@@ -63,19 +64,6 @@ func (s *Store) LatestSummary(ctx context.Context, sessionID, persona string) (S
 
 // Summaries returns all summaries of (sessionID, persona), oldest first.
 func (s *Store) Summaries(ctx context.Context, sessionID, persona string) ([]Summary, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+summaryCols+` FROM summaries
+	return readAll(ctx, s.r, "list summaries", func(rows *sql.Rows) (Summary, error) { return scanSummary(rows) }, `SELECT `+summaryCols+` FROM summaries
 		WHERE session_id = ? AND persona = ? ORDER BY id`, sessionID, persona)
-	if err != nil {
-		return nil, wrap("list summaries", err)
-	}
-	defer rows.Close()
-	var out []Summary
-	for rows.Next() {
-		sum, err := scanSummary(rows)
-		if err != nil {
-			return nil, wrap("list summaries", err)
-		}
-		out = append(out, sum)
-	}
-	return out, wrap("list summaries", rows.Err())
 }

@@ -256,27 +256,20 @@ func (s *Store) DeleteBackups(ctx context.Context, ids []int64) error {
 // Backups returns every backup of a session in the order the changes
 // happened, without contents (Blob reads one).
 func (s *Store) Backups(ctx context.Context, sessionID string) ([]Backup, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT id, session_id, COALESCE(turn_id, 0), COALESCE(action_id, 0), agent, call_id,
-		tool, path, link, before_kind, COALESCE(before_hash, ''), before_mode, after_kind, after_hash, after_mode,
-		COALESCE(reverted_by, 0), created_at FROM undo_backups WHERE session_id = ? ORDER BY id`, sessionID)
-	if err != nil {
-		return nil, wrap("list backups", err)
-	}
-	defer rows.Close()
-	var out []Backup
-	for rows.Next() {
+	return readAll(ctx, s.r, "list backups", func(rows *sql.Rows) (Backup, error) {
 		var b Backup
 		var bmode, amode uint32
 		var created int64
 		if err := rows.Scan(&b.ID, &b.SessionID, &b.TurnID, &b.ActionID, &b.Agent, &b.CallID, &b.Tool, &b.Path, &b.Link,
 			&b.Before.Kind, &b.Before.Hash, &bmode, &b.After.Kind, &b.After.Hash, &amode, &b.RevertedBy, &created); err != nil {
-			return nil, wrap("list backups", err)
+			return b, err
 		}
 		b.Before.Mode, b.After.Mode = fs.FileMode(bmode), fs.FileMode(amode)
 		b.CreatedAt = fromMs(created)
-		out = append(out, b)
-	}
-	return out, wrap("list backups", rows.Err())
+		return b, nil
+	}, `SELECT id, session_id, COALESCE(turn_id, 0), COALESCE(action_id, 0), agent, call_id,
+		tool, path, link, before_kind, COALESCE(before_hash, ''), before_mode, after_kind, after_hash, after_mode,
+		COALESCE(reverted_by, 0), created_at FROM undo_backups WHERE session_id = ? ORDER BY id`, sessionID)
 }
 
 // Blob returns stored content by hash (ErrNotFound when absent).
@@ -397,27 +390,20 @@ func (s *Store) SaveUndoAction(ctx context.Context, rec ActionRecord) (int64, er
 
 // UndoActions returns a session's undo, rewind and redo actions, oldest first.
 func (s *Store) UndoActions(ctx context.Context, sessionID string) ([]UndoAction, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT id, session_id, kind, turns, COALESCE(reverts, 0), COALESCE(reverted_by, 0),
-		fork_session, created_at FROM undo_actions WHERE session_id = ? ORDER BY id`, sessionID)
-	if err != nil {
-		return nil, wrap("list undo actions", err)
-	}
-	defer rows.Close()
-	var out []UndoAction
-	for rows.Next() {
+	return readAll(ctx, s.r, "list undo actions", func(rows *sql.Rows) (UndoAction, error) {
 		var a UndoAction
 		var turns string
 		var created int64
 		if err := rows.Scan(&a.ID, &a.SessionID, &a.Kind, &turns, &a.Reverts, &a.RevertedBy, &a.ForkSession, &created); err != nil {
-			return nil, wrap("list undo actions", err)
+			return a, err
 		}
 		if err := json.Unmarshal([]byte(turns), &a.Turns); err != nil {
-			return nil, fmt.Errorf("undo action %d: turns: %w", a.ID, err)
+			return a, fmt.Errorf("undo action %d: turns: %w", a.ID, err)
 		}
 		a.CreatedAt = fromMs(created)
-		out = append(out, a)
-	}
-	return out, wrap("list undo actions", rows.Err())
+		return a, nil
+	}, `SELECT id, session_id, kind, turns, COALESCE(reverts, 0), COALESCE(reverted_by, 0),
+		fork_session, created_at FROM undo_actions WHERE session_id = ? ORDER BY id`, sessionID)
 }
 
 // SetForkSession notes the session a rewind forked.

@@ -1,11 +1,13 @@
 package task
 
 import (
+	_ "embed"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"text/template"
 	"time"
 )
 
@@ -19,42 +21,23 @@ type Checkpoint struct {
 	SavedAt time.Time
 }
 
-// Render writes the state as the Markdown of active_task.md (PRODUCT §3.3).
+// Render writes the state as the Markdown of active_task.md (PRODUCT §3.3),
+// in the layout of prompts/checkpoint.md.
 func Render(s *State, c Checkpoint) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Active task — %s\n\n", c.AgentID)
-	fmt.Fprintf(&b, "_Written by Polly (%s) at %s. Session %s, persona %s._\n\n",
-		c.Reason, c.SavedAt.UTC().Format(time.RFC3339), c.Session, c.Persona)
-
-	b.WriteString("## Original Goal\n\n")
-	b.WriteString(firstLine(s.OriginalRequest, 200) + "\n\n")
-
-	b.WriteString("## Full Original Request\n\n")
-	b.WriteString(quote(s.OriginalRequest) + "\n\n")
-	if len(s.FollowUps) > 0 {
-		b.WriteString("### Follow-ups from the user\n\n")
-		for i, f := range s.FollowUps {
-			fmt.Fprintf(&b, "%d.\n%s\n\n", i+1, quote(f))
-		}
+	in := checkpointInput{
+		AgentID: c.AgentID, Reason: c.Reason, Session: c.Session, Persona: c.Persona,
+		SavedAt: c.SavedAt.UTC().Format(time.RFC3339), Goal: firstLine(s.OriginalRequest, 200), Request: quote(s.OriginalRequest),
+		MaxRecent: MaxRecent, ToolCalls: s.ToolCalls, Anchors: s.Anchors, Compactions: s.Compactions,
+		TokensIn: s.TokensIn, TokensOut: s.TokensOut, Context: c.Context,
 	}
-
-	b.WriteString("## Initial Plan / Understanding\n\n")
-	if s.Understanding == "" {
-		b.WriteString("_(not stated yet)_\n\n")
-	} else {
-		b.WriteString(quote(s.Understanding) + "\n\n")
+	for i, f := range s.FollowUps {
+		in.FollowUps = append(in.FollowUps, followUpText{N: i + 1, Text: quote(f)})
 	}
-
-	b.WriteString("## Plan\n\n")
-	if len(s.Plan) == 0 {
-		b.WriteString("_(no plan set with task_plan)_\n\n")
-	} else {
-		b.WriteString(PlanText(s.Plan) + "\n")
+	if s.Understanding != "" {
+		in.Understanding = quote(s.Understanding)
 	}
-
-	fmt.Fprintf(&b, "## Recent Tool Activity (last %d)\n\n", MaxRecent)
-	if len(s.Recent) == 0 {
-		b.WriteString("_(none)_\n")
+	if len(s.Plan) > 0 {
+		in.Plan = PlanText(s.Plan)
 	}
 	for _, a := range s.Recent {
 		mark := "✓"
@@ -65,28 +48,44 @@ func Render(s *State, c Checkpoint) string {
 		if a.Note != "" {
 			line += " — " + a.Note
 		}
-		b.WriteString(firstLine(line, 240) + "\n")
-	}
-	b.WriteString("\n## Files Touched\n\n")
-	if len(s.Files)+len(s.FilesRead) == 0 {
-		b.WriteString("_(none)_\n")
+		in.Recent = append(in.Recent, firstLine(line, 240))
 	}
 	for _, f := range s.Files {
-		b.WriteString("- " + f + " (written)\n")
+		in.Files = append(in.Files, "- "+f+" (written)")
 	}
 	for _, f := range s.FilesRead {
 		if !slices.Contains(s.Files, f) {
-			b.WriteString("- " + f + " (read)\n")
+			in.Files = append(in.Files, "- "+f+" (read)")
 		}
 	}
-	b.WriteString("\n## Stats\n\n")
-	fmt.Fprintf(&b, "- Tool calls: %d\n- Anchor: #%d\n- Compactions: %d\n", s.ToolCalls, s.Anchors, s.Compactions)
-	fmt.Fprintf(&b, "- Tokens: %d in, %d out\n- Context: %d tokens\n", s.TokensIn, s.TokensOut, c.Context)
 	if !s.StartedAt.IsZero() {
-		fmt.Fprintf(&b, "- Started: %s\n", s.StartedAt.UTC().Format(time.RFC3339))
+		in.Started = s.StartedAt.UTC().Format(time.RFC3339)
 	}
-	fmt.Fprintf(&b, "- Saved at: %s\n", c.SavedAt.UTC().Format(time.RFC3339))
+	var b strings.Builder
+	if err := checkpointTemplate.Execute(&b, in); err != nil {
+		panic(fmt.Sprintf("prompts/checkpoint.md: %v", err)) // the fields are fixed: a broken template file
+	}
 	return b.String()
+}
+
+//go:embed prompts/checkpoint.md
+var checkpointText string
+
+var checkpointTemplate = template.Must(template.New("checkpoint").Option("missingkey=error").Parse(checkpointText))
+
+// checkpointInput is what prompts/checkpoint.md is filled with.
+type checkpointInput struct {
+	AgentID, Reason, Session, Persona, SavedAt, Started string
+	Goal, Request, Understanding, Plan                  string
+	FollowUps                                           []followUpText
+	Recent, Files                                       []string
+	MaxRecent, ToolCalls, Anchors, Compactions          int
+	TokensIn, TokensOut, Context                        int
+}
+
+type followUpText struct {
+	N    int
+	Text string
 }
 
 // PlanText renders plan steps as "1. [DONE] title" lines.

@@ -1,8 +1,10 @@
 package window
 
 import (
+	_ "embed"
 	"fmt"
 	"strings"
+	"text/template"
 
 	"polly/memory/chat"
 	"polly/memory/task"
@@ -20,46 +22,59 @@ const BlockHeader = "[TASK — anchor #"
 // written, the tool-call count and the latest checkpoint.
 func TaskBlock(st *task.State, s Settings) chat.Message {
 	s = s.WithDefaults()
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s%d — the live task state, rebuilt by the harness for this request; it supersedes any older plan or reminder above]\n", BlockHeader, st.ToolCalls/s.AnchorEvery)
-	if st.Previous != "" {
-		b.WriteString(st.Previous + "\n")
+	in := blockInput{
+		Header: BlockHeader, Anchor: st.ToolCalls / s.AnchorEvery, Previous: st.Previous,
+		Request:   longText(strings.TrimSpace(st.OriginalRequest), st.RequestID, "request", s),
+		ToolCalls: st.ToolCalls, Checkpoint: st.Checkpoint,
 	}
-	b.WriteString("\nOriginal request:\n")
-	b.WriteString(longText(strings.TrimSpace(st.OriginalRequest), st.RequestID, "request", s) + "\n")
 	for i, f := range st.FollowUps {
 		var id int64
 		if i < len(st.FollowUpIDs) {
 			id = st.FollowUpIDs[i]
 		}
-		fmt.Fprintf(&b, "\nFollow-up %d from the user:\n%s\n", i+1, longText(strings.TrimSpace(f), id, "follow-up", s))
+		in.FollowUps = append(in.FollowUps, followUp{N: i + 1, Text: longText(strings.TrimSpace(f), id, "follow-up", s)})
 	}
-	b.WriteString("\nYour expanded understanding:\n")
 	if st.Understanding != "" {
-		b.WriteString(task.Clip(st.Understanding, s.UnderstandingChars) + "\n")
-	} else {
-		b.WriteString("(you have not stated a plan yet — state one, or set it with task_plan)\n")
+		in.Understanding = task.Clip(st.Understanding, s.UnderstandingChars)
 	}
 	if len(st.Plan) > 0 {
-		b.WriteString("\nPlan (live statuses):\n" + task.PlanText(st.Plan))
+		in.Plan = task.PlanText(st.Plan)
 		if i, step, ok := st.CurrentStep(); ok {
-			fmt.Fprintf(&b, "Current step: %d. %s\n", i+1, step.Title)
-		} else {
-			b.WriteString("Every step is done.\n")
+			in.Step = fmt.Sprintf("%d. %s", i+1, step.Title)
 		}
 	}
 	if len(st.FilesRead) > 0 {
-		b.WriteString("\nFiles read: " + fileList(st.FilesRead, s.BlockFiles) + "\n")
+		in.FilesRead = fileList(st.FilesRead, s.BlockFiles)
 	}
 	if len(st.Files) > 0 {
-		b.WriteString("Files written: " + fileList(st.Files, s.BlockFiles) + "\n")
+		in.FilesWritten = fileList(st.Files, s.BlockFiles)
 	}
-	fmt.Fprintf(&b, "\nTool calls so far: %d.", st.ToolCalls)
-	if st.Checkpoint != "" {
-		fmt.Fprintf(&b, " Latest checkpoint: %s.", st.Checkpoint)
+	var b strings.Builder
+	if err := taskBlock.Execute(&b, in); err != nil {
+		panic(fmt.Sprintf("prompts/task_block.md: %v", err)) // the fields are fixed: a broken template file
 	}
-	b.WriteString(" Stay focused. What is the NEXT step?")
-	return chat.Message{Role: chat.User, Kind: chat.KindTaskBlock, Content: b.String()}
+	return chat.Message{Role: chat.User, Kind: chat.KindTaskBlock, Content: strings.TrimRight(b.String(), "\n")}
+}
+
+// taskBlockText is the task block's wording (prompts/task_block.md).
+//
+//go:embed prompts/task_block.md
+var taskBlockText string
+
+var taskBlock = template.Must(template.New("task_block").Option("missingkey=error").Parse(taskBlockText))
+
+// blockInput is what prompts/task_block.md is filled with.
+type blockInput struct {
+	Header                                       string
+	Anchor, ToolCalls                            int
+	Previous, Request, Understanding, Plan, Step string
+	FilesRead, FilesWritten, Checkpoint          string
+	FollowUps                                    []followUp
+}
+
+type followUp struct {
+	N    int
+	Text string
 }
 
 // longText quotes a user text whole, or past RequestChars its head and

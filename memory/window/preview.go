@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/dustin/go-humanize"
+
 	"polly/memory/chat"
 )
 
@@ -83,13 +85,4 @@ func clipRunes(s string, n int) string {
 }
 
 // commas formats 48210 as "48,210".
-func commas(n int) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + commas(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
+func commas(n int) string { return humanize.Comma(int64(n)) }

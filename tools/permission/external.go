@@ -19,12 +19,8 @@ func (p *Policy) decideExternal(tool string, a tools.Access) Decision {
 	if rd, ok := p.denyOrAsk(d, tool, every); ok {
 		return rd
 	}
-	if r, ok := firstRule(p.rules.allow, tool, every); ok {
-		return p.byRule(d, Allowed, r)
-	}
-	if p.mode() == Yolo {
-		d.Verdict, d.Reason = Allowed, "MCP tools run without asking in mode yolo"
-		return d
+	if ad, ok := p.allowOrYolo(d, tool, every, "MCP tools run without asking in mode yolo"); ok {
+		return ad
 	}
 	d.Verdict, d.Reason = Asks, "calls "+tool+", a tool of an MCP server (asked once per session)"
 	server := tool

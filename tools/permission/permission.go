@@ -317,6 +317,19 @@ func (p *Policy) denyOrAsk(d Decision, tool string, match func(compiledRule) boo
 	return d, false
 }
 
+// allowOrYolo allows by the first allow rule that matches, else in mode
+// yolo (with reason yolo); ok is false when neither applies.
+func (p *Policy) allowOrYolo(d Decision, tool string, match func(compiledRule) bool, yolo string) (Decision, bool) {
+	if r, ok := firstRule(p.rules.allow, tool, match); ok {
+		return p.byRule(d, Allowed, r), true
+	}
+	if p.mode() == Yolo {
+		d.Verdict, d.Reason = Allowed, yolo
+		return d, true
+	}
+	return d, false
+}
+
 func (p *Policy) byRule(d Decision, v Verdict, r compiledRule) Decision {
 	d.Verdict, d.Scope, d.Rule = v, store.ScopeRule, r.describe()
 	switch v {
@@ -827,12 +840,8 @@ func (p *Policy) decideNetwork(tool string, a tools.Access) Decision {
 	case loopback(host):
 		d.Verdict, d.Reason = Allowed, "loopback address"
 	default:
-		if r, ok := firstRule(p.rules.allow, tool, anyHost); ok {
-			return p.byRule(d, Allowed, r)
-		}
-		if p.mode() == Yolo {
-			d.Verdict, d.Reason = Allowed, "mode yolo"
-			return d
+		if ad, ok := p.allowOrYolo(d, tool, anyHost, "mode yolo"); ok {
+			return ad
 		}
 		d.Verdict, d.Reason = Asks, "fetches from "+host+", a host not approved in this session"
 		d.hint = fmt.Sprintf("re-run with --yolo, or add a rule such as %q to permissions.allow in the config", tool+"("+host+")")

@@ -18,12 +18,18 @@ func BenchmarkBashTrue(b *testing.B) {
 	}
 }
 
-func benchLevel(b *testing.B, g Grant) {
+// benchProject is a project with a .git and a TMPDIR, and the policy of
+// the command "true" in it under g.
+func benchProject(b *testing.B, g Grant) (root string, pol Policy) {
 	base := b.TempDir()
 	root, tmp := base+"/proj", base+"/tmp"
 	os.MkdirAll(root+"/.git/hooks", 0o755)
 	os.MkdirAll(tmp, 0o755)
-	pol := Build(Plan{Grant: g, Root: root, TmpDir: tmp, Command: "true"})
+	return root, Build(Plan{Grant: g, Root: root, TmpDir: tmp, Command: "true"})
+}
+
+func benchLevel(b *testing.B, g Grant) {
+	root, pol := benchProject(b, g)
 	for b.Loop() {
 		c, err := Command(context.Background(), pol, "true")
 		if err != nil {
@@ -49,11 +55,7 @@ func BenchmarkRunnerWorkspaceWrite(b *testing.B) { benchRunner(b, Grant{Level: W
 func BenchmarkRunnerReadOnly(b *testing.B)       { benchRunner(b, Grant{Level: ReadOnly}) }
 
 func benchRunner(b *testing.B, g Grant) {
-	base := b.TempDir()
-	root, tmp := base+"/proj", base+"/tmp"
-	os.MkdirAll(root+"/.git/hooks", 0o755)
-	os.MkdirAll(tmp, 0o755)
-	pol := Build(Plan{Grant: g, Root: root, TmpDir: tmp, Command: "true"})
+	root, pol := benchProject(b, g)
 	var r Runner
 	defer r.Close()
 	env := os.Environ()

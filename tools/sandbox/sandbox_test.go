@@ -11,12 +11,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"polly/tools/sandbox/sandboxtest"
 )
 
-func TestMain(m *testing.M) {
-	RunHelperIfAsked()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { RunTests(m) }
 
 type proj struct {
 	root, tmp, outside string
@@ -122,21 +121,9 @@ func TestRunnerSpare(t *testing.T) {
 	if code != 137 || time.Since(start) > 2*time.Second {
 		t.Fatalf("cancelled: code %d after %v", code, time.Since(start))
 	}
-	for _, e := range mustReadDir(t, "/proc") {
-		b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if strings.HasPrefix(string(b), "sleep\x0077.") && !strings.Contains(string(stat), ") Z ") {
-			t.Fatalf("process %s survived: %q", e.Name(), b)
-		}
+	if live := sandboxtest.Living(func(p sandboxtest.Proc) bool { return strings.HasPrefix(p.Cmdline, "sleep\x0077.") }); len(live) > 0 {
+		t.Fatalf("processes survived: %+v", live)
 	}
-}
-
-func mustReadDir(t *testing.T, dir string) []os.DirEntry {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ents
 }
 
 // Both ways of finding descendants agree (the scan is the fallback for
