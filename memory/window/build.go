@@ -21,6 +21,11 @@ type Input struct {
 	Counter      tokens.Counter // nil: characters/4
 	Scale        float64        // calibration actual/estimate; 0 means 1
 	Recovery     bool           // the provider just refused the context as too long
+	// Reuse is an earlier Output.Messages the caller no longer uses: Build
+	// writes the new context over its array instead of allocating one per
+	// request (a 40k-token history is ~130 KB of message headers). nil:
+	// allocate.
+	Reuse []chat.Message
 }
 
 // Output is the context to send and what the caller must do about it.
@@ -50,7 +55,12 @@ func Build(in Input) Output {
 
 	// One copy of the history, with the system prompt in front: every
 	// rewrite below works on this copy, never on the caller's messages.
-	buf := make([]chat.Message, 1, len(in.History)+2)
+	buf := in.Reuse[:0]
+	if need := len(in.History) + 2; cap(buf) < need {
+		// Room to grow: the history gains a few messages per step.
+		buf = make([]chat.Message, 0, need+need/4)
+	}
+	buf = append(buf, chat.Message{})
 	buf = appendLive(buf, in.History)
 	h := buf[1:]
 	var block chat.Message
@@ -105,6 +115,9 @@ func Build(in Input) Output {
 	if out.Block != nil {
 		out.Messages = append(out.Messages, block)
 	}
+	// A reused array may hold older, longer contexts past the end: drop
+	// them, so they do not keep cut or summarized messages alive.
+	clear(out.Messages[len(out.Messages):cap(out.Messages)])
 	return out
 }
 
