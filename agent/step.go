@@ -95,7 +95,8 @@ func (a *Agent) prepare(ctx context.Context, sys string, recovery bool) window.O
 		Recovery:     recovery,
 		// Safe: the last context was sent and dropped, and llm.Streamer
 		// keeps no request's messages once Stream returns.
-		Reuse: a.ctxBuf,
+		Reuse:   a.ctxBuf,
+		Checked: &a.argsChecked,
 	})
 	a.ctxBuf = out.Messages
 	a.lastContext = out.Tokens

@@ -36,3 +36,24 @@ func TestBuildReusesTheArray(t *testing.T) {
 		t.Fatal("Build changed the caller's history")
 	}
 }
+
+// Remembered checks change nothing: malformed arguments are replaced on
+// every build, valid ones kept, and only valid ones are remembered.
+func TestArgsMemo(t *testing.T) {
+	h := history(5, 100)
+	h[3].ToolCalls = []chat.ToolCall{{ID: "c2", Name: "read_file", Arguments: `{"path": "f2.go"`}}
+	var memo ArgsMemo
+	want := Build(Input{System: "sys", History: h}).Messages
+	for range 3 {
+		got := Build(Input{System: "sys", History: h, Checked: &memo}).Messages
+		if !reflect.DeepEqual(got, want) {
+			t.Fatal("a build with the memo differs from one without")
+		}
+	}
+	if args := want[4].ToolCalls[0].Arguments; args == h[3].ToolCalls[0].Arguments {
+		t.Fatalf("malformed arguments were sent as they are: %s", args)
+	}
+	if _, ok := memo.valid[h[3].ToolCalls[0].Arguments]; ok || len(memo.valid) != 4 {
+		t.Fatalf("memo holds %d strings (want the 4 valid ones)", len(memo.valid))
+	}
+}
