@@ -170,6 +170,8 @@ type Agent struct {
 	pendingResume      string             // the checkpoint of an interrupted task, given with the next user message
 	lastContext        int                // tokens of the last context sent
 	lastBlock          string             // the task block of the last request
+	ctxBuf             []chat.Message     // the last context's array, overwritten by the next (window.Input.Reuse)
+	argsChecked        window.ArgsMemo    // tool-call arguments known to be valid JSON (window.Input.Checked)
 	failures           map[string]failure // failed calls by operation (tool + key arguments), until it succeeds
 	team               *team              // the session's running agents
 	depth              int                // 0 for the agent the user talks to

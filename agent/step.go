@@ -93,7 +93,12 @@ func (a *Agent) prepare(ctx context.Context, sys string, recovery bool) window.O
 		Counter:      a.counter,
 		Scale:        a.calib.Ratio(),
 		Recovery:     recovery,
+		// Safe: the last context was sent and dropped, and llm.Streamer
+		// keeps no request's messages once Stream returns.
+		Reuse:   a.ctxBuf,
+		Checked: &a.argsChecked,
 	})
+	a.ctxBuf = out.Messages
 	a.lastContext = out.Tokens
 	if out.Block != nil {
 		a.lastBlock = out.Block.Content

@@ -1,12 +1,9 @@
 package llm
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"strings"
-
-	"github.com/openai/openai-go/v3"
 
 	"polly/memory/chat"
 )
@@ -41,17 +38,18 @@ func newAccumulator() *accumulator {
 
 // add takes one chunk and returns the text and reasoning it carried, for
 // the observer.
-func (a *accumulator) add(c openai.ChatCompletionChunk) (text, reasoning string, toolCalls bool) {
+func (a *accumulator) add(c *chunk) (text, reasoning string, toolCalls bool) {
 	if a.model == "" {
 		a.model = c.Model
 	}
-	if u := c.Usage; u.PromptTokens != 0 || u.CompletionTokens != 0 {
+	if u := c.Usage; u != nil && (u.PromptTokens != 0 || u.CompletionTokens != 0) {
 		// Usage may come on the last chunk with choices or on a chunk of its
 		// own; servers that repeat it send running totals, so the last wins.
 		a.usage = chat.Usage{PromptTokens: int(u.PromptTokens), CompletionTokens: int(u.CompletionTokens),
 			CachedTokens: int(u.PromptTokensDetails.CachedTokens)}
 	}
-	for _, ch := range c.Choices {
+	for i := range c.Choices {
+		ch := &c.Choices[i]
 		if ch.Index != 0 {
 			continue // we never ask for n > 1
 		}
@@ -59,13 +57,13 @@ func (a *accumulator) add(c openai.ChatCompletionChunk) (text, reasoning string,
 		if ch.FinishReason != "" {
 			a.finish = ch.FinishReason
 		}
-		reasoning += reasoningOf(ch.Delta)
+		reasoning += reasoningOf(&ch.Delta)
 		if ch.Delta.Content != "" {
 			a.text.WriteString(ch.Delta.Content)
 			text += ch.Delta.Content
 		}
-		for _, tc := range ch.Delta.ToolCalls {
-			a.addCall(tc)
+		for j := range ch.Delta.ToolCalls {
+			a.addCall(&ch.Delta.ToolCalls[j])
 			toolCalls = true
 		}
 	}
@@ -76,10 +74,10 @@ func (a *accumulator) add(c openai.ChatCompletionChunk) (text, reasoning string,
 // with its index; without an index (some local servers), to the last call
 // unless it brings a new id. A known index with a different id is a new
 // call too: servers that number every call 0 exist.
-func (a *accumulator) addCall(tc openai.ChatCompletionChunkChoiceDeltaToolCall) {
+func (a *accumulator) addCall(tc *chunkToolCall) {
 	pos, ok := -1, false
-	if tc.JSON.Index.Valid() {
-		pos, ok = a.byIndex[tc.Index]
+	if tc.Index != nil {
+		pos, ok = a.byIndex[*tc.Index]
 	} else if a.lastCall >= 0 {
 		pos, ok = a.lastCall, true
 	}
@@ -89,8 +87,8 @@ func (a *accumulator) addCall(tc openai.ChatCompletionChunkChoiceDeltaToolCall) 
 	if !ok {
 		a.calls = append(a.calls, &callParts{})
 		pos = len(a.calls) - 1
-		if tc.JSON.Index.Valid() {
-			a.byIndex[tc.Index] = pos
+		if tc.Index != nil {
+			a.byIndex[*tc.Index] = pos
 		}
 	}
 	a.lastCall = pos
@@ -125,33 +123,19 @@ func (a *accumulator) message() chat.Message {
 
 // reasoningOf returns the reasoning text of a delta: DeepSeek, vLLM and
 // llama.cpp send reasoning_content, OpenRouter sends reasoning and
-// reasoning_details. openai-go knows none of them, so they sit in
-// ExtraFields as raw JSON.
-func reasoningOf(d openai.ChatCompletionChunkChoiceDelta) string {
-	for _, key := range [...]string{"reasoning_content", "reasoning"} {
-		f, ok := d.JSON.ExtraFields[key]
-		if !ok {
-			continue
-		}
-		var s string
-		if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
-			return s // some providers send several with the same text: take one
-		}
-	}
-	f, ok := d.JSON.ExtraFields["reasoning_details"]
-	if !ok {
-		return ""
-	}
-	var details []struct {
-		Type    string `json:"type"`
-		Text    string `json:"text"`
-		Summary string `json:"summary"`
-	}
-	if json.Unmarshal([]byte(f.Raw()), &details) != nil {
+// reasoning_details. Some providers send several with the same text: take
+// one.
+func reasoningOf(d *chunkDelta) string {
+	switch {
+	case d.ReasoningContent != "":
+		return d.ReasoningContent
+	case d.Reasoning != "":
+		return d.Reasoning
+	case len(d.ReasoningDetails) == 0:
 		return ""
 	}
 	var b strings.Builder
-	for _, d := range details {
+	for _, d := range d.ReasoningDetails {
 		switch {
 		case d.Text != "":
 			b.WriteString(d.Text)

@@ -4,14 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
-
-	"github.com/openai/openai-go/v3"
 )
 
 // chunks decodes SSE data payloads the way the client does.
-func chunks(tb testing.TB, payloads ...string) []openai.ChatCompletionChunk {
+func chunks(tb testing.TB, payloads ...string) []chunk {
 	tb.Helper()
-	out := make([]openai.ChatCompletionChunk, len(payloads))
+	out := make([]chunk, len(payloads))
 	for i, p := range payloads {
 		if err := json.Unmarshal([]byte(p), &out[i]); err != nil {
 			tb.Fatal(err)
@@ -30,7 +28,7 @@ func TestAccumulatorSeparatesCallsByID(t *testing.T) {
 		`{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c2","function":{"name":"g","arguments":"{}"}}]}}]}`,
 		`{"id":"d","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"g"}}]},"finish_reason":"stop"}]}`,
 	) {
-		acc.add(c)
+		acc.add(&c)
 	}
 	msg := acc.message()
 	if len(msg.ToolCalls) != 2 || msg.ToolCalls[0].ID != "c1" || msg.ToolCalls[0].Arguments != `{"x":1}` ||
@@ -55,8 +53,8 @@ func BenchmarkAccumulator(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		acc := newAccumulator()
-		for _, c := range cs {
-			acc.add(c)
+		for i := range cs {
+			acc.add(&cs[i])
 		}
 		_ = acc.message()
 	}

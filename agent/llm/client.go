@@ -182,32 +182,41 @@ func (c *Client) attempt(callCtx context.Context, body []byte, obs Observer) (Re
 
 	tap := &bodyTap{touch: func() { watchdog.Reset(c.cfg.IdleTimeout) }, body: body}
 	// The body is ours (see encode); the SDK sends it, adds its headers and
-	// decodes the stream and the errors. It would copy a body it is given
+	// turns error statuses into errors. It would copy a body it is given
 	// to set "stream" in it, so it gets a stub and the middleware puts the
-	// real body (which already says "stream":true) in its place.
+	// real body (which already says "stream":true) in its place. The
+	// stream itself is read here (see sseReader), never through the SDK's
+	// stream, whose Next would decode each chunk a second, slower way.
+	var raw *http.Response
 	stream := c.chat.NewStreaming(ctx, openai.ChatCompletionNewParams{}, option.WithMiddleware(tap.middleware),
-		option.WithRequestBody("application/json", []byte(`{}`)))
-	defer stream.Close()
+		option.WithRequestBody("application/json", []byte(`{}`)), option.WithResponseInto(&raw))
+	defer stream.Close() // closes the body
 
 	acc := newAccumulator()
 	began := false
 	chunks := 0
-	for stream.Next() {
-		chunks++
-		text, reasoning, calls := acc.add(stream.Current())
-		if reasoning != "" {
-			began = true
-			if obs.OnDelta != nil {
-				obs.OnDelta(Delta{Reasoning: reasoning})
+	streamErr := stream.Err()
+	if streamErr == nil && raw != nil && raw.Body != nil {
+		sse := newSSEReader(raw.Body)
+		var ck chunk
+		for sse.next(&ck) {
+			chunks++
+			text, reasoning, calls := acc.add(&ck)
+			if reasoning != "" {
+				began = true
+				if obs.OnDelta != nil {
+					obs.OnDelta(Delta{Reasoning: reasoning})
+				}
 			}
-		}
-		if text != "" {
-			began = true
-			if obs.OnDelta != nil {
-				obs.OnDelta(Delta{Text: text})
+			if text != "" {
+				began = true
+				if obs.OnDelta != nil {
+					obs.OnDelta(Delta{Text: text})
+				}
 			}
+			began = began || calls
 		}
-		began = began || calls
+		streamErr = sse.Err()
 	}
 	resp := Response{Model: acc.model}
 	partial := acc.text.String()
@@ -217,9 +226,9 @@ func (c *Client) attempt(callCtx context.Context, body []byte, obs Observer) (Re
 		return resp, began, &Error{Kind: KindStream, Message: stalled.Error(), Partial: partial, Err: cause}
 	}
 	if callCtx.Err() != nil {
-		return resp, began, c.ctxError(callCtx, partial, stream.Err())
+		return resp, began, c.ctxError(callCtx, partial, streamErr)
 	}
-	if err := stream.Err(); err != nil {
+	if err := streamErr; err != nil {
 		e := classify(err, tap.response(), began)
 		e.Partial = partial
 		return resp, began, e

@@ -58,7 +58,9 @@ type Observer struct {
 	OnRetry func(Retry)
 }
 
-// Streamer is what the agent loop needs from a provider.
+// Streamer is what the agent loop needs from a provider. Stream must not
+// keep req.Messages once it returns: the loop writes the next request's
+// context into the same array.
 type Streamer interface {
 	Stream(ctx context.Context, req Request, obs Observer) (Response, error)
 }

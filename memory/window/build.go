@@ -21,6 +21,14 @@ type Input struct {
 	Counter      tokens.Counter // nil: characters/4
 	Scale        float64        // calibration actual/estimate; 0 means 1
 	Recovery     bool           // the provider just refused the context as too long
+	// Reuse is an earlier Output.Messages the caller no longer uses: Build
+	// writes the new context over its array instead of allocating one per
+	// request (a 40k-token history is ~130 KB of message headers). nil:
+	// allocate.
+	Reuse []chat.Message
+	// Checked remembers the tool-call arguments earlier builds found to be
+	// valid JSON; nil: check them all.
+	Checked *ArgsMemo
 }
 
 // Output is the context to send and what the caller must do about it.
@@ -50,7 +58,12 @@ func Build(in Input) Output {
 
 	// One copy of the history, with the system prompt in front: every
 	// rewrite below works on this copy, never on the caller's messages.
-	buf := make([]chat.Message, 1, len(in.History)+2)
+	buf := in.Reuse[:0]
+	if need := len(in.History) + 2; cap(buf) < need {
+		// Room to grow: the history gains a few messages per step.
+		buf = make([]chat.Message, 0, need+need/4)
+	}
+	buf = append(buf, chat.Message{})
 	buf = appendLive(buf, in.History)
 	h := buf[1:]
 	var block chat.Message
@@ -72,7 +85,8 @@ func Build(in Input) Output {
 		h, out.Cut = recoveryCut(h, s.RecoveryKeep, s.RecoveryCut, c)
 	}
 	h, out.Repaired = Repair(h)
-	h = sanitizeArguments(h)
+	in.Checked.begin()
+	h = sanitizeArguments(h, in.Checked)
 
 	sys := chat.Message{Role: chat.System, Content: in.System}
 	sys.Tokens = in.SystemTokens
@@ -105,6 +119,9 @@ func Build(in Input) Output {
 	if out.Block != nil {
 		out.Messages = append(out.Messages, block)
 	}
+	// A reused array may hold older, longer contexts past the end: drop
+	// them, so they do not keep cut or summarized messages alive.
+	clear(out.Messages[len(out.Messages):cap(out.Messages)])
 	return out
 }
 
@@ -379,14 +396,14 @@ func SplitPoint(h []chat.Message, keep int) int {
 // sanitizeArguments makes every tool-call argument string valid JSON on the
 // wire: some servers (llama.cpp, vLLM templates) parse them and fail on the
 // model's own malformed JSON. The stored history keeps the original.
-func sanitizeArguments(h []chat.Message) []chat.Message {
+func sanitizeArguments(h []chat.Message, checked *ArgsMemo) []chat.Message {
 	for i := range h {
 		if len(h[i].ToolCalls) == 0 {
 			continue
 		}
 		var tcs []chat.ToolCall
 		for k, tc := range h[i].ToolCalls {
-			if tc.Arguments == "" || json.Valid([]byte(tc.Arguments)) {
+			if tc.Arguments == "" || checked.validJSON(tc.Arguments) {
 				continue
 			}
 			if tcs == nil {
@@ -402,6 +419,46 @@ func sanitizeArguments(h []chat.Message) []chat.Message {
 		}
 	}
 	return h
+}
+
+// ArgsMemo remembers tool-call argument strings found to be valid JSON,
+// so Build does not re-validate a long history's arguments on every
+// request: a map hit hashes the string, far cheaper than parsing it. One
+// per conversation; the zero value is ready; not for concurrent use.
+type ArgsMemo struct {
+	valid map[string]struct{}
+	used  int // entries the current build asked for
+}
+
+// begin starts a build: when most remembered strings are no longer asked
+// for (a summary dropped their messages), it forgets them all.
+func (m *ArgsMemo) begin() {
+	if m == nil {
+		return
+	}
+	if len(m.valid) > 2*m.used+256 {
+		m.valid = nil
+	}
+	m.used = 0
+}
+
+func (m *ArgsMemo) validJSON(s string) bool {
+	if m == nil {
+		return json.Valid([]byte(s))
+	}
+	if _, ok := m.valid[s]; ok {
+		m.used++
+		return true
+	}
+	if !json.Valid([]byte(s)) {
+		return false
+	}
+	if m.valid == nil {
+		m.valid = map[string]struct{}{}
+	}
+	m.valid[s] = struct{}{}
+	m.used++
+	return true
 }
 
 // compactArgs shortens long string values inside a JSON object.
