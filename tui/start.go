@@ -137,15 +137,13 @@ func (s *startModel) opened() tea.Cmd {
 	r.input.SetValue(s.pre.input.Value())
 	s.real = r
 	cmds = append(cmds, r.Init())
-	var sends []tea.Cmd
+	// In order, through the Model's own queue: the first starts a turn
+	// (or waits for the session's load), the rest wait for it.
 	for _, text := range append([]string{s.o.prompt}, s.pending...) {
 		if text != "" {
-			sends = append(sends, func() tea.Msg { return promptMsg{text: text} })
+			cmds = append(cmds, r.submit(text))
 		}
 	}
 	s.pending = nil
-	if len(sends) > 0 {
-		cmds = append(cmds, tea.Sequence(sends...))
-	}
 	return tea.Batch(cmds...)
 }
