@@ -166,6 +166,7 @@ func newModel(o options) *Model {
 	}
 	m.lastTalked = m.personas[m.cur].p.ID
 	m.input = newInput()
+	m.input.SetStyles(inputStyles(m.th.dark, m.noColor)) // as setTheme set them
 	m.setPlaceholder()
 	m.resize(m.w, m.h)
 	first := m.personas[m.cur].tr
@@ -210,8 +211,7 @@ func (m *Model) setTheme(dark bool) tea.Cmd {
 	m.th = newTheme(dark, m.noColor)
 	m.gen++
 	m.r = newRenderer(m.th, m.gen, m.now)
-	st := textarea.DefaultStyles(dark)
-	m.input.SetStyles(st)
+	m.input.SetStyles(inputStyles(dark, m.noColor))
 	lk := lookMsg{look: m.look()}
 	m.perm, _ = m.perm.Update(lk)
 	if m.panel != nil {
