@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -117,6 +118,9 @@ func run(ctx context.Context, s cli.TUIStart, extra ...tea.ProgramOption) error 
 	}
 	if start != nil {
 		if start.failed != nil {
+			if text := strings.TrimSpace(start.pre.input.Value()); text != "" {
+				fmt.Fprintf(s.Stdout, "polly: not sent (the session did not open):\n%s\n", text)
+			}
 			return start.failed
 		}
 		if m = start.real; m == nil {

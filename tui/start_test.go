@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"polly/agent/app"
+	"polly/agent/cli"
 	"polly/agent/config"
 	"polly/agent/llmtest"
 	"polly/personas"
@@ -190,5 +192,59 @@ func TestOpenFailureShowsAndLosesNothing(t *testing.T) {
 	}
 	if !errors.Is(h.s.failed, h.open.err) {
 		t.Errorf("failed = %v", h.s.failed)
+	}
+}
+
+// Through Run: a store that cannot open (here: no directory for the
+// commands' private TMPDIR) is shown on screen, the text typed stays, and
+// on quit Run prints it and returns the error.
+func TestRunOpenFailurePrintsUnsentInput(t *testing.T) {
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	srv := llmtest.NewServer(t)
+	dir, home := t.TempDir(), t.TempDir()
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL(), "OPENAI_API_KEY": "k", "NO_COLOR": "1",
+		"POLLY_WORKSPACE": filepath.Join(t.TempDir(), "ws")}
+	getenv := func(k string) string { return env[k] }
+	cfg, err := config.Load(config.LoadOptions{ProjectDir: dir, Home: home, Getenv: getenv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, typing := io.Pipe()
+	defer typing.Close()
+	screen := &lockedBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(context.Background(), cli.TUIStart{
+			App:   app.Options{Config: cfg, ProjectDir: dir, Template: os.DirFS("../.agent-template")},
+			Stdin: keys, Stdout: screen, Getenv: getenv, Environ: []string{"TERM=xterm-256color"},
+		}, tea.WithWindowSize(100, 30))
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(ansi.Strip(screen.String()), "could not open its session") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no error on screen:\n%q", screen.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := typing.Write([]byte("keep me\r")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if _, err := typing.Write([]byte{0x03}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "TMPDIR") {
+			t.Errorf("Run = %v, want the open error", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ctrl+c did not quit")
+	}
+	if out := screen.String(); !strings.Contains(out, "not sent (the session did not open):\nkeep me") {
+		t.Errorf("unsent text not printed:\n%q", out[max(0, len(out)-300):])
+	}
+	if srv.Calls() != 0 {
+		t.Errorf("%d requests", srv.Calls())
 	}
 }
