@@ -35,9 +35,9 @@ var mdParser = sync.OnceValue(func() parser.Parser {
 })
 
 // mdTheme is the SGR sequence of each Markdown element, for a dark or a
-// light background. NO_COLOR needs no theme of its own: Bubble Tea's
-// renderer drops colours for such terminals and keeps bold and italics,
-// so **bold** still shows as bold, without stars.
+// light background, or ("none") without colour for NO_COLOR: bold,
+// italics and underline remain, so **bold** still shows as bold, without
+// stars.
 type mdTheme struct {
 	h1, heading, code, linkText, link, quote, rule, marker, html string
 	emph, strong, strike                                         string
@@ -47,6 +47,18 @@ type mdTheme struct {
 func sgrOf(s ansi.Style) string { return s.String() }
 
 func newMDTheme(style string) *mdTheme {
+	st := ansi.NewStyle
+	if style == "none" {
+		t := &mdTheme{
+			h1: sgrOf(st().Bold().Underline(true)), heading: sgrOf(st().Bold()),
+			linkText: sgrOf(st().Bold()), link: sgrOf(st().Underline(true)),
+			quote: sgrOf(st().Italic(true)),
+			emph:  sgrOf(st().Italic(true)), strong: sgrOf(st().Bold()), strike: sgrOf(st().Strikethrough(true)),
+		}
+		t.syntax[tkComment] = sgrOf(st().Italic(true))
+		t.syntax[tkHunk] = sgrOf(st().Bold())
+		return t
+	}
 	dark := style != "light"
 	c := func(light, darkc string) color.Color {
 		if dark {
@@ -54,7 +66,6 @@ func newMDTheme(style string) *mdTheme {
 		}
 		return lipgloss.Color(light)
 	}
-	st := ansi.NewStyle
 	t := &mdTheme{
 		h1:       sgrOf(st().Bold().ForegroundColor(lipgloss.Color("#FFFF87")).BackgroundColor(lipgloss.Color("#5F5FFF"))),
 		heading:  sgrOf(st().Bold().ForegroundColor(c("#005FFF", "#00AFFF"))),

@@ -20,6 +20,7 @@ import (
 
 	"polly/agent"
 	"polly/agent/app"
+	"polly/agent/config"
 	"polly/personas"
 )
 
@@ -67,6 +68,11 @@ type options struct {
 	notices  []string          // start-up warnings to show in the chat
 	prompt   string            // sent once the program runs (polly "PROMPT")
 	emit     func(agent.Event) // the sessions' event callback; nil: the bridge's
+
+	// While the session opens (app nil): the tabs and the model line
+	// come from these instead.
+	personas *personas.Set
+	model    config.ModelInfo
 }
 
 // Model is the root model.
@@ -116,6 +122,11 @@ type Model struct {
 	animArmed  bool
 	anim       int
 	seq        int // panel generations
+
+	// While app is nil (the session still opens): the model line and the
+	// personas the tabs show.
+	startModel    config.ModelInfo
+	startPersonas *personas.Set
 }
 
 func newModel(o options) *Model {
@@ -142,7 +153,12 @@ func newModel(o options) *Model {
 	}
 	m.perm = newPermissionDialog(look{})
 	m.setTheme(true) // until the terminal reports its background
-	for _, p := range o.app.Personas.All() {
+	set := o.personas
+	if o.app != nil {
+		set = o.app.Personas
+	}
+	m.startModel, m.startPersonas = o.model, o.personas
+	for _, p := range set.All() {
 		m.personas = append(m.personas, &personaState{p: p, tr: newTranscript()})
 	}
 	if i := m.index(o.persona); i >= 0 {
@@ -150,6 +166,7 @@ func newModel(o options) *Model {
 	}
 	m.lastTalked = m.personas[m.cur].p.ID
 	m.input = newInput()
+	m.input.SetStyles(inputStyles(m.th.dark, m.noColor)) // as setTheme set them
 	m.setPlaceholder()
 	m.resize(m.w, m.h)
 	first := m.personas[m.cur].tr
@@ -194,8 +211,7 @@ func (m *Model) setTheme(dark bool) tea.Cmd {
 	m.th = newTheme(dark, m.noColor)
 	m.gen++
 	m.r = newRenderer(m.th, m.gen, m.now)
-	st := textarea.DefaultStyles(dark)
-	m.input.SetStyles(st)
+	m.input.SetStyles(inputStyles(dark, m.noColor))
 	lk := lookMsg{look: m.look()}
 	m.perm, _ = m.perm.Update(lk)
 	if m.panel != nil {
@@ -226,7 +242,11 @@ func (m *Model) index(persona string) int {
 	if persona == "" {
 		return -1
 	}
-	if p, ok := m.app.Personas.Find(persona); ok {
+	set := m.startPersonas
+	if m.app != nil {
+		set = m.app.Personas
+	}
+	if p, ok := set.Find(persona); ok {
 		for i, ps := range m.personas {
 			if ps.p.ID == p.ID {
 				return i

@@ -5,12 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
+	"polly/agent"
 	"polly/agent/app"
 	"polly/agent/cli"
+	"polly/personas"
 )
 
 // runsGrace bounds the wait for cancelled runs at exit; they only need to
@@ -59,51 +63,69 @@ func run(ctx context.Context, s cli.TUIStart, extra ...tea.ProgramOption) error 
 		}
 	}
 	opts.Asker = &asker{b: b}
-	a, err := app.Open(ctx, opts)
-	if err != nil {
-		return err
+	emit := cli.LogEvents(s.Log, b.Emit)
+	o := options{
+		ctx: ctx, bridge: b, runs: &runGroup{},
+		persona: s.Persona, modelErr: s.ModelErr,
+		noColor: noColor, editor: editorFrom(s.Getenv),
+		prompt: s.Prompt, emit: emit,
 	}
-	defer a.Close()
-
-	var notices []string
-	notices = append(notices, a.Warnings...)
-	id := s.ResumeID
-	if id != "" {
+	open := &opening{done: make(chan struct{})}
+	if s.ResumeID != "" {
 		// Nothing to continue, or no such session: a clear error before
 		// any screen is drawn (the command line exits 2).
-		if id, err = a.FindSession(ctx, id); err != nil {
-			return err
+		openSession(ctx, opts, s.ResumeID, emit, open)
+		if open.err != nil {
+			return open.err
 		}
+		defer open.app.Close()
+	} else {
+		// The first frame comes first; see start.go.
+		go openSession(ctx, opts, "", emit, open)
+		defer func() {
+			<-open.done // after the program: nothing else waits for it
+			if open.app != nil {
+				open.app.Close()
+			}
+		}()
 	}
-	emit := cli.LogEvents(s.Log, b.Emit)
-	sess, err := a.Session(ctx, emit, id)
-	if err != nil {
-		notices = append(notices, err.Error()+"; starting a new session")
-		if sess, err = a.Session(ctx, emit, ""); err != nil {
-			return err
-		}
-	}
-
 	if s.Stdin == nil || s.Stdout == nil {
 		return noTerm
 	}
-	runs := &runGroup{}
-	m := newModel(options{
-		ctx: ctx, app: a, sess: sess, bridge: b, runs: runs,
-		persona: s.Persona, modelErr: s.ModelErr,
-		noColor: noColor, editor: editorFrom(s.Getenv),
-		notices: notices, prompt: s.Prompt, emit: emit,
-	})
-	p := tea.NewProgram(m, term...)
+
+	var p *tea.Program
+	var m *Model
+	var start *startModel
+	if s.ResumeID != "" {
+		o.app, o.sess, o.notices = open.app, open.sess, open.notices
+		m = newModel(o)
+		p = tea.NewProgram(m, term...)
+	} else {
+		set, _ := personas.Load(personaDir(opts)) // its warnings come with the app's
+		o.personas, o.model = set, opts.Config.ActiveModel()
+		start = newStartModel(o, open)
+		p = tea.NewProgram(start, term...)
+	}
 	_, runErr := p.Run()
 
 	cancel()
 	b.close()
-	if !runs.close(runsGrace) {
+	if !o.runs.close(runsGrace) {
 		fmt.Fprintln(s.Stderr, "polly: some work did not stop in time; the session may miss its last step")
 	}
 	if runErr != nil && !errors.Is(runErr, tea.ErrProgramKilled) {
 		return fmt.Errorf("tui: %w", runErr)
+	}
+	if start != nil {
+		if start.failed != nil {
+			if text := strings.TrimSpace(start.pre.input.Value()); text != "" {
+				fmt.Fprintf(s.Stdout, "polly: not sent (the session did not open):\n%s\n", text)
+			}
+			return start.failed
+		}
+		if m = start.real; m == nil {
+			return nil // quit before the session was open: nothing was saved
+		}
 	}
 	if sid := m.sess.ID(); sid != "" {
 		fmt.Fprintf(s.Stdout, "polly: session %s (resume with --session %s or --continue)\n", sid, sid)
@@ -119,4 +141,42 @@ func editorFrom(getenv func(string) string) string {
 		}
 	}
 	return "vi"
+}
+
+// openSession opens the app and the session (id "": a new one) into o,
+// and closes o.done. A session that cannot be resumed is an error; one
+// that cannot be created falls back to a notice and a new session.
+func openSession(ctx context.Context, opts app.Options, id string, emit func(agent.Event), o *opening) {
+	defer close(o.done)
+	a, err := app.Open(ctx, opts)
+	if err != nil {
+		o.err = err
+		return
+	}
+	notices := append([]string(nil), a.Warnings...)
+	if id != "" {
+		if id, err = a.FindSession(ctx, id); err != nil {
+			a.Close()
+			o.err = err
+			return
+		}
+	}
+	sess, err := a.Session(ctx, emit, id)
+	if err != nil {
+		notices = append(notices, err.Error()+"; starting a new session")
+		if sess, err = a.Session(ctx, emit, ""); err != nil {
+			a.Close()
+			o.err = err
+			return
+		}
+	}
+	o.app, o.sess, o.notices = a, sess, notices
+}
+
+// personaDir is where app.Open loads the workspace's personas from.
+func personaDir(opts app.Options) string {
+	if opts.Template == nil || opts.Config.Workspace == "" {
+		return ""
+	}
+	return filepath.Join(opts.Config.Workspace, "personas")
 }

@@ -3,6 +3,7 @@ package tui
 import (
 	"image/color"
 
+	"charm.land/bubbles/v2/textarea"
 	"charm.land/lipgloss/v2"
 )
 
@@ -41,9 +42,9 @@ func newTheme(dark, noColor bool) theme {
 		t.mdStyle = "dark"
 	}
 	if noColor {
-		// The Markdown theme stays dark or light: Bubble Tea's renderer,
-		// which honours NO_COLOR, removes its colours, and bold and
-		// italics remain (**bold** shows as bold, without stars).
+		// No colour anywhere on screen: bold, faint, underline and
+		// reverse carry the emphasis (Markdown too; see newMDTheme).
+		t.mdStyle = "none"
 		t.accent = plain.Bold(true)
 		t.dim = plain.Faint(true)
 		t.ok, t.bad, t.warn = plain, plain.Bold(true), plain.Bold(true)
@@ -80,4 +81,22 @@ func newTheme(dark, noColor bool) theme {
 	t.box = plain.Border(lipgloss.RoundedBorder()).BorderForeground(accent).Padding(0, 1)
 	t.key = plain.Foreground(accent).Bold(true)
 	return t
+}
+
+// inputStyles are the input's styles: the textarea's defaults, or for
+// NO_COLOR the same roles without colour (a faint placeholder, a reversed
+// selection).
+func inputStyles(dark, noColor bool) textarea.Styles {
+	if !noColor {
+		return textarea.DefaultStyles(dark)
+	}
+	plain := lipgloss.NewStyle()
+	state := textarea.StyleState{
+		Base: plain, CursorLine: plain, CursorLineNumber: plain, EndOfBuffer: plain, LineNumber: plain,
+		Placeholder: plain.Faint(true), Prompt: plain, Selection: plain.Reverse(true), Text: plain,
+	}
+	st := textarea.DefaultStyles(dark)
+	st.Focused, st.Blurred = state, state
+	st.Cursor.Color = nil // the terminal's own cursor colour
+	return st
 }

@@ -60,7 +60,11 @@ func (m *Model) welcomeLines() []string {
 	out := []string{""}
 	out = append(out, prefixed(plainLines("You are talking to "+who, w), "  ", th.accent)...)
 	if m.modelErr == nil {
-		out = append(out, prefixed(plainLines("model "+m.app.Model.Name+" · "+m.app.Model.BaseURL, w), "  ", th.dim)...)
+		mi := m.startModel
+		if m.app != nil {
+			mi = m.app.Model
+		}
+		out = append(out, prefixed(plainLines("model "+mi.Name+" · "+mi.BaseURL, w), "  ", th.dim)...)
 	}
 	keys := fmt.Sprintf("F1 help · Tab or Alt+1…%d switch personas (%s) · / commands · Enter sends", len(m.personas), strings.Join(m.personaNames(), ", "))
 	out = append(out, prefixed(plainLines(keys, w), "  ", th.dim)...)
@@ -144,6 +148,10 @@ func (m *Model) subBusy(persona string) bool {
 func (m *Model) statusLine() string {
 	p := m.current()
 	s := p.status
+	if m.app == nil { // the session still opens
+		line := clip(" "+p.p.Name+" • "+m.startModel.Name+" • opening the session… ", m.w)
+		return m.th.status.Render(line + strings.Repeat(" ", max(0, m.w-ansi.StringWidth(line))))
+	}
 	model := m.app.Model.Name
 	threshold := s.Threshold
 	if info, err := m.app.PersonaModel(p.p.ID); err == nil {

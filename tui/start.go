@@ -1,0 +1,149 @@
+package tui
+
+import (
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"polly/agent"
+	"polly/agent/app"
+)
+
+// The first frame does not wait for the store, the workspace, the skills
+// and the session: they open in a goroutine while startModel draws the
+// same screen from the config alone and keeps what the user types. Once
+// they are open it hands over to the real Model, with the input, the
+// terminal's size and background, and every message sent meanwhile (in
+// order, after the command line's prompt).
+
+// opening is the work started before the program; done is closed when
+// its fields are set.
+type opening struct {
+	done    chan struct{}
+	app     *app.App
+	sess    *agent.Session
+	notices []string
+	err     error
+}
+
+// openedMsg says opening is done.
+type openedMsg struct{}
+
+func (o *opening) wait() tea.Msg {
+	<-o.done
+	return openedMsg{}
+}
+
+// startModel is the program's model: the start screen until the session
+// is open, then the real Model.
+type startModel struct {
+	pre     *Model   // draws the start screen and edits the input
+	o       options  // the real Model's, without app, sess and notices
+	open    *opening //
+	pending []string // sent before the session was open
+	size    *tea.WindowSizeMsg
+	bg      *tea.BackgroundColorMsg
+	real    *Model // nil until the session is open
+	failed  error  // opening failed: shown on screen, returned by Run
+}
+
+func newStartModel(o options, open *opening) *startModel {
+	return &startModel{pre: newModel(o), o: o, open: open}
+}
+
+func (s *startModel) Init() tea.Cmd {
+	return tea.Batch(tea.RequestBackgroundColor, s.open.wait)
+}
+
+func (s *startModel) View() tea.View {
+	if s.real != nil {
+		return s.real.View()
+	}
+	return s.pre.View()
+}
+
+func (s *startModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if s.real != nil {
+		_, cmd := s.real.Update(msg)
+		return s, cmd
+	}
+	switch msg := msg.(type) {
+	case openedMsg:
+		return s, s.opened()
+	case tea.WindowSizeMsg:
+		s.size = &msg
+		s.pre.Update(msg)
+	case tea.BackgroundColorMsg:
+		s.bg = &msg
+		s.pre.Update(msg)
+	case tea.PasteMsg:
+		s.pre.input, _ = s.pre.input.Update(msg)
+	case tea.KeyPressMsg:
+		return s, s.key(msg)
+	}
+	return s, nil
+}
+
+// key edits the input; Enter queues it until the session is open.
+// Panels and commands wait for the real Model.
+func (s *startModel) key(msg tea.KeyPressMsg) tea.Cmd {
+	m := s.pre
+	switch msg.String() {
+	case "ctrl+c", "ctrl+d":
+		return tea.Quit
+	case "enter":
+		text := strings.TrimRight(m.input.Value(), "\n")
+		if strings.TrimSpace(text) == "" || s.failed != nil {
+			return nil
+		}
+		m.input.Reset()
+		s.pending = append(s.pending, text)
+		m.current().tr.add(&item{kind: kUser, text: text, queued: true})
+		m.flash = "queued: sent when the session is open"
+		return nil
+	}
+	var cmd tea.Cmd
+	m.input, cmd = m.input.Update(msg)
+	return cmd
+}
+
+// opened hands over to the real Model, or shows why it cannot.
+func (s *startModel) opened() tea.Cmd {
+	o := s.open
+	if o.err != nil {
+		s.failed = o.err
+		m := s.pre
+		m.current().tr.add(&item{kind: kError, text: "Polly could not open its session: " + o.err.Error() +
+			"\nNothing was sent; your unsent text is kept in the input. Press ctrl+c to quit."})
+		if len(s.pending) > 0 {
+			m.input.SetValue(strings.Join(append(s.pending, m.input.Value()), "\n"))
+			s.pending = nil
+		}
+		m.flash = ""
+		return nil
+	}
+	ro := s.o
+	ro.app, ro.sess, ro.notices = o.app, o.sess, o.notices
+	ro.prompt = ""
+	r := newModel(ro)
+	if s.size != nil {
+		r.Update(*s.size)
+	}
+	var cmds []tea.Cmd
+	if s.bg != nil {
+		_, c := r.Update(*s.bg)
+		cmds = append(cmds, c)
+	}
+	r.input.SetValue(s.pre.input.Value())
+	s.real = r
+	cmds = append(cmds, r.Init())
+	// In order, through the Model's own queue: the first starts a turn
+	// (or waits for the session's load), the rest wait for it.
+	for _, text := range append([]string{s.o.prompt}, s.pending...) {
+		if text != "" {
+			cmds = append(cmds, r.submit(text))
+		}
+	}
+	s.pending = nil
+	return tea.Batch(cmds...)
+}
