@@ -175,11 +175,11 @@ func TestSessionsPanelAnswersWithMessages(t *testing.T) {
 	p.SetSize(100, 10)
 	rows := []store.SessionSummary{{Session: store.Session{ID: "aaaa", Persona: "coder", Title: "first"}}, {Session: store.Session{ID: "bbbb", Persona: "default", Title: "second"}}}
 	var next panel = p
-	next, _ = next.Update(sessListMsg{seq: 2, rows: rows[:1]}) // an older opening's list
+	next, _ = next.Update(rowsMsg[store.SessionSummary]{seq: 2, rows: rows[:1]}) // an older opening's list
 	if strings.Contains(ansi.Strip(next.View()), "first") {
 		t.Fatal("a list for another opening was shown")
 	}
-	next, _ = next.Update(sessListMsg{seq: 3, rows: rows})
+	next, _ = next.Update(rowsMsg[store.SessionSummary]{seq: 3, rows: rows})
 	view := ansi.Strip(next.View())
 	if !strings.Contains(view, "Coder") || !strings.Contains(view, "*bbbb") {
 		t.Errorf("view:\n%s", view)
@@ -231,7 +231,7 @@ func TestWideColumnsGiveTitlesRoom(t *testing.T) {
 	for _, w := range []int{200, 80} {
 		p := newSessionsPanel(look{th: newTheme(true, true)}, 1, nil, "", map[string]string{"coder": "Coder"})
 		p.SetSize(w, 10)
-		next, _ := p.Update(sessListMsg{seq: 1, rows: rows})
+		next, _ := p.Update(rowsMsg[store.SessionSummary]{seq: 1, rows: rows})
 		view := ansi.Strip(next.View())
 		whole := strings.Contains(view, title)
 		if whole != (w == 200) || (w == 80 && !strings.Contains(view, "…")) {

@@ -326,3 +326,68 @@ func (t *textPanel) ShortHelp() []key.Binding {
 func (t *textPanel) FullHelp() [][]key.Binding {
 	return [][]key.Binding{{t.keys.Scroll, t.keys.Page, t.keys.Ends, t.keys.Close}}
 }
+
+// rowList is what the list panels (sessions, rewind) share: rows read in a
+// Cmd, the selection, the read's error and the panel's size.
+type rowList[T any] struct {
+	seq  int // the opening this list belongs to; older reads are dropped
+	read func() ([]T, error)
+	rows []T
+	sel  int
+	err  string
+	done bool // the rows arrived
+	w, h int
+}
+
+// rowsMsg carries a list panel's rows from its Cmd.
+type rowsMsg[T any] struct {
+	seq  int
+	rows []T
+	err  error
+}
+
+func (l *rowList[T]) SetSize(w, h int) { l.w, l.h = w, h }
+
+// Init reads the rows in a Cmd.
+func (l *rowList[T]) Init() tea.Cmd {
+	seq, read := l.seq, l.read
+	return func() tea.Msg {
+		rows, err := read()
+		return rowsMsg[T]{seq: seq, rows: rows, err: err}
+	}
+}
+
+// update handles what every list panel handles alike — its rows arriving,
+// the wheel and the choose keys — and says whether msg was one of those.
+func (l *rowList[T]) update(msg tea.Msg, choose key.Binding) bool {
+	switch msg := msg.(type) {
+	case rowsMsg[T]:
+		if msg.seq == l.seq {
+			l.rows, l.done = msg.rows, true
+			if msg.err != nil {
+				l.err = msg.err.Error()
+			}
+		}
+		return true
+	case tea.MouseWheelMsg:
+		if k, ok := wheelKey(msg); ok {
+			l.sel = moveSelection(l.sel, len(l.rows), k)
+		}
+		return true
+	case tea.KeyPressMsg:
+		if key.Matches(msg, choose) {
+			l.sel = moveSelection(l.sel, len(l.rows), msg.String())
+			return true
+		}
+	}
+	return false
+}
+
+// selected is the chosen row, if there is one.
+func (l *rowList[T]) selected() (T, bool) {
+	if l.sel < 0 || l.sel >= len(l.rows) {
+		var zero T
+		return zero, false
+	}
+	return l.rows[l.sel], true
+}

@@ -21,14 +21,8 @@ const opUndo = opLoad
 // conversation there.
 type rewindPanel struct {
 	look
-	keys  rewindKeys
-	seq   int
-	turns func() ([]agent.TurnInfo, error)
-	rows  []agent.TurnInfo
-	sel   int
-	err   string
-	done  bool // the list arrived
-	w, h  int
+	rowList[agent.TurnInfo]
+	keys rewindKeys
 }
 
 type rewindKeys struct {
@@ -46,12 +40,6 @@ func (k rewindKeys) ShortHelp() []key.Binding {
 	return []key.Binding{k.Choose, k.Files, k.Fork, k.Close}
 }
 func (k rewindKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
-
-type rewindListMsg struct {
-	seq  int
-	rows []agent.TurnInfo
-	err  error
-}
 
 // undoDoneMsg is the end of an undo, redo or rewind.
 type undoDoneMsg struct {
@@ -75,48 +63,32 @@ func (m *Model) listTurns() func() ([]agent.TurnInfo, error) {
 }
 
 func newRewindPanel(lk look, seq int, turns func() ([]agent.TurnInfo, error)) *rewindPanel {
-	return &rewindPanel{look: lk, keys: newRewindKeys(), seq: seq, turns: turns}
+	return &rewindPanel{look: lk, rowList: rowList[agent.TurnInfo]{seq: seq, read: turns}, keys: newRewindKeys()}
 }
 
 func (p *rewindPanel) ShortHelp() []key.Binding  { return p.keys.ShortHelp() }
 func (p *rewindPanel) FullHelp() [][]key.Binding { return p.keys.FullHelp() }
-func (p *rewindPanel) SetSize(w, h int)          { p.w, p.h = w, h }
-
-func (p *rewindPanel) Init() tea.Cmd {
-	seq, turns := p.seq, p.turns
-	return func() tea.Msg {
-		rows, err := turns()
-		return rewindListMsg{seq: seq, rows: rows, err: err}
-	}
-}
 
 func (p *rewindPanel) Update(msg tea.Msg) (panel, tea.Cmd) {
+	if p.update(msg, p.keys.Choose) {
+		if msg, ok := msg.(rowsMsg[agent.TurnInfo]); ok && msg.seq == p.seq {
+			p.sel = max(0, len(p.rows)-1) // the latest turn first
+		}
+		return p, nil
+	}
 	switch msg := msg.(type) {
 	case lookMsg:
 		p.look = msg.look
-	case rewindListMsg:
-		if msg.seq != p.seq {
-			return p, nil
-		}
-		p.rows, p.done, p.sel = msg.rows, true, max(0, len(msg.rows)-1)
-		if msg.err != nil {
-			p.err = msg.err.Error()
-		}
-	case tea.MouseWheelMsg:
-		if k, ok := wheelKey(msg); ok {
-			p.sel = moveSelection(p.sel, len(p.rows), k)
-		}
 	case tea.KeyPressMsg:
 		switch {
 		case key.Matches(msg, p.keys.Close):
 			return nil, nil
-		case key.Matches(msg, p.keys.Choose):
-			p.sel = moveSelection(p.sel, len(p.rows), msg.String())
 		case key.Matches(msg, p.keys.Files, p.keys.Fork):
-			if p.sel < 0 || p.sel >= len(p.rows) {
+			row, ok := p.selected()
+			if !ok {
 				return p, nil
 			}
-			return nil, msgCmd(rewindMsg{keep: p.rows[p.sel].Number - 1, fork: key.Matches(msg, p.keys.Fork)})
+			return nil, msgCmd(rewindMsg{keep: row.Number - 1, fork: key.Matches(msg, p.keys.Fork)})
 		}
 	}
 	return p, nil

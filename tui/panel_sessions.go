@@ -12,16 +12,10 @@ import (
 // sessionsPanel lists this directory's sessions; Enter resumes one.
 type sessionsPanel struct {
 	look
+	rowList[store.SessionSummary]
 	keys    sessionsKeys
-	seq     int
-	list    func() ([]store.SessionSummary, error)
 	current string            // the session on screen, marked *
 	names   map[string]string // persona id → name
-	rows    []store.SessionSummary
-	sel     int
-	err     string
-	done    bool // the list arrived
-	w, h    int
 }
 
 type sessionsKeys struct {
@@ -38,12 +32,6 @@ func (k sessionsKeys) ShortHelp() []key.Binding {
 }
 func (k sessionsKeys) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp()} }
 
-type sessListMsg struct {
-	seq  int
-	rows []store.SessionSummary
-	err  error
-}
-
 // listSessions reads the sessions list (in the panel's Cmd).
 func (m *Model) listSessions() func() ([]store.SessionSummary, error) {
 	st, ctx := m.app.Store, m.ctx
@@ -56,46 +44,26 @@ func (m *Model) listSessions() func() ([]store.SessionSummary, error) {
 }
 
 func newSessionsPanel(lk look, seq int, list func() ([]store.SessionSummary, error), current string, names map[string]string) *sessionsPanel {
-	return &sessionsPanel{look: lk, keys: newSessionsKeys(), seq: seq, list: list, current: current, names: names}
+	return &sessionsPanel{look: lk, rowList: rowList[store.SessionSummary]{seq: seq, read: list}, keys: newSessionsKeys(), current: current, names: names}
 }
 
 func (p *sessionsPanel) ShortHelp() []key.Binding  { return p.keys.ShortHelp() }
 func (p *sessionsPanel) FullHelp() [][]key.Binding { return p.keys.FullHelp() }
-func (p *sessionsPanel) SetSize(w, h int)          { p.w, p.h = w, h }
-
-func (p *sessionsPanel) Init() tea.Cmd {
-	seq, list := p.seq, p.list
-	return func() tea.Msg {
-		rows, err := list()
-		return sessListMsg{seq: seq, rows: rows, err: err}
-	}
-}
 
 func (p *sessionsPanel) Update(msg tea.Msg) (panel, tea.Cmd) {
+	if p.update(msg, p.keys.Choose) {
+		return p, nil
+	}
 	switch msg := msg.(type) {
 	case lookMsg:
 		p.look = msg.look
-	case sessListMsg:
-		if msg.seq != p.seq {
-			return p, nil
-		}
-		p.rows, p.done = msg.rows, true
-		if msg.err != nil {
-			p.err = msg.err.Error()
-		}
-	case tea.MouseWheelMsg:
-		if k, ok := wheelKey(msg); ok {
-			p.sel = moveSelection(p.sel, len(p.rows), k)
-		}
 	case tea.KeyPressMsg:
 		switch {
 		case key.Matches(msg, p.keys.Close):
 			return nil, nil
-		case key.Matches(msg, p.keys.Choose):
-			p.sel = moveSelection(p.sel, len(p.rows), msg.String())
 		case key.Matches(msg, p.keys.Resume):
-			if p.sel >= 0 && p.sel < len(p.rows) {
-				return p, msgCmd(resumeSessionMsg{id: p.rows[p.sel].ID})
+			if row, ok := p.selected(); ok {
+				return p, msgCmd(resumeSessionMsg{id: row.ID})
 			}
 		case key.Matches(msg, p.keys.New):
 			return p, msgCmd(resumeSessionMsg{})
