@@ -22,14 +22,13 @@ import (
 // a small loop that runs Cmds and feeds their messages back to Update on
 // the test goroutine — as Bubble Tea does, minus the terminal.
 type harness struct {
-	t    testing.TB
-	dir  string
-	srv  *llmtest.Server
-	app  *app.App
-	b    *bridge
-	m    *Model
-	msgs chan tea.Msg
-	quit bool
+	t   testing.TB
+	dir string
+	srv *llmtest.Server
+	app *app.App
+	b   *bridge
+	m   *Model
+	driver
 }
 
 type harnessOpts struct {
@@ -95,8 +94,9 @@ func newHarness(t testing.TB, o harnessOpts, steps ...llmtest.Step) *harness {
 		}
 		a.Close()
 	})
-	h := &harness{t: t, dir: dir, srv: srv, app: a, b: b, msgs: make(chan tea.Msg, 4096)}
+	h := &harness{t: t, dir: dir, srv: srv, app: a, b: b}
 	h.m = newModel(options{ctx: context.Background(), app: a, sess: sess, bridge: b, runs: runs, modelErr: o.modelErr, noColor: true, editor: "true"})
+	h.driver = newDriver(t, func(msg tea.Msg) tea.Cmd { _, cmd := h.m.Update(msg); return cmd }, h.screen)
 	t.Cleanup(func() {
 		for _, p := range h.m.personas { // stop what a failed test left running
 			if p.cancel != nil {
@@ -113,47 +113,60 @@ func newHarness(t testing.TB, o harnessOpts, steps ...llmtest.Step) *harness {
 	return h
 }
 
+// driver runs a model as Bubble Tea does: Cmds off the test goroutine,
+// their messages back to Update on it (shared by harness and startHarness).
+type driver struct {
+	tb     testing.TB
+	msgs   chan tea.Msg
+	quit   bool
+	update func(tea.Msg) tea.Cmd
+	show   func() string // the screen, for a timeout's message
+}
+
+func newDriver(tb testing.TB, update func(tea.Msg) tea.Cmd, show func() string) driver {
+	return driver{tb: tb, msgs: make(chan tea.Msg, 4096), update: update, show: show}
+}
+
 // run executes a Cmd off the test goroutine, as Bubble Tea does.
-func (h *harness) run(cmd tea.Cmd) {
+func (d *driver) run(cmd tea.Cmd) {
 	if cmd == nil {
 		return
 	}
 	go func() {
 		if msg := cmd(); msg != nil {
-			h.msgs <- msg
+			d.msgs <- msg
 		}
 	}()
 }
 
 // send gives a message to Update and runs the Cmd it returns.
-func (h *harness) send(msg tea.Msg) {
+func (d *driver) send(msg tea.Msg) {
 	switch msg := msg.(type) {
 	case tea.BatchMsg:
 		for _, c := range msg {
-			h.run(c)
+			d.run(c)
 		}
 		return
 	case tea.QuitMsg:
-		h.quit = true
+		d.quit = true
 		return
 	}
-	_, cmd := h.m.Update(msg)
-	h.run(cmd)
+	d.run(d.update(msg))
 }
 
 // until processes messages until cond holds.
-func (h *harness) until(what string, cond func() bool) {
-	h.t.Helper()
+func (d *driver) until(what string, cond func() bool) {
+	d.tb.Helper()
 	deadline := time.After(10 * time.Second)
 	poll := time.NewTicker(5 * time.Millisecond) // cond may change without a message (a reply channel)
 	defer poll.Stop()
 	for !cond() {
 		select {
-		case msg := <-h.msgs:
-			h.send(msg)
+		case msg := <-d.msgs:
+			d.send(msg)
 		case <-poll.C:
 		case <-deadline:
-			h.t.Fatalf("timed out waiting for %s; screen:\n%s", what, h.screen())
+			d.tb.Fatalf("timed out waiting for %s; screen:\n%s", what, d.show())
 		}
 	}
 }

@@ -25,11 +25,10 @@ import (
 type startHarness struct {
 	t    *testing.T
 	s    *startModel
-	msgs chan tea.Msg
 	opts app.Options
 	open *opening
 	b    *bridge
-	quit bool
+	driver
 }
 
 func newStartHarness(t *testing.T, srv *llmtest.Server, prompt string) *startHarness {
@@ -44,11 +43,12 @@ func newStartHarness(t *testing.T, srv *llmtest.Server, prompt string) *startHar
 	b := newBridge()
 	t.Cleanup(b.close)
 	runs := &runGroup{}
-	h := &startHarness{t: t, msgs: make(chan tea.Msg, 4096), b: b, open: &opening{done: make(chan struct{})},
+	h := &startHarness{t: t, b: b, open: &opening{done: make(chan struct{})},
 		opts: app.Options{Config: cfg, ProjectDir: dir, Template: os.DirFS("../.agent-template"), Asker: &asker{b: b}}}
 	set, _ := personas.Load("")
 	h.s = newStartModel(options{ctx: context.Background(), bridge: b, runs: runs, noColor: true, editor: "true",
 		prompt: prompt, personas: set, model: cfg.ActiveModel()}, h.open)
+	h.driver = newDriver(t, func(msg tea.Msg) tea.Cmd { _, cmd := h.s.Update(msg); return cmd }, h.screen)
 	t.Cleanup(func() {
 		if !runs.close(10 * time.Second) {
 			t.Error("runs did not end")
@@ -61,31 +61,6 @@ func newStartHarness(t *testing.T, srv *llmtest.Server, prompt string) *startHar
 	h.send(tea.WindowSizeMsg{Width: 120, Height: 40})
 	h.run(h.s.Init())
 	return h
-}
-
-func (h *startHarness) run(cmd tea.Cmd) {
-	if cmd != nil {
-		go func() {
-			if msg := cmd(); msg != nil {
-				h.msgs <- msg
-			}
-		}()
-	}
-}
-
-func (h *startHarness) send(msg tea.Msg) {
-	switch msg := msg.(type) {
-	case tea.BatchMsg:
-		for _, c := range msg {
-			h.run(c)
-		}
-		return
-	case tea.QuitMsg:
-		h.quit = true
-		return
-	}
-	_, cmd := h.s.Update(msg)
-	h.run(cmd)
 }
 
 func (h *startHarness) typeLine(s string, enter bool) {
@@ -102,22 +77,6 @@ func (h *startHarness) typeLine(s string, enter bool) {
 }
 
 func (h *startHarness) screen() string { return ansi.Strip(h.s.View().Content) }
-
-func (h *startHarness) until(what string, cond func() bool) {
-	h.t.Helper()
-	deadline := time.After(10 * time.Second)
-	poll := time.NewTicker(5 * time.Millisecond)
-	defer poll.Stop()
-	for !cond() {
-		select {
-		case msg := <-h.msgs:
-			h.send(msg)
-		case <-poll.C:
-		case <-deadline:
-			h.t.Fatalf("timed out waiting for %s; screen:\n%s", what, h.screen())
-		}
-	}
-}
 
 // The first screen needs no store: it shows the tabs, who the user talks
 // to, the model and the input while the session still opens; what is sent
