@@ -85,23 +85,18 @@ func (e *MissingModelError) Error() string {
 		fmt.Fprintf(&b, "  export %s=...                          # the key for %s\n", e.KeyEnv, e.Provider)
 	}
 	b.WriteString("  export OPENAI_API_KEY=sk-...                     # OpenAI\n")
-	b.WriteString("  export OPENAI_BASE_URL=http://localhost:11434/v1 # a local server such as Ollama; no key needed\n")
+	b.WriteString("  export OPENAI_BASE_URL=http://localhost:11434/v1 # Ollama etc.: no key\n")
 	b.WriteString("  polly --api-key KEY   or   polly --base-url URL  # for one run\n")
 	file := e.UserFile
 	if file == "" {
 		file = "~/.config/polly/config.json"
 	}
 	fmt.Fprintf(&b, "or configure a provider in %s, for example:\n", file)
-	b.WriteString(`  {
-    "provider": "openrouter",
-    "model": "anthropic/claude-sonnet-4",
-    "providers": {
-      "openrouter": {
-        "base_url": "https://openrouter.ai/api/v1",
-        "api_key_env": "OPENROUTER_API_KEY"
-      }
-    }
-  }
+	// Compact, so the whole message fits an 80×24 screen under the TUI's
+	// indent (the no-key screen).
+	b.WriteString(`  {"provider": "openrouter", "model": "anthropic/claude-sonnet-4",
+   "providers": {"openrouter": {"base_url": "https://openrouter.ai/api/v1",
+                                "api_key_env": "OPENROUTER_API_KEY"}}}
 and export OPENROUTER_API_KEY=...`)
 	if e.KeyEnv == "" {
 		fmt.Fprintf(&b, "\n(provider %q names no api_key_env; add one to its entry)", e.Provider)

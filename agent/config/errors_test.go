@@ -1,11 +1,13 @@
 package config_test
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"polly/agent/config"
 )
@@ -435,5 +437,24 @@ func TestMissingValueAtItsObject(t *testing.T) {
 	_, err := newFixture(t, "{\"hooks\": {\"Stop\": [\n  {\"hooks\": [{\"type\": \"command\"}]}]}}", "").load(nil, config.Flags{})
 	if want := userFile + `:2:14: hooks.Stop[0].hooks[0].command: must not be empty`; err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %s", err, want)
+	}
+}
+
+// The no-key message's config example is JSON a user can paste, and every
+// command or example line fits an 80-column screen under the TUI's
+// 4-column indent (prose may wrap; a wrapped command would mislead).
+func TestMissingModelExampleIsJSONAndNarrow(t *testing.T) {
+	msg := (&config.MissingModelError{Provider: "openai", BaseURL: "https://api.openai.com/v1", KeyEnv: "OPENAI_API_KEY"}).Error()
+	start, end := strings.Index(msg, "\n  {"), strings.Index(msg, "\nand export")
+	if start < 0 || end < start {
+		t.Fatalf("no example in:\n%s", msg)
+	}
+	if example := msg[start:end]; !json.Valid([]byte(example)) {
+		t.Errorf("the example is not JSON:\n%s", example)
+	}
+	for _, line := range strings.Split(msg, "\n") {
+		if w := utf8.RuneCountInString(line); strings.HasPrefix(line, "  ") && w > 76 {
+			t.Errorf("%d columns (> 76): %q", w, line)
+		}
 	}
 }
