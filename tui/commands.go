@@ -1,6 +1,7 @@
 package tui
 
 import (
+	_ "embed"
 	"sort"
 	"strings"
 
@@ -32,11 +33,11 @@ var slashCommands = []slashCommand{
 	{"/mcp", "", "MCP servers: state, tools, last error"},
 }
 
-// initPrompt is what /init sends.
-const initPrompt = `Write or improve this project's AGENTS.md (at the project root): the file future coding agents read first.
-Read the repository before writing: the README, the build files (go.mod, package.json, Makefile…), the directory layout and a few central source files.
-Keep it short and factual, under 60 lines: what the project is, how to build, test and run it (exact commands), the layout (one line per important directory), conventions a newcomer would get wrong, and anything that must not be touched.
-If AGENTS.md exists, keep what is still true, fix what is wrong, and remove what is stale. Do not invent commands you have not seen evidence for.`
+// initPrompt is what /init sends: prompts/init.md, a text file so that it
+// can be read and reviewed as text.
+//
+//go:embed prompts/init.md
+var initPrompt string
 
 // commandLabel is the one line a command's internal prompt shows as.
 func commandLabel(text string) string {

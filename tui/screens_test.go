@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -136,8 +137,13 @@ func TestInitShowsOneLine(t *testing.T) {
 	if !strings.Contains(s, "┃ /init — write or improve this project's AGENTS.md") || strings.Contains(s, "Read the repository") {
 		t.Errorf("screen:\n%s", s)
 	}
-	if got := h.srv.Last().LastMessage().Content; got != initPrompt {
-		t.Errorf("the model got %q", got)
+	// What the fake server received is the text file, as it is on disk.
+	file, err := os.ReadFile("prompts/init.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.srv.Last().LastMessage().Content; got != string(file) {
+		t.Errorf("the model got %q, want prompts/init.md", got)
 	}
 }
 
