@@ -391,3 +391,23 @@ func (l *rowList[T]) selected() (T, bool) {
 	}
 	return l.rows[l.sel], true
 }
+
+// view draws a list panel: its title, then the read's error, "loading…",
+// the empty text, or the header and one line a row with the selection.
+func (l *rowList[T]) view(th theme, title string, keys help.KeyMap, empty, header string, line func(T) string) string {
+	out := []string{panelTitle(th, title, keys, l.w)}
+	switch {
+	case l.err != "":
+		return joinLines(append(out, th.bad.Render(clip(l.err, l.w))))
+	case !l.done:
+		return joinLines(append(out, th.dim.Render("  loading…")))
+	case len(l.rows) == 0:
+		return joinLines(append(out, th.dim.Render("  "+empty)))
+	}
+	out = append(out, th.dim.Render(clip(header, l.w)))
+	rows := make([]string, len(l.rows))
+	for i, r := range l.rows {
+		rows[i] = line(r)
+	}
+	return joinLines(append(out, listRows(th, rows, l.sel, l.w, l.h-len(out))...))
+}

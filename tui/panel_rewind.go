@@ -95,19 +95,8 @@ func (p *rewindPanel) Update(msg tea.Msg) (panel, tea.Cmd) {
 }
 
 func (p *rewindPanel) View() string {
-	th, w := p.th, p.w
-	out := []string{panelTitle(th, "Rewind", p, w)}
-	switch {
-	case p.err != "":
-		return joinLines(append(out, th.bad.Render(clip(p.err, w))))
-	case !p.done:
-		return joinLines(append(out, th.dim.Render("  loading…")))
-	case len(p.rows) == 0:
-		return joinLines(append(out, th.dim.Render("  no turns yet in this session")))
-	}
-	out = append(out, th.dim.Render(clip(fmt.Sprintf(" %4s  %-5s  %-10s  %-32s  %s", "TURN", "TIME", "PERSONA", "MESSAGE", "FILES CHANGED"), w)))
-	rows := make([]string, len(p.rows))
-	for i, t := range p.rows {
+	header := fmt.Sprintf(" %4s  %-5s  %-10s  %-32s  %s", "TURN", "TIME", "PERSONA", "MESSAGE", "FILES CHANGED")
+	return p.view(p.th, "Rewind", p, "no turns yet in this session", header, func(t agent.TurnInfo) string {
 		files := strings.Join(t.Files, ", ")
 		if files == "" {
 			files = "—"
@@ -115,10 +104,9 @@ func (p *rewindPanel) View() string {
 		if t.Undone {
 			files = "(undone) " + files
 		}
-		rows[i] = fmt.Sprintf(" %4d  %-5s  %-10s  %-32s  %s", t.Number, t.Time.Local().Format("15:04"), clip(t.Persona, 10),
+		return fmt.Sprintf(" %4d  %-5s  %-10s  %-32s  %s", t.Number, t.Time.Local().Format("15:04"), clip(t.Persona, 10),
 			clip(oneLine(t.Prompt), 32), files)
-	}
-	return joinLines(append(out, listRows(th, rows, p.sel, w, p.h-len(out))...))
+	})
 }
 
 // rewind runs the rewind the panel chose.

@@ -73,25 +73,13 @@ func (p *sessionsPanel) Update(msg tea.Msg) (panel, tea.Cmd) {
 }
 
 func (p *sessionsPanel) View() string {
-	th, w := p.th, p.w
-	out := []string{panelTitle(th, "Sessions", p, w)}
-	switch {
-	case p.err != "":
-		return joinLines(append(out, th.bad.Render(clip(p.err, w))))
-	case !p.done:
-		return joinLines(append(out, th.dim.Render("  loading…")))
-	case len(p.rows) == 0:
-		return joinLines(append(out, th.dim.Render("  no sessions yet in this directory")))
-	}
-	out = append(out, th.dim.Render(clip(fmt.Sprintf(" %-8s  %-16s  %-10s  %-11s  %5s  %7s  %s", "ID", "UPDATED", "PERSONA", "STATUS", "MSGS", "TOKENS", "TITLE"), w)))
-	rows := make([]string, len(p.rows))
-	for i, s := range p.rows {
+	header := fmt.Sprintf(" %-8s  %-16s  %-10s  %-11s  %5s  %7s  %s", "ID", "UPDATED", "PERSONA", "STATUS", "MSGS", "TOKENS", "TITLE")
+	return p.view(p.th, "Sessions", p, "no sessions yet in this directory", header, func(s store.SessionSummary) string {
 		cur := " "
 		if s.ID == p.current {
 			cur = "*"
 		}
-		rows[i] = fmt.Sprintf("%s%-8s  %-16s  %-10s  %-11s  %5d  %7s  %s", cur, s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"),
+		return fmt.Sprintf("%s%-8s  %-16s  %-10s  %-11s  %5d  %7s  %s", cur, s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"),
 			clip(nameOf(p.names, s.Persona), 10), s.Status, s.Messages, fmtCount(s.PromptTokens+s.CompletionTokens), oneLine(s.Title))
-	}
-	return joinLines(append(out, listRows(th, rows, p.sel, w, p.h-len(out))...))
+	})
 }
