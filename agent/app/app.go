@@ -38,7 +38,7 @@ type Options struct {
 	ProjectDir string           // absolute; tools and .agent/ live here
 	Template   fs.FS            // the embedded .agent-template
 	Asker      permission.Asker // nil: headless (what would ask is denied)
-	LLM        llm.Streamer     // nil: an openai-go client for the configured model
+	LLM        llm.Streamer     // nil: an llm.Client for the configured model
 	Now        func() time.Time // nil: time.Now
 	CacheDir   string           // learned context limits live here; "": the user cache dir's polly/
 	Home       string           // the user's home: user skill folders; "" skips them
@@ -110,7 +110,8 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	a.models = &modelState{cfg: cfg, cat: cat, overrides: map[string]string{}, clients: map[string]llm.Streamer{},
 		llmCfg: func(m config.ModelInfo) llm.Config {
 			return llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, MaxRetries: retries(cfg.LLM.MaxRetries),
-				IdleTimeout: cfg.LLM.IdleTimeout(), CallTimeout: cfg.LLM.CallTimeout(), Headers: m.Headers}
+				IdleTimeout: cfg.LLM.IdleTimeout(), CallTimeout: cfg.LLM.CallTimeout(), Headers: m.Headers,
+				UserAgent: "Polly/" + cfg.Version()}
 		}}
 
 	var personaDir string

@@ -59,6 +59,10 @@ func TestHeadlessTextAnswerOnStdout(t *testing.T) {
 	if got := srv.Last().Header.Get("Authorization"); got != "Bearer sk-test-1234" {
 		t.Fatalf("Authorization = %q", got)
 	}
+	// The provider sees Polly and its version, nothing of an SDK.
+	if got := srv.Last().Header.Get("User-Agent"); got != "Polly/test" {
+		t.Fatalf("User-Agent = %q", got)
+	}
 }
 
 // Must show (issue 2 #6): stream-json emits one valid JSON object per

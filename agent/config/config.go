@@ -299,6 +299,15 @@ func anthropicModels() map[string]ModelSpec {
 	}
 }
 
+// Version is Polly's version as Load was given it ("dev" when unknown), for
+// the user agents Polly sends.
+func (c *Config) Version() string {
+	if c.opts.Version == "" {
+		return "dev"
+	}
+	return c.opts.Version
+}
+
 // Defaults returns the built-in configuration. version goes into the web
 // user agent ("dev" when empty). Every call returns fresh maps.
 func Defaults(version string) *Config {

@@ -12,27 +12,24 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
-// classify turns an error from openai-go into an *Error. res is the HTTP
-// response of the attempt, if one arrived; began says whether content had
-// been streamed, which makes a broken connection a stream error.
-func classify(err error, res *http.Response, began bool) *Error {
-	var apiErr *openai.Error
-	if errors.As(err, &apiErr) {
-		return fromStatus(apiErr.StatusCode, apiErr.Code, apiErr.Message, apiErr.Type, apiErr.Response, err)
+// classify turns the error of an attempt into an *Error: an HTTP status
+// (already an *Error, see endpoint.send), an error event in the stream,
+// broken stream data or a failed connection. began says whether content
+// had been streamed, which makes a broken connection a stream error.
+func classify(err error, began bool) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
 	}
-	// openai-go gives up on some error bodies (e.g. {"error": "text"} from
-	// Ollama) and returns the JSON error instead; the status is still ours.
-	if res != nil && res.StatusCode >= 400 {
-		return fromStatus(res.StatusCode, "", "", "", res, err)
-	}
-	var se *ssestream.StreamError
+	var se *streamEventError
 	if errors.As(err, &se) {
 		return fromStreamEvent(se)
+	}
+	if errors.Is(err, errOffOrigin) {
+		return &Error{Kind: KindBadRequest, Err: err,
+			Message: "the server redirected to another origin; Polly does not follow it with your key: " + err.Error()}
 	}
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
@@ -48,61 +45,60 @@ func classify(err error, res *http.Response, began bool) *Error {
 	return &Error{Kind: KindUnknown, Message: err.Error(), Err: err}
 }
 
-// fromStatus classifies an HTTP error response.
-func fromStatus(status int, code, msg, typ string, res *http.Response, err error) *Error {
-	if msg == "" && res != nil && res.Body != nil {
-		// No JSON error object: describe the body (an HTML page from a
-		// proxy, {"error": "..."}, {"detail": "..."}).
-		body, _ := io.ReadAll(io.LimitReader(res.Body, 4096))
-		var c string
-		msg, c = bodyMessage(body)
-		if code == "" {
-			code = c
-		}
-	}
+// fromStatus classifies an HTTP error response from its status, headers
+// and (the start of) its body.
+func fromStatus(status int, h http.Header, body []byte) *Error {
+	pe := parseErrorBody(body)
+	msg := pe.Message
 	if msg == "" {
 		msg = http.StatusText(status)
 	}
-	e := &Error{Status: status, Code: code, Message: msg, Err: err}
-	if res != nil {
-		e.RetryAfter = retryAfter(res.Header)
-	}
+	e := &Error{Status: status, Code: pe.Code, Type: pe.Type, Message: msg, RetryAfter: retryAfter(h)}
 	switch {
 	case status == http.StatusTooManyRequests:
 		e.Kind = KindRateLimit
-		if code == "insufficient_quota" || typ == "insufficient_quota" {
+		if pe.Code == "insufficient_quota" || pe.Type == "insufficient_quota" {
 			e.Kind = KindAuth // billing, not load: waiting will not help
 		}
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		e.Kind = KindAuth
 	case (status == http.StatusBadRequest || status == http.StatusRequestEntityTooLarge ||
-		status == http.StatusUnprocessableEntity) && isContextLength(code, msg):
+		status == http.StatusUnprocessableEntity) && isContextLength(pe.Code, msg):
 		e.Kind = KindContextLength
 	case status == http.StatusRequestTimeout || status == http.StatusConflict || status >= 500:
 		e.Kind = KindServer
 	case status >= 400:
 		e.Kind = KindBadRequest
 	default:
-		e.Kind = KindUnknown
+		e.Kind = KindUnknown // a redirect not followed, a 1xx
 	}
 	return e
 }
 
+// streamEventError is a data: {"error": ...} event inside a stream.
+type streamEventError struct {
+	text string // the "error" member as text
+	data []byte // the whole event
+}
+
+func (e *streamEventError) Error() string { return "received error while streaming: " + e.text }
+
 // fromStreamEvent classifies a data: {"error": ...} event inside a stream.
-func fromStreamEvent(se *ssestream.StreamError) *Error {
+func fromStreamEvent(se *streamEventError) *Error {
 	var ev struct {
 		Error json.RawMessage `json:"error"`
 	}
-	_ = json.Unmarshal(se.Event.Data, &ev)
-	msg, code := errorObject(ev.Error)
+	_ = json.Unmarshal(se.data, &ev)
+	pe := errorObject(ev.Error)
+	msg := pe.Message
 	if msg == "" {
-		msg = se.Message
+		msg = se.Error()
 	}
-	e := &Error{Kind: KindStream, Code: code, Message: msg, Err: se}
+	e := &Error{Kind: KindStream, Code: pe.Code, Type: pe.Type, Message: msg, Err: se}
 	switch {
-	case isContextLength(code, msg):
+	case isContextLength(pe.Code, msg):
 		e.Kind = KindContextLength
-	case code == "rate_limit_exceeded" || code == "429" || strings.Contains(strings.ToLower(msg), "rate limit"):
+	case pe.Code == "rate_limit_exceeded" || pe.Code == "429" || strings.Contains(strings.ToLower(msg), "rate limit"):
 		e.Kind = KindRateLimit
 	}
 	return e
@@ -132,49 +128,69 @@ func isContextLength(code, msg string) bool {
 	return false
 }
 
-// bodyMessage extracts a message and code from an error body of any shape,
-// falling back to the start of the raw text.
-func bodyMessage(body []byte) (msg, code string) {
+// providerError is what an error body says: OpenAI's {"error": {"message",
+// "type", "code", "param"}} or another provider's shape.
+type providerError struct {
+	Message, Type, Code, Param string
+}
+
+// parseErrorBody reads an error body of any shape: the {"error": {...}}
+// object, {"error": "text"} (Ollama), {"message": ...} or {"detail": ...}
+// (vLLM, FastAPI), and falls back to the start of the raw text (a proxy's
+// HTML page, a plain-text body).
+func parseErrorBody(body []byte) providerError {
+	var pe providerError
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(body, &obj) == nil {
-		if msg, code = errorObject(obj["error"]); msg != "" {
-			return msg, code
+		if pe = errorObject(obj["error"]); pe.Message != "" {
+			return pe
 		}
 		for _, k := range []string{"message", "detail"} {
 			var s string
 			if json.Unmarshal(obj[k], &s) == nil && s != "" {
-				return s, ""
+				pe.Message = s
+				return pe
 			}
 		}
 	}
 	if s := snippet(body); s != "" {
-		return "unexpected response body: " + s, ""
+		pe.Message = "unexpected response body: " + s
 	}
-	return "", ""
+	return pe
 }
 
-// errorObject reads {"message": ..., "code": ...} or a bare string. Codes
-// may be strings or numbers depending on the provider.
-func errorObject(raw json.RawMessage) (msg, code string) {
+// errorObject reads {"message": ..., "type": ..., "code": ...} or a bare
+// string. Codes may be strings or numbers depending on the provider.
+func errorObject(raw json.RawMessage) providerError {
 	if len(raw) == 0 {
-		return "", ""
+		return providerError{}
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return s, ""
+		return providerError{Message: s}
 	}
 	var o struct {
 		Message string          `json:"message"`
+		Type    json.RawMessage `json:"type"`
 		Code    json.RawMessage `json:"code"`
+		Param   json.RawMessage `json:"param"`
 	}
 	if json.Unmarshal(raw, &o) != nil {
-		return "", ""
+		return providerError{}
 	}
-	code = string(bytes.Trim(o.Code, `"`))
-	if code == "null" {
-		code = ""
+	return providerError{Message: o.Message, Type: scalar(o.Type), Code: scalar(o.Code), Param: scalar(o.Param)}
+}
+
+// scalar is a JSON string's text or a number's digits; "" for null.
+func scalar(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
 	}
-	return o.Message, code
+	if v := string(bytes.TrimSpace(raw)); v != "null" {
+		return v
+	}
+	return ""
 }
 
 // snippet is the first ~200 characters of b on one line.

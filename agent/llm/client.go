@@ -1,19 +1,15 @@
 package llm
 
 import (
-	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/url"
 	"sync"
 	"time"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 )
 
 // Defaults for the zero fields of Config.
@@ -43,15 +39,17 @@ type Config struct {
 	IdleTimeout time.Duration
 	CallTimeout time.Duration // the whole call, retries and waits included
 	HTTPClient  *http.Client  // nil: a client on http.DefaultTransport
-	Headers     map[string]string
+	// Headers go with every request after Polly's own, so a configured
+	// Authorization (or Azure's api-key) replaces the Bearer key.
+	Headers   map[string]string
+	UserAgent string // empty: "Polly"
 }
 
 // Client streams chat completions from one endpoint. It is safe for
 // concurrent use.
 type Client struct {
-	cfg    Config
-	chat   openai.ChatCompletionService
-	models openai.ModelService
+	cfg Config
+	ep  endpoint
 	// OpenAI's own API rejects max_tokens for reasoning models; most other
 	// servers only know max_tokens.
 	maxCompletionTokens bool
@@ -82,30 +80,8 @@ func New(cfg Config) *Client {
 	if cfg.CallTimeout <= 0 {
 		cfg.CallTimeout = DefaultCallTimeout
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
-	// Services are built directly rather than through openai.NewClient so
-	// that ambient OPENAI_* variables (org, project, custom headers) never
-	// leak to another provider. Retries and timeouts are ours (see Stream).
-	opts := []option.RequestOption{
-		option.WithBaseURL(cfg.BaseURL),
-		option.WithHTTPClient(hc),
-		option.WithMaxRetries(0),
-	}
-	if cfg.APIKey != "" {
-		opts = append(opts, option.WithAPIKey(cfg.APIKey))
-	}
-	for k, v := range cfg.Headers {
-		opts = append(opts, option.WithHeader(k, v))
-	}
-	c := &Client{
-		cfg:    cfg,
-		chat:   openai.NewChatCompletionService(opts...),
-		models: openai.NewModelService(opts...),
-	}
-	if u, err := url.Parse(cfg.BaseURL); err == nil && u.Hostname() == "api.openai.com" {
+	c := &Client{cfg: cfg, ep: newEndpoint(cfg)}
+	if c.ep.base != nil && c.ep.base.Hostname() == "api.openai.com" {
 		c.maxCompletionTokens = true
 	}
 	return c
@@ -180,24 +156,14 @@ func (c *Client) attempt(callCtx context.Context, body []byte, obs Observer) (Re
 	watchdog := time.AfterFunc(c.cfg.IdleTimeout, func() { cancel(stalled) })
 	defer watchdog.Stop()
 
-	tap := &bodyTap{touch: func() { watchdog.Reset(c.cfg.IdleTimeout) }, body: body}
-	// The body is ours (see encode); the SDK sends it, adds its headers and
-	// turns error statuses into errors. It would copy a body it is given
-	// to set "stream" in it, so it gets a stub and the middleware puts the
-	// real body (which already says "stream":true) in its place. The
-	// stream itself is read here (see sseReader), never through the SDK's
-	// stream, whose Next would decode each chunk a second, slower way.
-	var raw *http.Response
-	stream := c.chat.NewStreaming(ctx, openai.ChatCompletionNewParams{}, option.WithMiddleware(tap.middleware),
-		option.WithRequestBody("application/json", []byte(`{}`)), option.WithResponseInto(&raw))
-	defer stream.Close() // closes the body
-
+	tap := &bodyTap{touch: func() { watchdog.Reset(c.cfg.IdleTimeout) }}
+	res, streamErr := c.ep.send(ctx, http.MethodPost, c.ep.chatURL, body, tap)
 	acc := newAccumulator()
 	began := false
 	chunks := 0
-	streamErr := stream.Err()
-	if streamErr == nil && raw != nil && raw.Body != nil {
-		sse := newSSEReader(raw.Body)
+	if streamErr == nil {
+		defer res.Body.Close()
+		sse := newSSEReader(res.Body)
 		var ck chunk
 		for sse.next(&ck) {
 			chunks++
@@ -229,7 +195,7 @@ func (c *Client) attempt(callCtx context.Context, body []byte, obs Observer) (Re
 		return resp, began, c.ctxError(callCtx, partial, streamErr)
 	}
 	if err := streamErr; err != nil {
-		e := classify(err, tap.response(), began)
+		e := classify(err, began)
 		e.Partial = partial
 		return resp, began, e
 	}
@@ -282,14 +248,30 @@ func emptyStream(tap *bodyTap) *Error {
 func (c *Client) ListModels(ctx context.Context) ([]string, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, c.cfg.CallTimeout, errCallTimeout)
 	defer cancel()
-	tap := &bodyTap{}
-	page, err := c.models.List(ctx, option.WithMiddleware(tap.middleware))
-	if err != nil {
-		e := classify(err, tap.response(), false)
+	fail := func(err error) ([]string, error) {
+		e := classify(err, false)
 		if ctx.Err() != nil {
 			e = c.ctxError(ctx, "", err)
 		}
 		return nil, fmt.Errorf("list models: %w", e)
+	}
+	res, err := c.ep.send(ctx, http.MethodGet, c.ep.modelsURL, nil, &bodyTap{})
+	if err != nil {
+		return fail(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(res.Body, maxModelList))
+	if err != nil {
+		return fail(err)
+	}
+	var page struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &page); err != nil {
+		return nil, fmt.Errorf("list models: %w", &Error{Kind: KindUnknown, Status: res.StatusCode, Err: err,
+			Message: fmt.Sprintf("response is not a model list (Content-Type %q): %s", res.Header.Get("Content-Type"), snippet(body))})
 	}
 	ids := make([]string, 0, len(page.Data))
 	for _, m := range page.Data {
@@ -298,11 +280,15 @@ func (c *Client) ListModels(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
+// maxModelList bounds the /models body read: OpenRouter's full list with
+// descriptions is a few MiB.
+const maxModelList = 64 << 20
+
 // bodyTap records the HTTP response of an attempt and calls touch whenever
-// bytes arrive, which is what keeps the idle watchdog quiet.
+// bytes arrive, which is what keeps the idle watchdog quiet. It keeps the
+// first bytes of the body to describe a response that was not a stream.
 type bodyTap struct {
 	touch func()
-	body  []byte // the request body to send instead of the SDK's; nil: the SDK's
 
 	mu   sync.Mutex
 	res  *http.Response
@@ -311,26 +297,17 @@ type bodyTap struct {
 
 const tapPrefix = 512
 
-func (t *bodyTap) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	if t.body != nil {
-		body := t.body
-		req.Body = io.NopCloser(bytes.NewReader(body))
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-		req.ContentLength = int64(len(body))
+// record notes res and routes its body through the tap.
+func (t *bodyTap) record(res *http.Response) {
+	t.mu.Lock()
+	t.res = res
+	t.mu.Unlock()
+	if t.touch != nil {
+		t.touch()
 	}
-	res, err := next(req)
-	if res != nil {
-		t.mu.Lock()
-		t.res = res
-		t.mu.Unlock()
-		if t.touch != nil {
-			t.touch()
-		}
-		if res.Body != nil {
-			res.Body = &tapReader{rc: res.Body, tap: t}
-		}
+	if res.Body != nil {
+		res.Body = &tapReader{rc: res.Body, tap: t}
 	}
-	return res, err
 }
 
 func (t *bodyTap) response() *http.Response {

@@ -177,8 +177,7 @@ func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, erro
 		}
 	}
 
-	// "stream" first: openai-go sets it again on the encoded body, and
-	// finds it at once there.
+	// "stream" first, where openai-go put it.
 	b := append(buf[:0], `{"stream":true,"model":`...)
 	b = appendJSONString(b, req.Model)
 	b = append(b, `,"messages":[`...)

@@ -53,6 +53,7 @@ type Error struct {
 	Kind       Kind
 	Status     int           // HTTP status, 0 when there was none
 	Code       string        // provider error code, e.g. "context_length_exceeded"
+	Type       string        // provider error type, e.g. "invalid_request_error"
 	Message    string        // provider's message, or a description of what broke
 	RetryAfter time.Duration // from Retry-After / Retry-After-Ms, 0 if absent
 	Partial    string        // text streamed before a stream error (never a complete message)

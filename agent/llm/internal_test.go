@@ -51,7 +51,7 @@ func TestBackoff(t *testing.T) {
 	}
 }
 
-func TestSnippetAndBodyMessage(t *testing.T) {
+func TestSnippetAndParseErrorBody(t *testing.T) {
 	long := "<html>" + strings.Repeat("é", 300) + "</html>"
 	s := snippet([]byte(long))
 	if !strings.HasSuffix(s, "…") || len(s) > 204 || !strings.HasPrefix(s, "<html>") {
@@ -64,8 +64,8 @@ func TestSnippetAndBodyMessage(t *testing.T) {
 		`{"object":"error","message":"too long"}`: "too long",
 		"<h1>Bad Gateway</h1>":                    "unexpected response body: <h1>Bad Gateway</h1>",
 	} {
-		if got, _ := bodyMessage([]byte(body)); got != want {
-			t.Errorf("bodyMessage(%s) = %q, want %q", body, got, want)
+		if got := parseErrorBody([]byte(body)).Message; got != want {
+			t.Errorf("parseErrorBody(%s) = %q, want %q", body, got, want)
 		}
 	}
 }

@@ -1,5 +1,5 @@
-// Package llm adapts an OpenAI-compatible chat-completions endpoint (through
-// openai-go) to Polly's conversation types: one streaming call with tools,
+// Package llm adapts an OpenAI-compatible chat-completions endpoint to
+// Polly's conversation types over net/http: one streaming call with tools,
 // retries with backoff, an idle-stream watchdog and classified errors. It
 // holds no policy: what to do with an error is the agent loop's decision.
 package llm

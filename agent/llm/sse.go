@@ -5,10 +5,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 
-	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/tidwall/gjson"
 )
 
@@ -70,7 +68,7 @@ const maxSSELine = bufio.MaxScanTokenSize << 9
 // the way openai-go's decoder does: "data:" lines (with or without the
 // space, CRLF or LF) joined until a blank line, comments and other fields
 // ignored, [DONE] ends the stream, an event with an "error" member is a
-// *ssestream.StreamError.
+// *streamEventError.
 type sseReader struct {
 	scn  *bufio.Scanner
 	data []byte // the event being assembled, reused
@@ -99,10 +97,7 @@ func (r *sseReader) next(c *chunk) bool {
 		return false
 	}
 	if errData, ok := errorMember(data); ok {
-		r.err = &ssestream.StreamError{
-			Message: fmt.Sprintf("received error while streaming: %s", errData),
-			Event:   ssestream.Event{Data: bytes.Clone(data)},
-		}
+		r.err = &streamEventError{text: errData, data: bytes.Clone(data)}
 		return false
 	}
 	*c = chunk{}

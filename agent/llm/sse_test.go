@@ -93,9 +93,9 @@ func TestSSEReaderFraming(t *testing.T) {
 			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
 				t.Errorf("err = %v, want %q", err, tc.err)
 			}
-			var se *ssestream.StreamError
+			var se *streamEventError
 			if strings.Contains(tc.err, "streaming") && !errors.As(err, &se) {
-				t.Errorf("err %T is not a StreamError", err)
+				t.Errorf("err %T is not a streamEventError", err)
 			}
 		})
 	}

@@ -1,7 +1,9 @@
 // Package llmtest is a fake OpenAI-compatible chat-completions server for
 // tests. It speaks the real wire format (SSE chunks, tool-call argument
-// fragments, a usage chunk, [DONE], error bodies) so the real openai-go client
-// and everything above it run unchanged, on loopback, with no network.
+// fragments, a usage chunk, [DONE], error bodies) so Polly's real client
+// (agent/llm) and everything above it run unchanged, on loopback, with no
+// network; agent/llm's tests also run the official openai-go client against
+// it, so the fake stays what the SDK expects.
 //
 // A test scripts the model as a list of steps; each chat request consumes the
 // next one:
