@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -611,5 +612,284 @@ func BenchmarkStream(b *testing.B) {
 		if err != nil || len(resp.Message.Content) != 2048 {
 			b.Fatalf("Stream: %v (%d bytes)", err, len(resp.Message.Content))
 		}
+	}
+}
+
+// TestRequestHeadersOnTheWire: what the server receives with a chat
+// request and a model listing — the key as a bearer token, the JSON
+// content type, Polly's user agent, the configured headers (which win,
+// Authorization included) and nothing left over from an SDK.
+func TestRequestHeadersOnTheWire(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Text("ok"))
+	c := newClient(t, srv.URL(), func(cfg *llm.Config) {
+		cfg.UserAgent = "Polly/1.2.3"
+		cfg.Headers = map[string]string{"x-title": "Polly", "OpenAI-Organization": "org-1"}
+	})
+	if _, err := c.Stream(context.Background(), ask("hi"), llm.Observer{}); err != nil {
+		t.Fatal(err)
+	}
+	h := srv.Last().Header
+	for k, want := range map[string]string{
+		"Authorization":       "Bearer test-key",
+		"Content-Type":        "application/json",
+		"Accept":              "application/json",
+		"User-Agent":          "Polly/1.2.3",
+		"X-Title":             "Polly",
+		"Openai-Organization": "org-1",
+	} {
+		if got := h.Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	for k := range h {
+		if strings.HasPrefix(strings.ToLower(k), "x-stainless") {
+			t.Errorf("SDK header %s sent: %v", k, h)
+		}
+	}
+
+	// Azure-style: the key goes in api-key, no bearer token; the default
+	// user agent names Polly.
+	srv.Push(llmtest.Text("ok"))
+	az := newClient(t, srv.URL(), func(cfg *llm.Config) {
+		cfg.APIKey = ""
+		cfg.Headers = map[string]string{"api-key": "azure-secret"}
+	})
+	if _, err := az.Stream(context.Background(), ask("hi"), llm.Observer{}); err != nil {
+		t.Fatal(err)
+	}
+	h = srv.Last().Header
+	if h.Get("Api-Key") != "azure-secret" || h.Values("Authorization") != nil || h.Get("User-Agent") != "Polly" {
+		t.Errorf("Azure-style headers: %v", h)
+	}
+
+	// A configured Authorization replaces the bearer key (a proxy's own auth).
+	srv.Push(llmtest.Text("ok"))
+	px := newClient(t, srv.URL(), func(cfg *llm.Config) {
+		cfg.Headers = map[string]string{"Authorization": "Basic cHJveHk6cHc="}
+	})
+	if _, err := px.Stream(context.Background(), ask("hi"), llm.Observer{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Last().Header.Values("Authorization"); len(got) != 1 || got[0] != "Basic cHJveHk6cHc=" {
+		t.Errorf("Authorization = %q, want only the configured one", got)
+	}
+}
+
+// TestEndpointPaths: requests go under the base URL's path, keep its query
+// (Azure's api-version) and carry the headers on GET /models too.
+func TestEndpointPaths(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.URL.RequestURI()+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+		if r.Method == http.MethodGet {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"object":"list","data":[{"id":"gpt-4o","object":"model"}]}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer hs.Close()
+	c := newClient(t, hs.URL+"/openai/v1/?api-version=2025-04-01-preview#frag")
+	if _, err := c.Stream(context.Background(), ask("hi"), llm.Observer{}); err != nil {
+		t.Fatal(err)
+	}
+	models, err := c.ListModels(context.Background())
+	if err != nil || strings.Join(models, ",") != "gpt-4o" {
+		t.Fatalf("models = %v, err = %v", models, err)
+	}
+	want := "POST /openai/v1/chat/completions?api-version=2025-04-01-preview Bearer test-key," +
+		"GET /openai/v1/models?api-version=2025-04-01-preview Bearer test-key"
+	if got := strings.Join(seen, ","); got != want {
+		t.Errorf("requests:\n got %s\nwant %s", got, want)
+	}
+
+	// A base URL that is not http(s) fails before any request, unretried.
+	for _, bad := range []string{"localhost:11434/v1", "ftp://example.test/v1", "http://%zz"} {
+		_, err := newClient(t, bad).Stream(context.Background(), ask("hi"), llm.Observer{})
+		if e := asError(t, err, llm.KindBadRequest); !strings.Contains(e.Message, "base URL") {
+			t.Errorf("%s: error = %v", bad, e)
+		}
+	}
+}
+
+// TestHTTPErrorShapes: error bodies as providers really send them reach
+// the user as the provider's own words, in the right class.
+func TestHTTPErrorShapes(t *testing.T) {
+	cases := []struct {
+		name       string
+		fail       llmtest.Fail
+		kind       llm.Kind
+		code, typ  string
+		msg        string // the Message
+		userSees   string // in Error()
+		retried    bool
+		retryAfter time.Duration
+	}{
+		{"openai object", llmtest.Fail{Status: 400, Code: "invalid_value", Type: "invalid_request_error", Message: "Invalid value for 'temperature'"},
+			llm.KindBadRequest, "invalid_value", "invalid_request_error", "Invalid value for 'temperature'",
+			"bad_request (HTTP 400) invalid_value: Invalid value for 'temperature'", false, 0},
+		{"ollama string", llmtest.Fail{Status: 404, ContentType: "application/json", Body: `{"error":"model \"qwen9\" not found, try pulling it first"}`},
+			llm.KindBadRequest, "", "", `model "qwen9" not found, try pulling it first`,
+			`bad_request (HTTP 404): model "qwen9" not found, try pulling it first`, false, 0},
+		{"vllm object with numeric code", llmtest.Fail{Status: 400, ContentType: "application/json",
+			Body: `{"object":"error","message":"This model's maximum context length is 8192 tokens. However, you requested 9000 tokens.","type":"BadRequestError","param":null,"code":400}`},
+			llm.KindContextLength, "", "", "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens.",
+			"context_length (HTTP 400): This model's maximum", false, 0},
+		{"numeric code inside error", llmtest.Fail{Status: 400, ContentType: "application/json",
+			Body: `{"error":{"message":"prompt is too long","code":400,"type":null}}`},
+			llm.KindContextLength, "400", "", "prompt is too long", "context_length (HTTP 400) 400: prompt is too long", false, 0},
+		{"fastapi detail", llmtest.Fail{Status: 422, ContentType: "application/json", Body: `{"detail":"Field required: messages"}`},
+			llm.KindBadRequest, "", "", "Field required: messages", "bad_request (HTTP 422): Field required: messages", false, 0},
+		{"plain text", llmtest.Fail{Status: 503, ContentType: "text/plain", Body: "upstream connect error or disconnect/reset before headers\n"},
+			llm.KindServer, "", "", "unexpected response body: upstream connect error or disconnect/reset before headers",
+			"server (HTTP 503): unexpected response body: upstream connect error", true, 0},
+		{"empty body", llmtest.Fail{Status: 502, ContentType: "text/plain", Header: http.Header{"Content-Length": {"0"}}},
+			llm.KindServer, "", "", "Bad Gateway", "server (HTTP 502): Bad Gateway", true, 0},
+		{"quota", llmtest.Fail{Status: 429, Code: "insufficient_quota", Type: "insufficient_quota", Message: "You exceeded your current quota"},
+			llm.KindAuth, "insufficient_quota", "insufficient_quota", "You exceeded your current quota",
+			"auth (HTTP 429) insufficient_quota: You exceeded your current quota", false, 0},
+		{"rate limit with Retry-After", llmtest.Fail{Status: 429, RetryAfter: "0.02", Message: "Rate limit reached"},
+			llm.KindRateLimit, "rate_limit_exceeded", "rate_limit_error", "Rate limit reached",
+			"rate_limit (HTTP 429) rate_limit_exceeded: Rate limit reached", true, 20 * time.Millisecond},
+		{"forbidden", llmtest.Fail{Status: 403, Message: "Project does not have access to model gpt-5"},
+			llm.KindAuth, "", "permission_error", "Project does not have access to model gpt-5",
+			"auth (HTTP 403): Project does not have access", false, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			steps := []llmtest.Step{tc.fail}
+			if tc.retried {
+				steps = append(steps, tc.fail)
+			}
+			srv := llmtest.NewServer(t, steps...)
+			resp, err := newClient(t, srv.URL(), func(c *llm.Config) { c.MaxRetries = 1 }).
+				Stream(context.Background(), ask("hi"), llm.Observer{})
+			e := asError(t, err, tc.kind)
+			if e.Status != tc.fail.Status || e.Code != tc.code || e.Type != tc.typ || e.Message != tc.msg || e.RetryAfter != tc.retryAfter {
+				t.Errorf("error = %+v\nwant status %d code %q type %q message %q retry-after %v", e, tc.fail.Status, tc.code, tc.typ, tc.msg, tc.retryAfter)
+			}
+			if !strings.Contains(e.Error(), tc.userSees) {
+				t.Errorf("user sees %q, want it to contain %q", e.Error(), tc.userSees)
+			}
+			if want := map[bool]int{false: 1, true: 2}[tc.retried]; resp.Attempts != want || srv.Calls() != want {
+				t.Errorf("attempts=%d calls=%d, want %d", resp.Attempts, srv.Calls(), want)
+			}
+		})
+	}
+}
+
+// TestCancelBeforeTheResponse: Esc while the provider has not answered yet
+// ends the request on the wire (the server sees the client go) and the
+// call at once.
+func TestCancelBeforeTheResponse(t *testing.T) {
+	arrived, gone := make(chan struct{}), make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body) // the server notices a hang-up once the body is read
+		close(arrived)
+		select {
+		case <-r.Context().Done(): // the client hung up
+			close(gone)
+		case <-time.After(5 * time.Second):
+		}
+	}))
+	defer hs.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-arrived
+		cancel()
+	}()
+	start := time.Now()
+	resp, err := newClient(t, hs.URL+"/v1").Stream(ctx, ask("hi"), llm.Observer{})
+	e := asError(t, err, llm.KindCanceled)
+	if !errors.Is(e, context.Canceled) || resp.Attempts != 1 || time.Since(start) > 2*time.Second {
+		t.Errorf("error %v after %v, attempts %d", e, time.Since(start), resp.Attempts)
+	}
+	select {
+	case <-gone:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the server never saw the request end")
+	}
+}
+
+// TestRedirects: a redirect on the same origin is followed with the body
+// and key; one to another origin is refused before that server hears
+// anything, and not retried.
+func TestRedirects(t *testing.T) {
+	var elsewhere sync.Mutex
+	var leaked []string
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		elsewhere.Lock()
+		leaked = append(leaked, r.Header.Get("Authorization"))
+		elsewhere.Unlock()
+	}))
+	defer other.Close()
+	var hits []string
+	var bodies []int
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Messages []json.RawMessage `json:"messages"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		hits = append(hits, r.URL.Path)
+		bodies = append(bodies, len(body.Messages))
+		switch r.URL.Path {
+		case "/old/chat/completions":
+			http.Redirect(w, r, "/v1/chat/completions", http.StatusTemporaryRedirect)
+		case "/away/chat/completions":
+			http.Redirect(w, r, other.URL+"/v1/chat/completions", http.StatusTemporaryRedirect)
+		default:
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"moved\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+		}
+	}))
+	defer hs.Close()
+
+	resp, err := newClient(t, hs.URL+"/old").Stream(context.Background(), ask("hi"), llm.Observer{})
+	if err != nil || resp.Message.Content != "moved" {
+		t.Fatalf("same-origin redirect: %v, %+v", err, resp)
+	}
+	if strings.Join(hits, ",") != "/old/chat/completions,/v1/chat/completions" || bodies[1] != 2 {
+		t.Errorf("hits %v, messages per request %v: want the body sent again after the 307", hits, bodies)
+	}
+
+	resp, err = newClient(t, hs.URL+"/away").Stream(context.Background(), ask("hi"), llm.Observer{})
+	e := asError(t, err, llm.KindBadRequest)
+	if !strings.Contains(e.Error(), "another origin") || resp.Attempts != 1 {
+		t.Errorf("error = %v, attempts %d", e, resp.Attempts)
+	}
+	elsewhere.Lock()
+	defer elsewhere.Unlock()
+	if len(leaked) != 0 {
+		t.Errorf("the other origin received %d request(s) (Authorization %q)", len(leaked), leaked)
+	}
+}
+
+// TestListModelsOnTheWire: the listing carries the key, and a listing that
+// is not JSON is described, not mistaken for an empty list.
+func TestListModelsOnTheWire(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	srv.SetModels("a", "b")
+	c := newClient(t, srv.URL())
+	if got, err := c.ListModels(context.Background()); err != nil || strings.Join(got, ",") != "a,b" || srv.ModelListRequests() != 1 {
+		t.Fatalf("models %v, err %v, requests %d", got, err, srv.ModelListRequests())
+	}
+	srv.SetModelsResponse(200, "text/html", "<html><body>Sign in to the portal</body></html>")
+	_, err := c.ListModels(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "not a model list") || !strings.Contains(err.Error(), "Sign in to the portal") {
+		t.Errorf("err = %v", err)
+	}
+	srv.SetModelsResponse(401, "application/json", `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`)
+	_, err = c.ListModels(context.Background())
+	if llm.KindOf(err) != llm.KindAuth || !strings.Contains(err.Error(), "Incorrect API key provided") {
+		t.Errorf("err = %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.ListModels(ctx); llm.KindOf(err) != llm.KindCanceled {
+		t.Errorf("cancelled listing: %v", err)
 	}
 }
