@@ -40,7 +40,7 @@ type Config struct {
 	CallTimeout time.Duration // the whole call, retries and waits included
 	HTTPClient  *http.Client  // nil: a client on http.DefaultTransport
 	// Headers go with every request after Polly's own, so a configured
-	// Authorization (or Azure's api-key) replaces the Bearer key.
+	// Authorization replaces the Bearer key.
 	Headers   map[string]string
 	UserAgent string // empty: "Polly"
 }
