@@ -893,3 +893,37 @@ func TestListModelsOnTheWire(t *testing.T) {
 		t.Errorf("cancelled listing: %v", err)
 	}
 }
+
+// cannedTransport answers every request in-process with the same stream.
+type cannedTransport struct{ body []byte }
+
+func (c cannedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	r.Body.Close()
+	return &http.Response{StatusCode: http.StatusOK, Request: r, Header: http.Header{"Content-Type": {"text/event-stream"}},
+		Body: io.NopCloser(strings.NewReader(string(c.body)))}, nil
+}
+
+// BenchmarkCallOverhead is the client's own cost of one call — the
+// request, its headers, the response and a three-chunk reply — without a
+// server or a socket, which BenchmarkStream's numbers are mostly made of.
+func BenchmarkCallOverhead(b *testing.B) {
+	var body strings.Builder
+	for _, part := range []string{"Hello", ", ", "world"} {
+		fmt.Fprintf(&body, "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%q}}]}\n\n", part)
+	}
+	body.WriteString("data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	c := newClient(b, "http://127.0.0.1:1/v1", func(cfg *llm.Config) {
+		cfg.HTTPClient = &http.Client{Transport: cannedTransport{body: []byte(body.String())}}
+		cfg.Headers = map[string]string{"X-Title": "Polly"}
+	})
+	req := ask("bench")
+	req.Cache = llm.NewWireCache()
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := c.Stream(context.Background(), req, llm.Observer{})
+		if err != nil || resp.Message.Content != "Hello, world" {
+			b.Fatalf("Stream: %v (%q)", err, resp.Message.Content)
+		}
+	}
+}
