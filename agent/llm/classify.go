@@ -27,7 +27,8 @@ func classify(err error, began bool) *Error {
 	if errors.As(err, &se) {
 		return fromStreamEvent(se)
 	}
-	if errors.Is(err, errOffOrigin) {
+	var off *offOriginError
+	if errors.As(err, &off) {
 		return &Error{Kind: KindBadRequest, Err: err,
 			Message: "the server redirected to another origin; Polly does not follow it with your key: " + err.Error()}
 	}

@@ -3,7 +3,6 @@ package llm
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -31,10 +30,12 @@ type endpoint struct {
 // maxErrorBody bounds how much of an error response is read to describe it.
 const maxErrorBody = 64 << 10
 
-// errOffOrigin marks a redirect away from the base URL's scheme, host and
+// offOriginError is a redirect away from the base URL's scheme, host and
 // port: following it would hand the key and the conversation to another
 // server, so it is refused.
-var errOffOrigin = errors.New("redirect to another origin refused")
+type offOriginError struct{ to string }
+
+func (e *offOriginError) Error() string { return "redirect to another origin refused: " + e.to }
 
 func newEndpoint(cfg Config) endpoint {
 	var ep endpoint
@@ -66,13 +67,13 @@ func newEndpoint(cfg Config) endpoint {
 	next := hc.CheckRedirect
 	hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if !sameOrigin(req.URL, via[0].URL) {
-			return fmt.Errorf("%w: %s", errOffOrigin, req.URL.Redacted())
+			return &offOriginError{to: req.URL.Redacted()}
 		}
 		if next != nil {
 			return next(req, via)
 		}
 		if len(via) >= 10 {
-			return errors.New("stopped after 10 redirects")
+			return fmt.Errorf("stopped after %d redirects", len(via))
 		}
 		return nil
 	}
