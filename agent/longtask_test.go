@@ -2,15 +2,20 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"polly/agent/llmtest"
 	"polly/memory/chat"
+	"polly/memory/task"
+	"polly/memory/window"
 	"polly/tools"
 )
 
@@ -279,4 +284,469 @@ func TestHundredCallTaskBudget(t *testing.T) {
 	if st.maxCtx > 45000 {
 		t.Fatalf("peak context %d tokens > 45k", st.maxCtx)
 	}
+}
+
+// planWorker scripts a model that works through a task of `calls` tool
+// calls: it sets a plan of `steps` steps with task_plan, advances it evenly
+// (one step done, the next in progress), reads files in between, and
+// answers when done. It remembers the plan it last set, so a test can
+// compare every request's task block with the live plan. Summarizer
+// requests go to onSummary.
+type planWorker struct {
+	calls, steps int
+	readArgs     func(n int) string // arguments of the n-th read_file call
+	text         func(n int) string // reply text of the n-th call ("" : terse)
+	onSummary    func(r llmtest.Request) llmtest.Step
+	pauses       []int // after this many calls, ask the user a question (ends the run)
+
+	mu       sync.Mutex
+	done     int
+	plan     []tools.PlanStep
+	expected map[int]string // request index → the live plan it must carry ("" before the first call)
+	doneAt   map[int]int    // request index → calls (and items) the model had made when it arrived
+	askedAt  map[int]int    // request index → questions asked (follow-ups answered) before it
+	asked    int
+	index    int // requests seen (summarizer ones included)
+	final    string
+}
+
+func (w *planWorker) planText() string {
+	steps := make([]task.Step, len(w.plan))
+	for i, s := range w.plan {
+		steps[i] = task.Step{Title: s.Title, Status: task.Status(s.Status)}
+	}
+	return task.PlanText(steps)
+}
+
+// stepAt is the plan step the n-th call belongs to.
+func (w *planWorker) stepAt(n int) int { return min(w.steps-1, (n-1)*w.steps/w.calls) }
+
+func (w *planWorker) step(r llmtest.Request) llmtest.Step {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	i := w.index
+	w.index++
+	if isSummarizer(r) {
+		return w.onSummary(r)
+	}
+	if w.expected == nil {
+		w.expected, w.doneAt, w.askedAt = map[int]string{}, map[int]int{}, map[int]int{}
+	}
+	w.doneAt[i], w.askedAt[i] = w.done, w.asked
+	if w.done > 0 {
+		w.expected[i] = w.planText()
+	}
+	if w.done >= w.calls {
+		return llmtest.Text(w.final)
+	}
+	if len(w.pauses) > 0 && w.done == w.pauses[0] {
+		w.pauses = w.pauses[1:]
+		w.asked++
+		return llmtest.Text(fmt.Sprintf("I have done %d calls. Should I go on the same way?", w.done))
+	}
+	w.done++
+	n := w.done
+	text := ""
+	if w.text != nil {
+		text = w.text(n)
+	}
+	// Call 1 sets the plan; the first call of each later step moves it on.
+	if n == 1 || w.stepAt(n) != w.stepAt(n-1) {
+		cur := w.stepAt(n)
+		w.plan = make([]tools.PlanStep, w.steps)
+		for k := range w.plan {
+			status := "todo"
+			switch {
+			case k < cur:
+				status = "done"
+			case k == cur:
+				status = "in_progress"
+			}
+			w.plan[k] = tools.PlanStep{Title: fmt.Sprintf("STEP-%c check part %d", 'A'+k, k+1), Status: status}
+		}
+		args, _ := json.Marshal(map[string]any{"steps": w.plan})
+		return llmtest.Reply{Text: text, ToolCalls: []llmtest.ToolCall{{Name: "task_plan", Args: string(args)}}}
+	}
+	return llmtest.Reply{Text: text, ToolCalls: []llmtest.ToolCall{{Name: "read_file", Args: w.readArgs(n)}}}
+}
+
+// itemsBefore is how many calls the model had made when request i came.
+func (w *planWorker) itemsBefore(i int) int { return w.doneAt[i] }
+
+// expectedFollowUps is how many follow-ups the user had given by request i.
+func (w *planWorker) expectedFollowUps(i int) int { return w.askedAt[i] }
+
+// blockPlan is the plan a task block shows.
+func blockPlan(block string) string {
+	_, rest, ok := strings.Cut(block, "Plan (live statuses):\n")
+	if !ok {
+		return ""
+	}
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(rest, "\n") {
+		if !strings.HasPrefix(l, "Current step") && !strings.HasPrefix(l, "Every step") && len(l) > 0 && l[0] >= '0' && l[0] <= '9' {
+			b.WriteString(l)
+			continue
+		}
+		break
+	}
+	return b.String()
+}
+
+// checkBlocks asserts what the issue asks of every request the server got
+// after the first tool call: exactly one task block, last, whose plan is
+// the live plan; no stale copy of the task state anywhere.
+func checkBlocks(t *testing.T, reqs []llmtest.Request, w *planWorker) int {
+	t.Helper()
+	checked := 0
+	for i, r := range reqs {
+		if isSummarizer(r) {
+			continue
+		}
+		want, after := w.expected[i]
+		for _, m := range r.Messages {
+			if strings.Contains(m.Content, "[ACTIVE TASK") || strings.Contains(m.Content, "[TASK ANCHOR") {
+				t.Fatalf("request %d carries a stored task copy: %.100q", i, m.Content)
+			}
+		}
+		blocks := r.TaskBlocks()
+		if !after {
+			if len(blocks) != 0 {
+				t.Fatalf("request %d: a task block before the first tool call", i)
+			}
+			continue
+		}
+		if len(blocks) != 1 || !llmtest.IsTaskBlock(r.LastMessage()) {
+			t.Fatalf("request %d: %d task blocks (last message %.60q)", i, len(blocks), r.LastMessage().Content)
+		}
+		if got := blockPlan(blocks[0].Content); got != want {
+			t.Fatalf("request %d: the block's plan\n%s\nis not the live plan\n%s", i, got, want)
+		}
+		checked++
+	}
+	return checked
+}
+
+// Issue 12 #1 (small): one live task block per request, rebuilt from the
+// task state, with the live plan; nothing of it is stored in the history.
+func TestTaskBlockOnTheWire(t *testing.T) {
+	h := newHarness(t)
+	os.WriteFile(filepath.Join(h.dir, "a.txt"), []byte("alpha\n"), 0o644)
+	w := &planWorker{calls: 23, steps: 4, final: "all parts checked", readArgs: func(int) string { return `{"path":"a.txt"}` }}
+	h.srv.Serve(w.step)
+	out, err := h.send(context.Background(), "Check the four parts of a.txt.")
+	if err != nil || out.ToolCalls != 23 {
+		t.Fatalf("out=%+v err=%v", out, err)
+	}
+	if n := checkBlocks(t, h.srv.Requests(), w); n != 23 {
+		t.Fatalf("%d requests checked, want 23", n)
+	}
+	last := h.srv.Last().LastMessage().Content
+	for _, want := range []string{"[TASK — anchor #4 —", "Original request:\nCheck the four parts of a.txt.", "Files read: a.txt", "Tool calls so far: 23."} {
+		if !strings.Contains(last, want) {
+			t.Fatalf("the last block lacks %q:\n%s", want, last)
+		}
+	}
+	// The anchor event still says when the number advances: every 5 calls.
+	var at []int
+	for _, a := range eventsOf[AnchorInjected](h) {
+		at = append(at, a.ToolCalls)
+	}
+	if fmt.Sprint(at) != "[5 10 15 20]" {
+		t.Fatalf("anchor events at %v", at)
+	}
+	// No copy of the task state was written into the stored history.
+	stored, err := h.store.Messages(context.Background(), h.session.ID(), "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range stored {
+		if m.Kind != chat.KindNormal || strings.Contains(m.Content, "[TASK —") {
+			t.Fatalf("stored harness message %q: %.80q", m.Kind, m.Content)
+		}
+	}
+}
+
+// Issue 12 #2: a new task after a finished one starts clean — none of the
+// old task's block or summary is sent as current, its summary is not
+// merged — and a follow-up naming the new task's file reopens it.
+func TestNewTaskStartsClean(t *testing.T) {
+	h := newHarness(t)
+	h.deps.Context = window.Settings{SummarizeAt: 6000, KeepRecent: 4, StaleAfter: 100}
+	writeBig(t, h.dir, 5000)
+	os.WriteFile(filepath.Join(h.dir, "poem.txt"), []byte("leaves\n"), 0o644)
+	summary := func(marker string) func() llmtest.Step {
+		return func() llmtest.Step {
+			return llmtest.Text("## CURRENT TASK\n" + marker + "\n## COMPLETED SO FAR\n- read parts\n## IN PROGRESS / NEXT\n- more\n## KEY FACTS\n- big.txt is big\n## BLOCKED / ISSUES\nnone")
+		}
+	}
+	loop := readLoop(8, summary("OLD-TASK-SUMMARY"))
+	h.srv.Serve(func(r llmtest.Request) llmtest.Step { return loop(r) })
+	if _, err := h.send(context.Background(), "Read big.txt eight times and report its size."); err != nil {
+		t.Fatal(err)
+	}
+	if len(eventsOf[SummaryFinished](h)) == 0 {
+		t.Fatal("the first task made no summary")
+	}
+	first := h.srv.Calls()
+
+	loop = readLoop(8, summary("NEW-TASK-SUMMARY"))
+	if _, err := h.send(context.Background(), "Write a haiku about autumn into poem.txt."); err != nil {
+		t.Fatal(err)
+	}
+	reqs := h.srv.Requests()[first:]
+	sums := 0
+	for i, r := range reqs {
+		for _, m := range r.Messages {
+			if strings.Contains(m.Content, "OLD-TASK-SUMMARY") {
+				t.Fatalf("request %d of the new task carries the old summary", i)
+			}
+		}
+		if isSummarizer(r) {
+			sums++
+			if sums == 1 && !strings.Contains(r.LastMessage().Content, "(none: this is the first summary of this task)") {
+				t.Fatal("the new task's first summary merged a previous one")
+			}
+			continue
+		}
+		for _, b := range r.TaskBlocks() {
+			if !strings.Contains(b.Content, "Original request:\nWrite a haiku about autumn into poem.txt.") ||
+				!strings.Contains(b.Content, "Previous task: Read big.txt eight times and report its size. (done)") ||
+				strings.Contains(b.Content, "Read big.txt eight times and report its size.\n") {
+				t.Fatalf("request %d: block\n%s", i, b.Content)
+			}
+		}
+	}
+	if sums == 0 {
+		for _, e := range eventsOf[SummaryFinished](h) {
+			t.Logf("%+v", e.Why)
+		}
+		for _, e := range eventsOf[Usage](h) {
+			t.Logf("%d", e.ContextTokens)
+		}
+		t.Fatal("the new task made no summary")
+	}
+
+	// A follow-up about the finished task's file reopens it.
+	before := h.srv.Calls()
+	h.srv.Serve(nil)
+	h.srv.Push(llmtest.Call("read_file", `{"path":"poem.txt"}`), llmtest.Text("checked"))
+	if _, err := h.send(context.Background(), "also check poem.txt again"); err != nil {
+		t.Fatal(err)
+	}
+	blocks := h.srv.Requests()[before+1].TaskBlocks()
+	if len(blocks) != 1 || !strings.Contains(blocks[0].Content, "Original request:\nWrite a haiku about autumn into poem.txt.") ||
+		!strings.Contains(blocks[0].Content, "Follow-up 1 from the user:\nalso check poem.txt again") {
+		t.Fatalf("the follow-up did not reopen the task: %+v", blocks)
+	}
+}
+
+// Issue 12 #1: a 300-call task through the real loop and the fake server,
+// asserted on what the server received and what is on disk:
+//   - every request after the first tool call carries exactly one task
+//     block, last, whose plan is the live plan;
+//   - after every summary the whole original request (5,700 characters,
+//     a marker at its end) and every follow-up given so far are sent;
+//   - the summaries, written with bold labels, are accepted as written;
+//   - the summarizer requests cover every replaced message (no reply of
+//     the model is ever lost: it is in the request or was summarized);
+//   - before each summarizer request the checkpoint on disk was rewritten
+//     with the state of that moment.
+func TestThreeHundredCallTaskOnTheWire(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long task")
+	}
+	h := newHarness(t)
+	h.deps.MaxTurns = 0
+	writeSrc(t, h.dir, 40)
+
+	var req strings.Builder
+	req.WriteString("Audit every Go file under src/ for error handling. Requirements:\n")
+	for i := 1; req.Len() < 5650; i++ {
+		fmt.Fprintf(&req, "%d. Check that each returned error in the handlers is wrapped with context using %%w and logged once at the boundary.\n", i)
+	}
+	req.WriteString("END-OF-REQUEST-MARKER-7731")
+	request := req.String()
+	followUps := []string{"FOLLOW-UP-ONE: also note every handler that ignores an error entirely.", "FOLLOW-UP-TWO: write the report as a table, one row per file."}
+
+	cp := task.Path(h.deps.StateDir, "default")
+	var mu sync.Mutex
+	var cpErrs []string
+	var sumReqs []int // request index of each summarizer request
+	summaries := 0
+	var w *planWorker
+	w = &planWorker{calls: 300, steps: 6, final: "Audit report written.", pauses: []int{100, 200},
+		text:     func(n int) string { return fmt.Sprintf("ITEM-%d ", n) + narrate(1100)(n) },
+		readArgs: func(n int) string { return fmt.Sprintf(`{"path":"src/f%02d.go"}`, n%40) },
+		onSummary: func(r llmtest.Request) llmtest.Step {
+			// w.mu is held: w.done is the count of calls made so far.
+			mu.Lock()
+			defer mu.Unlock()
+			sumReqs = append(sumReqs, w.index-1)
+			b, err := os.ReadFile(cp)
+			switch {
+			case err != nil:
+				cpErrs = append(cpErrs, err.Error())
+			case !strings.Contains(string(b), "_Written by Polly (summary) at") ||
+				!strings.Contains(string(b), fmt.Sprintf("- Tool calls: %d\n", w.done)) ||
+				!strings.Contains(string(b), "END-OF-REQUEST-MARKER-7731") ||
+				!strings.Contains(string(b), w.planText()):
+				cpErrs = append(cpErrs, fmt.Sprintf("summary at call %d: checkpoint on disk is not this moment's:\n%.400s", w.done, b))
+			}
+			summaries++
+			// A stale status on purpose: the check must correct it.
+			return llmtest.Text(boldSummary(fmt.Sprintf("audited up to ITEM-%d; STEP-A check part 1 [IN PROGRESS]", w.done)))
+		}}
+	h.srv.Serve(w.step)
+
+	for i, msg := range append([]string{request}, followUps...) {
+		out, err := h.send(context.Background(), msg)
+		if err != nil {
+			t.Fatalf("send %d: out=%+v err=%v", i, out, err)
+		}
+	}
+	if w.done != 300 {
+		t.Fatalf("%d tool calls made", w.done)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(cpErrs) > 0 {
+		t.Fatal(cpErrs[0])
+	}
+	if summaries < 5 {
+		t.Fatalf("%d summaries, want ≥ 5", summaries)
+	}
+
+	reqs := h.srv.Requests()
+	if n := checkBlocks(t, reqs, w); n < 300 {
+		t.Fatalf("%d requests checked", n)
+	}
+	covered := map[int]bool{} // items some summarizer request carried
+	peak, afterSummary := 0, 0
+	for i, r := range reqs {
+		if !checkCovered(t, i, r, w, covered) {
+			continue
+		}
+		peak = max(peak, len(r.Raw)/4)
+		all := strings.Builder{}
+		for _, m := range r.Messages {
+			all.WriteString(m.Content + "\n")
+		}
+		if len(sumReqs) > 0 && i > sumReqs[0] {
+			afterSummary++
+			text := all.String()
+			if !strings.Contains(text, request) {
+				t.Fatalf("request %d after a summary lacks the whole original request", i)
+			}
+			for k, f := range followUps {
+				if w.expectedFollowUps(i) > k && !strings.Contains(text, f) {
+					t.Fatalf("request %d after a summary lacks follow-up %d", i, k+1)
+				}
+			}
+			for _, m := range r.Messages {
+				if strings.HasPrefix(m.Content, "[CONTEXT SUMMARY #") {
+					if !strings.Contains(m.Content, "## COMPLETED SO FAR\naudited up to ITEM-") || strings.Contains(m.Content, "KEY FACTS\n(Heuristic") {
+						t.Fatalf("request %d: the bold-label summary was not accepted as written:\n%.500s", i, m.Content)
+					}
+					// The summarizer wrote STEP-A as in progress; once it is done
+					// the check corrects the status to the live one.
+					var upTo int
+					fmt.Sscanf(m.Content[strings.Index(m.Content, "audited up to ITEM-")+len("audited up to ITEM-"):], "%d", &upTo)
+					if upTo > 60 && !strings.Contains(m.Content, "STEP-A check part 1 [DONE]") {
+						t.Fatalf("request %d: the summary at call %d keeps a stale status:\n%.600s", i, upTo, m.Content)
+					}
+				}
+			}
+		}
+	}
+	for _, s := range eventsOf[SummaryFinished](h) {
+		if s.Accepted && s.Heuristic {
+			t.Fatalf("a summary fell back to the heuristic: %s", s.Why)
+		}
+	}
+	t.Logf("300 calls: %d requests (%d after the first summary), %d summaries, peak ≈%d tokens", len(reqs), afterSummary, summaries, peak)
+}
+
+var itemRe = regexp.MustCompile(`ITEM-(\d+) `)
+
+// checkCovered keeps the invariant "no reply of the model is lost": every
+// item the model wrote before request i is in that request, or some
+// summarizer request before it carried it. Summarizer requests add to
+// covered; it reports whether r is a main request.
+func checkCovered(t *testing.T, i int, r llmtest.Request, w *planWorker, covered map[int]bool) bool {
+	t.Helper()
+	items := func(s string) []int {
+		var out []int
+		for _, m := range itemRe.FindAllStringSubmatch(s, -1) {
+			n, _ := strconv.Atoi(m[1])
+			out = append(out, n)
+		}
+		return out
+	}
+	if isSummarizer(r) {
+		for _, n := range items(r.LastMessage().Content) {
+			covered[n] = true
+		}
+		return false
+	}
+	raw := map[int]bool{}
+	for _, m := range r.Messages {
+		if m.Role == "assistant" {
+			for _, n := range items(m.Content) {
+				raw[n] = true
+			}
+		}
+	}
+	for n := 1; n <= w.itemsBefore(i); n++ {
+		if !raw[n] && !covered[n] {
+			t.Fatalf("request %d: ITEM-%d is neither sent nor summarized", i, n)
+		}
+	}
+	return true
+}
+
+// Issue 12 (summaries): when the replaced messages do not fit one
+// summarizer call they are summarized in parts, each part merging the
+// summary of the parts before it, and together the parts cover every
+// replaced message.
+func TestSummaryInPartsCoversEverything(t *testing.T) {
+	h := newHarness(t)
+	h.deps.MaxTurns = 0
+	// A small window: the transcript budget of one summarizer call is
+	// ~15k characters, less than what a summary replaces.
+	h.deps.Model = Model{Name: "small-model", ContextWindow: 12000}
+	h.deps.Context = window.Settings{KeepRecent: 4}
+	writeSrc(t, h.dir, 40)
+	parts := 0
+	var w *planWorker
+	w = &planWorker{calls: 60, steps: 3, final: "done",
+		text:     func(n int) string { return fmt.Sprintf("ITEM-%d ", n) + narrate(1500)(n) },
+		readArgs: func(n int) string { return fmt.Sprintf(`{"path":"src/f%02d.go","limit":20}`, n%40) },
+		onSummary: func(r llmtest.Request) llmtest.Step {
+			p := r.LastMessage().Content
+			if strings.Contains(p, "— part 2 of ") {
+				parts++
+				if !strings.Contains(p, "PART-SUMMARY-") {
+					return llmtest.Fail{Status: 500, Message: "part 2 did not get the summary of part 1"}
+				}
+			}
+			return llmtest.Text(boldSummary(fmt.Sprintf("PART-SUMMARY-%d", w.index)))
+		}}
+	h.srv.Serve(w.step)
+	if out, err := h.send(context.Background(), "Audit src/ quickly."); err != nil || out.ToolCalls != 60 {
+		t.Fatalf("out=%+v err=%v", out, err)
+	}
+	if parts == 0 {
+		t.Fatal("no summary needed a second part")
+	}
+	covered := map[int]bool{}
+	for i, r := range h.srv.Requests() {
+		checkCovered(t, i, r, w, covered)
+	}
+	for _, s := range eventsOf[SummaryFinished](h) {
+		if s.Heuristic {
+			t.Fatalf("heuristic summary: %s", s.Why)
+		}
+	}
+	t.Logf("%d summaries had a second part", parts)
 }

@@ -55,23 +55,7 @@ func BenchmarkStreamedToken(b *testing.B) {
 		b.Run(fmt.Sprintf("prior=%d", n), func(b *testing.B) {
 			h := newHarness(b, harnessOpts{w: 120, h: 40})
 			fill(h, n)
-			d := hdr("default")
-			words := strings.Fields("the parser fails because parse returns nil where callers expect a node so I will change it and run the tests again")
-			i := 0
-			b.ReportAllocs()
-			for b.Loop() {
-				text := words[i%len(words)] + " "
-				if i%16 == 15 {
-					text += "\n\n" // a paragraph ends: it settles and is rendered once
-				}
-				h.m.Update(eventsMsg{items: []any{agent.TextDelta{Header: d, Text: text}}})
-				h.m.Update(frameMsg{})
-				_ = h.m.View()
-				i++
-				if i%400 == 0 { // the message ends; the next one starts
-					h.m.Update(eventsMsg{items: []any{agent.MessageDone{Header: d, Message: chat.Message{Role: chat.Assistant, Content: h.m.current().tr.text.text}}}})
-				}
-			}
+			streamWords(b, h, 400) // the message ends every 400 words; the next one starts
 		})
 	}
 }
@@ -114,23 +98,31 @@ func BenchmarkStreamedTokenReplyLength(b *testing.B) {
 		b.Run(fmt.Sprintf("reply=%dKB", size>>10), func(b *testing.B) {
 			h := newHarness(b, harnessOpts{w: 120, h: 40})
 			fill(h, 10)
-			d := hdr("default")
-			h.m.Update(eventsMsg{items: []any{agent.TextDelta{Header: d, Text: replyOf(size)}}})
+			h.m.Update(eventsMsg{items: []any{agent.TextDelta{Header: hdr("default"), Text: replyOf(size)}}})
 			h.m.Update(frameMsg{})
 			_ = h.m.View()
-			words := strings.Fields("the parser fails because parse returns nil where callers expect a node so I will change it")
-			i := 0
-			b.ReportAllocs()
-			for b.Loop() {
-				text := words[i%len(words)] + " "
-				if i%16 == 15 {
-					text += "\n\n"
-				}
-				h.m.Update(eventsMsg{items: []any{agent.TextDelta{Header: d, Text: text}}})
-				h.m.Update(frameMsg{})
-				_ = h.m.View()
-				i++
-			}
+			streamWords(b, h, 0)
 		})
+	}
+}
+
+// streamWords streams one word a b.Loop round — its batch through Update,
+// the frame that publishes it and the View — with a paragraph's end every
+// 16 words, and, if endEvery > 0, the message's end every endEvery words.
+func streamWords(b *testing.B, h *harness, endEvery int) {
+	d := hdr("default")
+	words := strings.Fields("the parser fails because parse returns nil where callers expect a node so I will change it and run the tests again")
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		text := words[i%len(words)] + " "
+		if i%16 == 15 {
+			text += "\n\n" // a paragraph ends: it settles and is rendered once
+		}
+		h.m.Update(eventsMsg{items: []any{agent.TextDelta{Header: d, Text: text}}})
+		h.m.Update(frameMsg{})
+		_ = h.m.View()
+		if endEvery > 0 && (i+1)%endEvery == 0 {
+			h.m.Update(eventsMsg{items: []any{agent.MessageDone{Header: d, Message: chat.Message{Role: chat.Assistant, Content: h.m.current().tr.text.text}}}})
+		}
 	}
 }

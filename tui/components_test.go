@@ -255,3 +255,25 @@ func TestThemeChangeReachesThePanel(t *testing.T) {
 		t.Error("the text changed, not only its colours")
 	}
 }
+
+// The list panels (sessions, rewind) take a theme change and close on esc
+// through the rowList they share.
+func TestListPanelsTakeTheThemeAndEsc(t *testing.T) {
+	dark, light := look{th: newTheme(true, false)}, look{th: newTheme(false, false)}
+	sessions := newSessionsPanel(dark, 1, func() ([]store.SessionSummary, error) {
+		return []store.SessionSummary{{Session: store.Session{ID: "aaaa", Title: "first"}}}, nil
+	}, "", nil)
+	rewind := newRewindPanel(dark, 1, func() ([]agent.TurnInfo, error) { return []agent.TurnInfo{{Number: 1}}, nil })
+	for name, p := range map[string]panel{"sessions": sessions, "rewind": rewind} {
+		p.SetSize(100, 10)
+		p, _ = p.Update(p.Init()())
+		before := p.View()
+		p, _ = p.Update(lookMsg{look: light})
+		if after := p.View(); after == before || ansi.Strip(after) != ansi.Strip(before) {
+			t.Errorf("%s: the theme change did not recolour the same text:\n%q\n%q", name, before, after)
+		}
+		if next, _ := p.Update(keyMsg("esc")); next != nil {
+			t.Errorf("%s: esc did not close the panel", name)
+		}
+	}
+}

@@ -19,25 +19,18 @@ func kindsOf(t *testing.T, lang string, lines ...string) []string {
 	sc := scanner{lang: lg}
 	var out []string
 	for _, l := range lines {
-		toks := sc.line(l)
-		if got := joinTokens(toks); got != l {
-			t.Fatalf("%s: tokens %q do not rebuild the line %q", lang, got, l)
-		}
-		for _, tk := range toks {
+		var rebuilt strings.Builder
+		for _, tk := range sc.line(l) {
+			rebuilt.WriteString(tk.text)
 			if tk.kind != tkPlain {
 				out = append(out, names[tk.kind]+":"+tk.text)
 			}
 		}
+		if rebuilt.String() != l {
+			t.Fatalf("%s: the tokens rebuild %q, not the line %q", lang, rebuilt.String(), l)
+		}
 	}
 	return out
-}
-
-func joinTokens(toks []token) string {
-	var b strings.Builder
-	for _, t := range toks {
-		b.WriteString(t.text)
-	}
-	return b.String()
 }
 
 func TestHighlightLanguages(t *testing.T) {

@@ -327,9 +327,10 @@ func (t *textPanel) FullHelp() [][]key.Binding {
 	return [][]key.Binding{{t.keys.Scroll, t.keys.Page, t.keys.Ends, t.keys.Close}}
 }
 
-// rowList is what the list panels (sessions, rewind) share: rows read in a
-// Cmd, the selection, the read's error and the panel's size.
+// rowList is what the list panels (sessions, rewind) share: the styles,
+// rows read in a Cmd, the selection, the read's error and the panel's size.
 type rowList[T any] struct {
+	look
 	seq  int // the opening this list belongs to; older reads are dropped
 	read func() ([]T, error)
 	rows []T
@@ -358,8 +359,9 @@ func (l *rowList[T]) Init() tea.Cmd {
 }
 
 // update handles what every list panel handles alike — its rows arriving,
-// the wheel and the choose keys — and says whether msg was one of those.
-func (l *rowList[T]) update(msg tea.Msg, choose key.Binding) bool {
+// a theme change, the wheel, the choose keys and esc — and says whether
+// msg was one of those, and whether it closes the panel.
+func (l *rowList[T]) update(msg tea.Msg, keys listKeys) (handled, closed bool) {
 	switch msg := msg.(type) {
 	case rowsMsg[T]:
 		if msg.seq == l.seq {
@@ -368,19 +370,25 @@ func (l *rowList[T]) update(msg tea.Msg, choose key.Binding) bool {
 				l.err = msg.err.Error()
 			}
 		}
-		return true
+		return true, false
+	case lookMsg:
+		l.look = msg.look
+		return true, false
 	case tea.MouseWheelMsg:
 		if k, ok := wheelKey(msg); ok {
 			l.sel = moveSelection(l.sel, len(l.rows), k)
 		}
-		return true
+		return true, false
 	case tea.KeyPressMsg:
-		if key.Matches(msg, choose) {
+		switch {
+		case key.Matches(msg, keys.Close):
+			return true, true
+		case key.Matches(msg, keys.Choose):
 			l.sel = moveSelection(l.sel, len(l.rows), msg.String())
-			return true
+			return true, false
 		}
 	}
-	return false
+	return false, false
 }
 
 // selected is the chosen row, if there is one.

@@ -20,7 +20,6 @@ const opUndo = opLoad
 // back to how they were before the chosen turn, c also forks the
 // conversation there.
 type rewindPanel struct {
-	look
 	rowList[agent.TurnInfo]
 	keys rewindKeys
 }
@@ -63,33 +62,29 @@ func (m *Model) listTurns() func() ([]agent.TurnInfo, error) {
 }
 
 func newRewindPanel(lk look, seq int, turns func() ([]agent.TurnInfo, error)) *rewindPanel {
-	return &rewindPanel{look: lk, rowList: rowList[agent.TurnInfo]{seq: seq, read: turns}, keys: newRewindKeys()}
+	return &rewindPanel{rowList: rowList[agent.TurnInfo]{look: lk, seq: seq, read: turns}, keys: newRewindKeys()}
 }
 
 func (p *rewindPanel) ShortHelp() []key.Binding  { return p.keys.ShortHelp() }
 func (p *rewindPanel) FullHelp() [][]key.Binding { return p.keys.FullHelp() }
 
 func (p *rewindPanel) Update(msg tea.Msg) (panel, tea.Cmd) {
-	if p.update(msg, p.keys.Choose) {
+	handled, closed := p.update(msg, p.keys.listKeys)
+	switch {
+	case closed:
+		return nil, nil
+	case handled:
 		if msg, ok := msg.(rowsMsg[agent.TurnInfo]); ok && msg.seq == p.seq {
 			p.sel = max(0, len(p.rows)-1) // the latest turn first
 		}
 		return p, nil
 	}
-	switch msg := msg.(type) {
-	case lookMsg:
-		p.look = msg.look
-	case tea.KeyPressMsg:
-		switch {
-		case key.Matches(msg, p.keys.Close):
-			return nil, nil
-		case key.Matches(msg, p.keys.Files, p.keys.Fork):
-			row, ok := p.selected()
-			if !ok {
-				return p, nil
-			}
-			return nil, msgCmd(rewindMsg{keep: row.Number - 1, fork: key.Matches(msg, p.keys.Fork)})
+	if msg, ok := msg.(tea.KeyPressMsg); ok && key.Matches(msg, p.keys.Files, p.keys.Fork) {
+		row, ok := p.selected()
+		if !ok {
+			return p, nil
 		}
+		return nil, msgCmd(rewindMsg{keep: row.Number - 1, fork: key.Matches(msg, p.keys.Fork)})
 	}
 	return p, nil
 }

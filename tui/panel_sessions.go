@@ -11,7 +11,6 @@ import (
 
 // sessionsPanel lists this directory's sessions; Enter resumes one.
 type sessionsPanel struct {
-	look
 	rowList[store.SessionSummary]
 	keys    sessionsKeys
 	current string            // the session on screen, marked *
@@ -44,23 +43,22 @@ func (m *Model) listSessions() func() ([]store.SessionSummary, error) {
 }
 
 func newSessionsPanel(lk look, seq int, list func() ([]store.SessionSummary, error), current string, names map[string]string) *sessionsPanel {
-	return &sessionsPanel{look: lk, rowList: rowList[store.SessionSummary]{seq: seq, read: list}, keys: newSessionsKeys(), current: current, names: names}
+	return &sessionsPanel{rowList: rowList[store.SessionSummary]{look: lk, seq: seq, read: list}, keys: newSessionsKeys(), current: current, names: names}
 }
 
 func (p *sessionsPanel) ShortHelp() []key.Binding  { return p.keys.ShortHelp() }
 func (p *sessionsPanel) FullHelp() [][]key.Binding { return p.keys.FullHelp() }
 
 func (p *sessionsPanel) Update(msg tea.Msg) (panel, tea.Cmd) {
-	if p.update(msg, p.keys.Choose) {
+	handled, closed := p.update(msg, p.keys.listKeys)
+	switch {
+	case closed:
+		return nil, nil
+	case handled:
 		return p, nil
 	}
-	switch msg := msg.(type) {
-	case lookMsg:
-		p.look = msg.look
-	case tea.KeyPressMsg:
+	if msg, ok := msg.(tea.KeyPressMsg); ok {
 		switch {
-		case key.Matches(msg, p.keys.Close):
-			return nil, nil
 		case key.Matches(msg, p.keys.Resume):
 			if row, ok := p.selected(); ok {
 				return p, msgCmd(resumeSessionMsg{id: row.ID})

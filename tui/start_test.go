@@ -1,12 +1,14 @@
 package tui
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -160,50 +162,146 @@ func TestOpenFailureShowsAndLosesNothing(t *testing.T) {
 func TestRunOpenFailurePrintsUnsentInput(t *testing.T) {
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
 	srv := llmtest.NewServer(t)
-	dir, home := t.TempDir(), t.TempDir()
-	env := map[string]string{"OPENAI_BASE_URL": srv.URL(), "OPENAI_API_KEY": "k", "NO_COLOR": "1",
-		"POLLY_WORKSPACE": filepath.Join(t.TempDir(), "ws")}
-	getenv := func(k string) string { return env[k] }
-	cfg, err := config.Load(config.LoadOptions{ProjectDir: dir, Home: home, Getenv: getenv})
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, typing := io.Pipe()
-	defer typing.Close()
-	screen := &lockedBuffer{}
-	done := make(chan error, 1)
-	go func() {
-		done <- run(context.Background(), cli.TUIStart{
-			App:   app.Options{Config: cfg, ProjectDir: dir, Template: os.DirFS("../.agent-template")},
-			Stdin: keys, Stdout: screen, Getenv: getenv, Environ: []string{"TERM=xterm-256color"},
-		}, tea.WithWindowSize(100, 30))
-	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(ansi.Strip(screen.String()), "could not open its session") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no error on screen:\n%q", screen.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if _, err := typing.Write([]byte("keep me\r")); err != nil {
-		t.Fatal(err)
-	}
+	r := startOnPipe(t, map[string]string{"OPENAI_BASE_URL": srv.URL(), "OPENAI_API_KEY": "k", "NO_COLOR": "1",
+		"POLLY_WORKSPACE": filepath.Join(t.TempDir(), "ws")}, []string{"TERM=xterm-256color"}, 100, 30)
+	r.waitFor(t, "could not open its session")
+	r.typeKeys(t, "keep me\r")
 	time.Sleep(100 * time.Millisecond)
-	if _, err := typing.Write([]byte{0x03}); err != nil {
-		t.Fatal(err)
+	if err := r.quit(t); err == nil || !strings.Contains(err.Error(), "TMPDIR") {
+		t.Errorf("Run = %v, want the open error", err)
 	}
-	select {
-	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "TMPDIR") {
-			t.Errorf("Run = %v, want the open error", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("ctrl+c did not quit")
-	}
-	if out := screen.String(); !strings.Contains(out, "not sent (the session did not open):\nkeep me") {
+	if out := r.screen.String(); !strings.Contains(out, "not sent (the session did not open):\nkeep me") {
 		t.Errorf("unsent text not printed:\n%q", out[max(0, len(out)-300):])
 	}
 	if srv.Calls() != 0 {
 		t.Errorf("%d requests", srv.Calls())
+	}
+}
+
+// lockedBuffer is a terminal's screen the test reads while the program
+// writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Run draws on the terminal its caller gives and reads keys from it, and
+// takes its environment from the caller, not the process: the first screen
+// arrives on the given writer, ctrl+c typed on the given reader quits, the
+// given environment makes the pipe a true-colour terminal
+// (CLICOLOR_FORCE), and the caller's NO_COLOR takes the colours away.
+func TestRunUsesTheCallersTerminalAndEnvironment(t *testing.T) {
+	const trueColour = "\x1b[38;2;"
+	if out := runOnPipe(t, false); !strings.Contains(out, trueColour) {
+		t.Errorf("no true colour although the given environment forces it:\n%q", out)
+	}
+	if out := runOnPipe(t, true); strings.Contains(out, trueColour) {
+		t.Errorf("colours drawn although the caller's environment sets NO_COLOR:\n%q", out)
+	}
+}
+
+// runOnPipe runs the TUI on a pipe of a true-colour terminal until its
+// first screen, types ctrl+c, and returns all it wrote.
+func runOnPipe(t *testing.T, noColor bool) string {
+	srv := llmtest.NewServer(t)
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL(), "OPENAI_API_KEY": "k", "POLLY_WORKSPACE": filepath.Join(t.TempDir(), "ws")}
+	if noColor {
+		env["NO_COLOR"] = "1"
+	}
+	r := startOnPipe(t, env, []string{"TERM=xterm-256color", "COLORTERM=truecolor", "CLICOLOR_FORCE=1"}, 80, 24)
+	r.waitFor(t, "You are talking to Polly")
+	if err := r.quit(t); err != nil {
+		t.Fatalf("Run: %v (stderr %q)", err, r.errOut.String())
+	}
+	return r.screen.String()
+}
+
+// pipeRun is Run on a pipe, as a terminal program runs it: the keys typed
+// into it, the screen and stderr it writes, and what Run returns.
+type pipeRun struct {
+	typing *io.PipeWriter
+	screen *lockedBuffer
+	errOut bytes.Buffer // read only once Run has returned
+	done   chan error
+}
+
+// startOnPipe starts Run in a fresh project with env as the caller's
+// environment, environ as the terminal's, at w×h.
+func startOnPipe(t *testing.T, env map[string]string, environ []string, w, h int) *pipeRun {
+	t.Helper()
+	dir := t.TempDir()
+	getenv := func(k string) string { return env[k] }
+	cfg, err := config.Load(config.LoadOptions{ProjectDir: dir, Home: t.TempDir(), Getenv: getenv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, typing := io.Pipe()
+	t.Cleanup(func() { typing.Close() })
+	r := &pipeRun{typing: typing, screen: &lockedBuffer{}, done: make(chan error, 1)}
+	go func() {
+		r.done <- run(context.Background(), cli.TUIStart{
+			App:   app.Options{Config: cfg, ProjectDir: dir, Template: os.DirFS("../.agent-template")},
+			Stdin: keys, Stdout: r.screen, Stderr: &r.errOut, Getenv: getenv, Environ: environ,
+		}, tea.WithWindowSize(w, h))
+	}()
+	return r
+}
+
+// waitFor waits up to 10 s for text on the screen.
+func (r *pipeRun) waitFor(t *testing.T, text string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(ansi.Strip(r.screen.String()), text) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q on the screen:\n%q", text, r.screen.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (r *pipeRun) typeKeys(t *testing.T, keys string) {
+	t.Helper()
+	if _, err := r.typing.Write([]byte(keys)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// quit types ctrl+c and returns what Run returned, failing after 10 s.
+func (r *pipeRun) quit(t *testing.T) error {
+	t.Helper()
+	r.typeKeys(t, "\x03")
+	select {
+	case err := <-r.done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("ctrl+c on the given input did not quit")
+		return nil
+	}
+}
+
+// Without a terminal to draw on, Run says so instead of taking the
+// process's.
+func TestRunNeedsATerminal(t *testing.T) {
+	cfg, err := config.Load(config.LoadOptions{ProjectDir: t.TempDir(), Home: t.TempDir(), Getenv: func(k string) string {
+		return map[string]string{"OPENAI_API_KEY": "k", "POLLY_WORKSPACE": filepath.Join(t.TempDir(), "ws")}[k]
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = Run(context.Background(), cli.TUIStart{App: app.Options{Config: cfg, ProjectDir: t.TempDir(), Template: os.DirFS("../.agent-template")}})
+	if err == nil || !strings.Contains(err.Error(), "no terminal") {
+		t.Fatalf("Run without Stdin/Stdout: %v", err)
 	}
 }

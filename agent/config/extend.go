@@ -107,18 +107,14 @@ type MCPEntry struct {
 // project's .mcp.json, sorted by name; a config-file entry wins over a
 // .mcp.json entry of the same name.
 func (c *Config) MCPServerEntries() []MCPEntry {
-	var out []MCPEntry
-	for _, name := range slices.Sorted(maps.Keys(c.MCPServers)) {
-		out = append(out, MCPEntry{Name: name, Server: c.MCPServers[name], Source: c.Source(joinPath("mcp_servers", name))})
+	byName := map[string]MCPEntry{}
+	for name, s := range c.mcpFile {
+		byName[name] = MCPEntry{Name: name, Server: s, Source: c.Source(joinPath("mcpServers", name))}
 	}
-	for _, name := range slices.Sorted(maps.Keys(c.mcpFile)) {
-		if _, dup := c.MCPServers[name]; dup {
-			continue
-		}
-		out = append(out, MCPEntry{Name: name, Server: c.mcpFile[name], Source: c.Source(joinPath("mcpServers", name))})
+	for name, s := range c.MCPServers { // after .mcp.json: the config file's entry wins
+		byName[name] = MCPEntry{Name: name, Server: s, Source: c.Source(joinPath("mcp_servers", name))}
 	}
-	slices.SortStableFunc(out, func(a, b MCPEntry) int { return strings.Compare(a.Name, b.Name) })
-	return out
+	return slices.SortedFunc(maps.Values(byName), func(a, b MCPEntry) int { return strings.Compare(a.Name, b.Name) })
 }
 
 // extensionValues are the hooks and MCP servers as `polly config` shows
