@@ -16,7 +16,7 @@ import (
 )
 
 // harness is a real agent stack in a temp project: real SQLite, real tools,
-// the real openai-go client talking to the fake server.
+// Polly's real HTTP client (agent/llm) talking to the fake server.
 type harness struct {
 	t       *testing.T
 	dir     string

@@ -18,8 +18,8 @@ import (
 	"polly/tools/permission"
 )
 
-// A prompt typed and sent streams back through the real session, the real
-// openai-go client and the fake server; the partial reply is on screen
+// A prompt typed and sent streams back through the real session, Polly's
+// real HTTP client and the fake server; the partial reply is on screen
 // while the stream is held, the whole one after.
 func TestSendStreamsReplyEndToEnd(t *testing.T) {
 	gate := make(chan struct{})
