@@ -155,6 +155,7 @@ type stepClock struct {
 	steps     int
 	toolTime  time.Duration
 	toolCPU   time.Duration
+	dials     int // connections opened (not reused from the pool)
 }
 
 // processCPU is the CPU time (user and system) this process has used, by
@@ -204,6 +205,13 @@ func (c *stepClock) RoundTrip(req *http.Request) (*http.Response, error) {
 			c.spentCPU += processCPU() - fromCPU
 			c.steps++
 			c.mu.Unlock()
+		},
+		GotConn: func(i httptrace.GotConnInfo) {
+			if !i.Reused {
+				c.mu.Lock()
+				c.dials++
+				c.mu.Unlock()
+			}
 		},
 		GotFirstResponseByte: func() {
 			c.mu.Lock()
@@ -367,6 +375,7 @@ func BenchmarkStepPerContext(b *testing.B) {
 				b.ReportMetric(float64(cpu.Nanoseconds())/1e3, "harness-cpu-µs/step")
 				b.ReportMetric(float64(built.Nanoseconds())/1e3, "built-cpu-µs/step")
 				b.ReportMetric(float64(rig.ctx), "ctx-tokens")
+				b.ReportMetric(float64(rig.clock.dials)/float64(b.N), "dials/op")
 				b.ReportMetric(float64(rig.base), "history-msgs")
 			})
 		}
