@@ -26,6 +26,7 @@ import (
 	"polly/memory/window"
 	"polly/personas"
 	"polly/tools"
+	"polly/workspace"
 )
 
 // The per-step benchmark talks to the project's fake server over real
@@ -250,7 +251,7 @@ func (c *stepClock) perStep() (wall, cpu, built time.Duration) {
 
 func (c *stepClock) reset() {
 	c.mu.Lock()
-	c.spent, c.spentCPU, c.builtCPU, c.steps, c.toolTime, c.toolCPU, c.firstByte = 0, 0, 0, 0, 0, 0, time.Time{}
+	c.spent, c.spentCPU, c.builtCPU, c.steps, c.toolTime, c.toolCPU, c.firstByte, c.dials = 0, 0, 0, 0, 0, 0, time.Time{}, 0
 	c.mu.Unlock()
 }
 
@@ -283,7 +284,14 @@ func newStepRig(tb testing.TB, url, model string, contextTokens int) *stepRig {
 	for _, t := range tools.FileTools(dir) {
 		fileTools = append(fileTools, timedTool{Tool: t, clock: clock})
 	}
+	// The system prompt comes from a workspace made from the template, as
+	// in a real run: it is assembled before every request.
+	ws, err := workspace.Open(filepath.Join(dir, "workspace"), os.DirFS("../.agent-template"))
+	if err != nil {
+		tb.Fatal(err)
+	}
 	deps := &Deps{
+		Prompts:    stepPrompts{ws: ws, project: dir},
 		Store:      st,
 		LLM:        llm.New(llm.Config{BaseURL: url, APIKey: "k", HTTPClient: &http.Client{Transport: clock}}),
 		Tools:      tools.NewRegistry(fileTools...),
@@ -313,6 +321,17 @@ func newStepRig(tb testing.TB, url, model string, contextTokens int) *stepRig {
 		tb.Fatal(err)
 	}
 	return rig
+}
+
+// stepPrompts is the workspace's system prompt, as agent/app gives it.
+type stepPrompts struct {
+	ws      *workspace.Workspace
+	project string
+}
+
+func (p stepPrompts) SystemPrompt(per personas.Persona) (string, error) {
+	pr, err := p.ws.SystemPrompt(workspace.PromptInput{PersonaPrompt: per.SystemPrompt, PersonaName: per.Name, ProjectDir: p.project})
+	return pr.Text, err
 }
 
 // stepsPerRun is how many tool-call steps one measured run makes (one
