@@ -343,7 +343,9 @@ const stepsPerRun = 4
 // and the answer. The history is cut back first, so every run sees the
 // same context size whatever b.N is.
 func (r *stepRig) run(tb testing.TB) {
-	r.agent.history = r.agent.history[:r.base:r.base]
+	// The messages past base are the last run's: overwritten, not
+	// reallocated (a run of the real loop grows its history in place too).
+	r.agent.history = r.agent.history[:r.base]
 	// The task state too: follow-ups, files read and the plan would grow
 	// the task block run after run.
 	r.agent.task = task.State{}
