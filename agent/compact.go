@@ -59,6 +59,9 @@ func (a *Agent) saveState(ctx context.Context) {
 		return
 	}
 	saved := a.savedState
+	if bytes.Equal(b, saved) && len(a.pendingCalls) == 0 {
+		return // nothing to write: no transaction either
+	}
 	if !a.storeBatch(ctx, func(ctx context.Context) {
 		if bytes.Equal(b, saved) {
 			return

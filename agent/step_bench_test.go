@@ -26,6 +26,7 @@ import (
 	"polly/memory/window"
 	"polly/personas"
 	"polly/tools"
+	"polly/workspace"
 )
 
 // The per-step benchmark talks to the project's fake server over real
@@ -155,6 +156,7 @@ type stepClock struct {
 	steps     int
 	toolTime  time.Duration
 	toolCPU   time.Duration
+	dials     int // connections opened (not reused from the pool)
 }
 
 // processCPU is the CPU time (user and system) this process has used, by
@@ -205,6 +207,13 @@ func (c *stepClock) RoundTrip(req *http.Request) (*http.Response, error) {
 			c.steps++
 			c.mu.Unlock()
 		},
+		GotConn: func(i httptrace.GotConnInfo) {
+			if !i.Reused {
+				c.mu.Lock()
+				c.dials++
+				c.mu.Unlock()
+			}
+		},
 		GotFirstResponseByte: func() {
 			c.mu.Lock()
 			c.firstByte, c.firstCPU = time.Now(), processCPU()
@@ -242,7 +251,7 @@ func (c *stepClock) perStep() (wall, cpu, built time.Duration) {
 
 func (c *stepClock) reset() {
 	c.mu.Lock()
-	c.spent, c.spentCPU, c.builtCPU, c.steps, c.toolTime, c.toolCPU, c.firstByte = 0, 0, 0, 0, 0, 0, time.Time{}
+	c.spent, c.spentCPU, c.builtCPU, c.steps, c.toolTime, c.toolCPU, c.firstByte, c.dials = 0, 0, 0, 0, 0, 0, time.Time{}, 0
 	c.mu.Unlock()
 }
 
@@ -275,7 +284,14 @@ func newStepRig(tb testing.TB, url, model string, contextTokens int) *stepRig {
 	for _, t := range tools.FileTools(dir) {
 		fileTools = append(fileTools, timedTool{Tool: t, clock: clock})
 	}
+	// The system prompt comes from a workspace made from the template, as
+	// in a real run: it is assembled before every request.
+	ws, err := workspace.Open(filepath.Join(dir, "workspace"), os.DirFS("../.agent-template"))
+	if err != nil {
+		tb.Fatal(err)
+	}
 	deps := &Deps{
+		Prompts:    stepPrompts{ws: ws, project: dir},
 		Store:      st,
 		LLM:        llm.New(llm.Config{BaseURL: url, APIKey: "k", HTTPClient: &http.Client{Transport: clock}}),
 		Tools:      tools.NewRegistry(fileTools...),
@@ -307,6 +323,17 @@ func newStepRig(tb testing.TB, url, model string, contextTokens int) *stepRig {
 	return rig
 }
 
+// stepPrompts is the workspace's system prompt, as agent/app gives it.
+type stepPrompts struct {
+	ws      *workspace.Workspace
+	project string
+}
+
+func (p stepPrompts) SystemPrompt(per personas.Persona) (string, error) {
+	pr, err := p.ws.SystemPrompt(workspace.PromptInput{PersonaPrompt: per.SystemPrompt, PersonaName: per.Name, ProjectDir: p.project})
+	return pr.Text, err
+}
+
 // stepsPerRun is how many tool-call steps one measured run makes (one
 // more request brings the final answer): few, so the context stays near
 // the size measured (a file read adds about 1,400 tokens).
@@ -316,7 +343,9 @@ const stepsPerRun = 4
 // and the answer. The history is cut back first, so every run sees the
 // same context size whatever b.N is.
 func (r *stepRig) run(tb testing.TB) {
-	r.agent.history = r.agent.history[:r.base:r.base]
+	// The messages past base are the last run's: overwritten, not
+	// reallocated (a run of the real loop grows its history in place too).
+	r.agent.history = r.agent.history[:r.base]
 	// The task state too: follow-ups, files read and the plan would grow
 	// the task block run after run.
 	r.agent.task = task.State{}
@@ -367,6 +396,7 @@ func BenchmarkStepPerContext(b *testing.B) {
 				b.ReportMetric(float64(cpu.Nanoseconds())/1e3, "harness-cpu-µs/step")
 				b.ReportMetric(float64(built.Nanoseconds())/1e3, "built-cpu-µs/step")
 				b.ReportMetric(float64(rig.ctx), "ctx-tokens")
+				b.ReportMetric(float64(rig.clock.dials)/float64(b.N), "dials/op")
 				b.ReportMetric(float64(rig.base), "history-msgs")
 			})
 		}

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"polly/memory/tokens"
 )
 
 // TestStepCostFlat guards issue 18's flatness: the harness cost of a step
@@ -57,4 +59,41 @@ func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// countingCounter records how much text a counter was given.
+type countingCounter struct {
+	tokens.Counter
+	bytes int
+}
+
+func (c *countingCounter) Count(s string) int {
+	c.bytes += len(s)
+	return c.Counter.Count(s)
+}
+
+// TestStepCountsOnlyNewText: a step gives the tokenizer only the text it
+// adds — the reply (its prose and calls) and the tool's output — never the
+// history, the system prompt or the tool schemas again: the bytes counted
+// in a run of the step benchmark are exactly those of its new messages.
+func TestStepCountsOnlyNewText(t *testing.T) {
+	url := startStepServer(t)
+	rig := newStepRig(t, url, "gpt-4.1", 5_000)
+	rig.run(t) // the first request of a rig counts the prompt and schemas once
+	counter := &countingCounter{Counter: rig.agent.counter}
+	rig.agent.counter = counter
+	rig.run(t)
+	added := 0
+	for _, m := range rig.agent.history[rig.base:] {
+		added += len(m.Content)
+		for _, c := range m.ToolCalls {
+			added += len(c.Name) + len(c.Arguments)
+		}
+	}
+	if counter.bytes != added {
+		t.Errorf("a run counted %d bytes of text; its %d new messages have %d", counter.bytes, len(rig.agent.history)-rig.base, added)
+	}
+	if added < 10_000 {
+		t.Errorf("the run added only %d bytes: the benchmark's model did not read files", added)
+	}
 }

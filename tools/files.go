@@ -102,7 +102,9 @@ func readFile(_ context.Context, root string, a readFileArgs) (Result, error) {
 		return Result{}, fmt.Errorf("open %s: %w", shown, err)
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
+	// A buffer the file's size (within 8–64 KB): a small file does not
+	// cost 64 KB of garbage per read.
+	br := bufio.NewReaderSize(f, int(min(max(fi.Size()+1, binarySniffLen), 64<<10)))
 	if head, _ := br.Peek(binarySniffLen); bytes.IndexByte(head, 0) >= 0 {
 		return Result{}, fmt.Errorf("%s looks like a binary file (%d bytes, contains NUL bytes); it cannot be shown as text", shown, fi.Size())
 	}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -123,7 +124,37 @@ func (w *Workspace) SystemPrompt(in PromptInput) (Prompt, error) {
 	if pb.err != nil {
 		return Prompt{}, pb.err
 	}
-	return Prompt{Text: pb.text(), Parts: pb.parts}, nil
+	return w.assemble(in.PersonaName+"\x00"+in.ProjectDir, pb), nil
+}
+
+// assembled is a system prompt as last built and the pieces it was built
+// from.
+type assembled struct {
+	pieces []string
+	prompt Prompt
+}
+
+// assemble joins the builder's pieces, or returns the prompt last built
+// under key when they are the same: the prompt is built before every
+// request and its files rarely change, so the text (tens of KB) is not
+// copied again, and callers comparing it with the last one find the same
+// string at once. The pieces are the cached files' own strings, so the
+// comparison is cheap. Parts is shared with earlier callers: read only.
+func (w *Workspace) assemble(key string, pb *promptBuilder) Prompt {
+	w.cacheMu.Lock()
+	last, ok := w.prompts[key]
+	w.cacheMu.Unlock()
+	if ok && slices.Equal(last.pieces, pb.pieces) {
+		return last.prompt
+	}
+	p := Prompt{Text: pb.text(), Parts: pb.parts}
+	w.cacheMu.Lock()
+	if len(w.prompts) >= maxCacheItems {
+		clear(w.prompts)
+	}
+	w.prompts[key] = assembled{pieces: pb.pieces, prompt: p}
+	w.cacheMu.Unlock()
+	return p
 }
 
 // promptBuilder collects parts; the first error sticks and stops later reads.

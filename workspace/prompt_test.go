@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func TestSystemPromptOrderAndHeadings(t *testing.T) {
@@ -218,6 +219,32 @@ func TestSystemPromptCachesUnchangedFiles(t *testing.T) {
 	b, _ := w.SystemPrompt(PromptInput{Now: testNow})
 	if a.Text == b.Text || !strings.Contains(b.Text, "CACHED SOUL") {
 		t.Error("unchanged SOUL.md was read again")
+	}
+}
+
+// TestSystemPromptReusedWhileUnchanged: with no file changed, the prompt
+// is the text built last time (the same bytes, not a copy: built before
+// every request, it is not assembled again); a persona, a project or a
+// file that differs gets its own.
+func TestSystemPromptReusedWhileUnchanged(t *testing.T) {
+	w := open(t)
+	in := PromptInput{PersonaPrompt: "You are coder.", PersonaName: "coder", Now: testNow}
+	a, _ := w.SystemPrompt(in)
+	b, _ := w.SystemPrompt(in)
+	if a.Text != b.Text || unsafe.StringData(a.Text) != unsafe.StringData(b.Text) {
+		t.Error("the unchanged prompt was assembled again")
+	}
+	other, _ := w.SystemPrompt(PromptInput{PersonaPrompt: "You review.", PersonaName: "reviewer", Now: testNow})
+	if !strings.Contains(other.Text, "You review.") || strings.Contains(other.Text, "You are coder.") {
+		t.Error("another persona got the first one's prompt")
+	}
+	writeFile(t, w.path(SoulFile), "# SOUL\nBe brief.\n")
+	c, _ := w.SystemPrompt(in)
+	if !strings.Contains(c.Text, "Be brief.") {
+		t.Error("a changed SOUL.md did not reach the prompt")
+	}
+	if d, _ := w.SystemPrompt(in); unsafe.StringData(d.Text) != unsafe.StringData(c.Text) {
+		t.Error("the prompt after the change was not reused")
 	}
 }
 

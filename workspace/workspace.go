@@ -159,6 +159,7 @@ type Workspace struct {
 
 	cacheMu sync.Mutex
 	cache   map[string]cached
+	prompts map[string]assembled // the last system prompt per persona and project
 }
 
 // Open initialises dir from template (see Init) and returns the workspace.
@@ -181,6 +182,7 @@ func Open(dir string, template fs.FS) (*Workspace, error) {
 		template: template,
 		now:      time.Now,
 		cache:    make(map[string]cached),
+		prompts:  make(map[string]assembled),
 	}, nil
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"polly/memory/chat"
@@ -148,4 +150,60 @@ func BenchmarkSplitOutput1MB(b *testing.B) {
 	for b.Loop() {
 		splitOutput(out)
 	}
+}
+
+// BenchmarkStepWrites is what one tool-call step of the agent writes, in
+// its two transactions: the model's reply with its call accounted (before
+// the tool runs, so a crash then leaves the call on disk), then the tool's
+// 5 KB output, its message and the task state.
+func BenchmarkStepWrites(b *testing.B) {
+	s := openTest(b)
+	ctx := context.Background()
+	sess := mustSession(b, s)
+	reply := chat.Message{Role: chat.Assistant, Content: strings.Repeat("Looking at how the loop hands results back. ", 12), Tokens: 120,
+		ToolCalls: []chat.ToolCall{{ID: "call_1", Name: "read_file", Arguments: `{"path":"src/file1.go"}`}}}
+	out := bigOutput(5000)
+	state := []byte(`{"original_request":"work: 4","tool_calls":3,"files_read":["src/file1.go"]}`)
+	b.ReportAllocs()
+	cpu := processCPU()
+	for b.Loop() {
+		err := s.Batch(ctx, func(ctx context.Context) error {
+			if err := s.RecordLLMCall(ctx, LLMCall{SessionID: sess.ID, Persona: "coder", Model: "m", Usage: chat.Usage{PromptTokens: 40_000, CompletionTokens: 120}}); err != nil {
+				return err
+			}
+			_, err := s.AppendMessage(ctx, sess.ID, "coder", reply)
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		err = s.Batch(ctx, func(ctx context.Context) error {
+			id, err := s.SaveToolExecution(ctx, ToolExecution{SessionID: sess.ID, Persona: "coder", CallID: "call_1", Tool: "read_file",
+				Arguments: `{"path":"src/file1.go"}`, Output: out, Status: ExecOK})
+			if err != nil {
+				return err
+			}
+			m := chat.Message{Role: chat.Tool, ToolCallID: "call_1", ToolName: "read_file", Content: out, Tokens: 1400,
+				Output: &chat.Output{ExecID: id, Chars: len(out), Lines: 60}}
+			if _, err := s.AppendMessage(ctx, sess.ID, "coder", m); err != nil {
+				return err
+			}
+			return s.SaveAgentState(ctx, sess.ID, "coder", state)
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	// CPU time as well as wall time: on a loaded machine the wall clock
+	// also counts the time other processes had the cores.
+	b.ReportMetric(float64((processCPU()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
+}
+
+// processCPU is the CPU time (user and system) this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

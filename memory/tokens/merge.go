@@ -18,8 +18,27 @@ const scanMax = 64
 // long pieces.
 type merger struct {
 	v     *vocab.Table
+	cache *pieceCache // nil: none
 	nodes []mergeNode
 	heap  []mergeCandidate
+}
+
+// pieceCache holds the counts of recently counted short pieces, one per
+// slot (the newest wins). Text repeats its pieces — code its keywords,
+// identifiers and indentation — and a vocabulary lookup touches three
+// places of a table of megabytes, each likely a cache miss, where the
+// slot of a cached piece is in 128 KB.
+type pieceCache [cacheSlots]cachedPiece
+
+const (
+	cacheBits  = 12
+	cacheSlots = 1 << cacheBits
+	cachedMax  = 30 // longer pieces are not cached
+)
+
+type cachedPiece struct {
+	n, count uint8 // n: the piece's length, 0 for an empty slot
+	b        [cachedMax]byte
 }
 
 // count is the number of tokens piece encodes to.
@@ -27,6 +46,21 @@ func (m *merger) count(piece string) int {
 	if len(piece) <= 1 {
 		return len(piece)
 	}
+	if m.cache == nil || len(piece) > cachedMax {
+		return m.countPiece(piece)
+	}
+	e := &m.cache[vocab.Hash(piece)>>(64-cacheBits)]
+	if int(e.n) == len(piece) && string(e.b[:e.n]) == piece {
+		return int(e.count)
+	}
+	n := m.countPiece(piece)
+	e.n, e.count = uint8(len(piece)), uint8(n)
+	copy(e.b[:], piece)
+	return n
+}
+
+// countPiece counts a piece with the vocabulary.
+func (m *merger) countPiece(piece string) int {
 	if _, ok := m.v.Rank(piece); ok {
 		return 1
 	}

@@ -62,6 +62,9 @@ type BPE struct {
 	once sync.Once
 	v    *vocab.Table
 	err  error
+
+	cacheMu sync.Mutex  // held by the count using the cache; others go without
+	cache   *pieceCache // made on the first count
 }
 
 func newBPE(enc encoding) *BPE { return &BPE{enc: enc} }
@@ -84,6 +87,15 @@ func (b *BPE) Count(s string) int {
 func (b *BPE) count(s string) int {
 	s = validUTF8(s)
 	m := merger{v: b.v}
+	// One count at a time uses the cache (parallel parts, agents sharing
+	// a counter): the others count without, rather than wait.
+	if b.cacheMu.TryLock() {
+		defer b.cacheMu.Unlock()
+		if b.cache == nil {
+			b.cache = new(pieceCache)
+		}
+		m.cache = b.cache
+	}
 	n := 0
 	for i := 0; i < len(s); {
 		end := b.enc.split(s, i)

@@ -1,6 +1,9 @@
 package tokens
 
 import (
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -177,5 +180,33 @@ func TestDamagedVocabularyFallsBackToApprox(t *testing.T) {
 	b := newBPE(encoding{name: "damaged", file: o200kFile[:100], split: splitO200k})
 	if n := b.Count(strings.Repeat("word ", 40)); n != 50 {
 		t.Fatalf("count %d, want chars/4 = 50", n)
+	}
+}
+
+// BenchmarkCountSourceFiles counts this module's Go files one by one with
+// one counter, as a session counts the files it reads: varied real code,
+// each text new (unlike the repeated texts above).
+func BenchmarkCountSourceFiles(b *testing.B) {
+	var files []string
+	size := 0
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || size > 4<<20 {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		files = append(files, string(data))
+		size += len(data)
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	for b.Loop() {
+		c := ForModel("gpt-4.1")
+		for _, f := range files {
+			c.Count(f)
+		}
 	}
 }
