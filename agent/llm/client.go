@@ -162,7 +162,7 @@ func (c *Client) attempt(callCtx context.Context, body []byte, obs Observer) (Re
 	began := false
 	chunks := 0
 	if streamErr == nil {
-		defer res.Body.Close()
+		defer finishBody(res.Body, cancel)
 		sse := newSSEReader(res.Body)
 		var ck chunk
 		for sse.next(&ck) {
@@ -215,6 +215,23 @@ func (c *Client) attempt(callCtx context.Context, body []byte, obs Observer) (Re
 	resp.Usage = acc.usage
 	return resp, began, nil
 }
+
+// finishBody reads what follows [DONE] (the end of the chunked body) and
+// closes it: net/http reuses a connection only if its body was read to the
+// end, and a new connection per step is a new TLS handshake with a real
+// provider. A server that keeps the body open after the reply is given
+// drainWait, then the attempt's context is cancelled, which drops the
+// connection instead.
+func finishBody(body io.ReadCloser, cancel context.CancelCauseFunc) {
+	stop := time.AfterFunc(drainWait, func() { cancel(errDrainWait) })
+	_, _ = io.CopyN(io.Discard, body, 4<<10)
+	stop.Stop()
+	_ = body.Close()
+}
+
+const drainWait = 50 * time.Millisecond
+
+var errDrainWait = errors.New("body still open after the reply")
 
 // ctxError explains why callCtx ended: our CallTimeout or the caller.
 func (c *Client) ctxError(callCtx context.Context, partial string, err error) *Error {

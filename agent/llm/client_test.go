@@ -153,6 +153,28 @@ func TestStreamDeltasArriveBeforeTheEnd(t *testing.T) {
 	}
 }
 
+// Consecutive calls arrive on one connection: the body is read to its end
+// after [DONE], so with a real provider a session pays one TLS handshake,
+// not one per step.
+func TestCallsReuseTheConnection(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Text("one"), llmtest.Call("read_file", `{"path":"a.go"}`), llmtest.Text("three"))
+	c := newClient(t, srv.URL())
+	for i := 0; i < 3; i++ {
+		if _, err := c.Stream(context.Background(), ask("hi"), llm.Observer{}); err != nil {
+			t.Fatalf("call %d: %v", i+1, err)
+		}
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(reqs))
+	}
+	for i, r := range reqs {
+		if r.Conn == "" || r.Conn != reqs[0].Conn {
+			t.Errorf("request %d came from %q, request 1 from %q: want one reused connection", i+1, r.Conn, reqs[0].Conn)
+		}
+	}
+}
+
 func TestRequestWireFormat(t *testing.T) {
 	srv := llmtest.NewServer(t, llmtest.Text("ok"))
 	c := newClient(t, srv.URL(), func(cfg *llm.Config) {

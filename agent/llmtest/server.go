@@ -201,6 +201,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	}
 	req, decodeErr := decodeRequest(raw)
 	req.Header = r.Header.Clone()
+	req.Conn = r.RemoteAddr
 
 	s.mu.Lock()
 	s.reqs = append(s.reqs, req)
@@ -289,6 +290,7 @@ type Request struct {
 	IncludeUsage bool        // stream_options.include_usage
 	Header       http.Header // request headers (Authorization, extra headers)
 	Raw          []byte      // the body exactly as received
+	Conn         string      // the client's address: one per TCP connection
 }
 
 // Message is one decoded conversation entry. Content parts are joined.
