@@ -113,7 +113,7 @@ func run(ctx context.Context, s cli.TUIStart, extra ...tea.ProgramOption) error 
 		set, _ := personas.Load(personaDir(opts)) // its warnings come with the app's
 		o.personas, o.model = set, opts.Config.ActiveModel()
 		start = newStartModel(o, open)
-		watched := append(slices.Clip(term), tea.WithOutput(&frameWatch{w: s.Stdout, drawn: open.begin}))
+		watched := append(slices.Clip(term), tea.WithOutput(watchFrames(s.Stdout, open.begin)))
 		p = tea.NewProgram(start, watched...)
 	}
 	_, runErr := p.Run()

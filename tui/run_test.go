@@ -13,6 +13,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/term"
 
 	"polly/agent/app"
 	"polly/agent/cli"
@@ -195,4 +196,36 @@ func (f *firstFrameCheck) early() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.found
+}
+
+// The watched output of a terminal is still that terminal (Bubble Tea
+// takes its size and raw mode from the file), and a write of escape
+// sequences alone is not the first frame.
+func TestWatchedTerminalStaysATerminal(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	drawn := 0
+	out := watchFrames(w, func() { drawn++ })
+	f, ok := out.(term.File)
+	if !ok || f.Fd() != w.Fd() {
+		t.Fatalf("the watched output of a file is %T, not that file", out)
+	}
+	if _, err := out.Write([]byte("\x1b[?2026$p\x1b]11;?\a")); err != nil || drawn != 0 {
+		t.Fatalf("queries counted as the first frame (drawn %d, err %v)", drawn, err)
+	}
+	for range 2 {
+		if _, err := out.Write([]byte("\x1b[1mMessage Polly\x1b[m")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if drawn != 1 {
+		t.Errorf("drawn called %d times, want once", drawn)
+	}
+	if _, ok := watchFrames(&bytes.Buffer{}, func() {}).(term.File); ok {
+		t.Error("a plain writer became a terminal")
+	}
 }

@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/term"
 
 	"polly/agent"
 	"polly/agent/app"
@@ -50,6 +51,25 @@ type frameWatch struct {
 	drawn func()
 	seen  atomic.Bool
 }
+
+// watchFrames wraps w in a frameWatch that is still a terminal when w is
+// one: Bubble Tea asks the output's file for its size and raw mode, and
+// draws nothing on a plain writer without a size.
+func watchFrames(w io.Writer, drawn func()) io.Writer {
+	fw := &frameWatch{w: w, drawn: drawn}
+	if f, ok := w.(term.File); ok {
+		return &frameWatchFile{File: f, watch: fw}
+	}
+	return fw
+}
+
+// frameWatchFile is a frameWatch on a terminal's file.
+type frameWatchFile struct {
+	term.File
+	watch *frameWatch
+}
+
+func (f *frameWatchFile) Write(p []byte) (int, error) { return f.watch.Write(p) }
 
 func (f *frameWatch) Write(p []byte) (int, error) {
 	n, err := f.w.Write(p)
