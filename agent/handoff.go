@@ -44,7 +44,7 @@ func handoffCard(a *Agent, checkpointPath string) string {
 		}
 	}
 	var b strings.Builder
-	if err := handoffTemplate.Execute(&b, card); err != nil {
+	if err := handoffTemplate().Execute(&b, card); err != nil {
 		panic(fmt.Sprintf("prompts/handoff.md: %v", err)) // the fields are fixed: a broken template file
 	}
 	return task.Clip(promptText(b.String()), MaxHandoffCard)

@@ -41,7 +41,7 @@ func (l *loopState) observe(call chat.ToolCall, output string, s window.Settings
 		return fmt.Sprintf("\n[harness: %d identical calls in a row — the run is stopped here]", l.streak)
 	case l.streak >= s.LoopNote:
 		var b strings.Builder
-		if err := repeatedCall.Execute(&b, struct{ Streak, Stop int }{l.streak, s.LoopStop}); err != nil {
+		if err := repeatedCall().Execute(&b, struct{ Streak, Stop int }{l.streak, s.LoopStop}); err != nil {
 			panic(fmt.Sprintf("prompts/repeated_call.md: %v", err)) // the fields are fixed: a broken template file
 		}
 		return "\n" + promptText(b.String())

@@ -186,7 +186,7 @@ func (a *Agent) progressRelay(child *Agent, start time.Time) func(Event) {
 // childPrompt is the sub-agent's first message (prompts/subagent_task.md).
 func childPrompt(parent personas.Persona, args delegateArgs) string {
 	var b strings.Builder
-	err := subagentTask.Execute(&b, struct{ Parent, Task, Context string }{
+	err := subagentTask().Execute(&b, struct{ Parent, Task, Context string }{
 		parent.Name, strings.TrimSpace(args.Task), strings.TrimSpace(args.Context)})
 	if err != nil {
 		panic(fmt.Sprintf("prompts/subagent_task.md: %v", err)) // the fields are fixed: a broken template file

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -129,23 +130,31 @@ func (AllowAll) Grant(ctx context.Context, _ string, _ Access) (context.Context,
 // tag is the description.
 type Func[A any] struct {
 	name, desc string
-	schema     *jsonschema.Schema
+	schema     func() *jsonschema.Schema
 	run        func(ctx context.Context, a A) (Result, error)
 	access     func(ctx context.Context, a A) (Access, error)
 }
 
 // New builds a read-only typed tool. Use WithAccess for tools with effects.
 // fix, when non-nil, adjusts the inferred schema (enums, bounds).
+//
+// The schema is inferred on first use (the registry's Add): listing the
+// tools' names, as every start does to check the config's rules, does not
+// pay for reflecting over every argument struct.
 func New[A any](name, desc string, run func(ctx context.Context, a A) (Result, error), fix func(*jsonschema.Schema)) *Func[A] {
-	s, err := jsonschema.For[A](nil)
-	if err != nil {
-		// A programming error in a tool definition: fail loudly at start-up.
-		panic(fmt.Sprintf("tool %s: schema: %v", name, err))
-	}
-	if fix != nil {
-		fix(s)
-	}
-	return &Func[A]{name: name, desc: desc, schema: s, run: run}
+	schema := sync.OnceValue(func() *jsonschema.Schema {
+		s, err := jsonschema.For[A](nil)
+		if err != nil {
+			// A programming error in a tool definition: fail loudly
+			// (every tool is added to a registry when a session opens).
+			panic(fmt.Sprintf("tool %s: schema: %v", name, err))
+		}
+		if fix != nil {
+			fix(s)
+		}
+		return s
+	})
+	return &Func[A]{name: name, desc: desc, schema: schema, run: run}
 }
 
 // WithAccess sets how the tool describes its effects to the permission gate.
@@ -156,7 +165,7 @@ func (f *Func[A]) WithAccess(access func(ctx context.Context, a A) (Access, erro
 
 func (f *Func[A]) Name() string               { return f.name }
 func (f *Func[A]) Description() string        { return f.desc }
-func (f *Func[A]) Schema() *jsonschema.Schema { return f.schema }
+func (f *Func[A]) Schema() *jsonschema.Schema { return f.schema() }
 
 func (f *Func[A]) decode(args json.RawMessage) (A, error) {
 	var a A

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +17,10 @@ import (
 	"polly/agent/cli"
 	"polly/personas"
 )
+
+// openAtLatest is when the session starts opening if no first frame was
+// written by then (a terminal too small to show text).
+const openAtLatest = 250 * time.Millisecond
 
 // runsGrace bounds the wait for cancelled runs at exit; they only need to
 // store what they have.
@@ -80,9 +85,13 @@ func run(ctx context.Context, s cli.TUIStart, extra ...tea.ProgramOption) error 
 		}
 		defer open.app.Close()
 	} else {
-		// The first frame comes first; see start.go.
-		go openSession(ctx, opts, "", emit, open)
+		// The first frame comes first; see start.go. The opening begins
+		// when it is written, or after openAtLatest if nothing draws.
+		open.start = func() { go openSession(ctx, opts, "", emit, open) }
+		late := time.AfterFunc(openAtLatest, open.begin)
 		defer func() {
+			late.Stop()
+			open.cancel()
 			<-open.done // after the program: nothing else waits for it
 			if open.app != nil {
 				open.app.Close()
@@ -104,7 +113,8 @@ func run(ctx context.Context, s cli.TUIStart, extra ...tea.ProgramOption) error 
 		set, _ := personas.Load(personaDir(opts)) // its warnings come with the app's
 		o.personas, o.model = set, opts.Config.ActiveModel()
 		start = newStartModel(o, open)
-		p = tea.NewProgram(start, term...)
+		watched := append(slices.Clip(term), tea.WithOutput(watchFrames(s.Stdout, open.begin)))
+		p = tea.NewProgram(start, watched...)
 	}
 	_, runErr := p.Run()
 

@@ -1,29 +1,83 @@
 package tui
 
 import (
+	"io"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/term"
 
 	"polly/agent"
 	"polly/agent/app"
 )
 
 // The first frame does not wait for the store, the workspace, the skills
-// and the session: they open in a goroutine while startModel draws the
-// same screen from the config alone and keeps what the user types. Once
-// they are open it hands over to the real Model, with the input, the
-// terminal's size and background, and every message sent meanwhile (in
-// order, after the command line's prompt).
+// and the session: startModel draws the same screen from the config alone
+// and keeps what the user types. Nor does it share the CPU with them: they
+// open in a goroutine that begins once the first frame is written (see
+// frameWatch), and once they are open startModel hands over to the real
+// Model, with the input, the terminal's size and background, and every
+// message sent meanwhile (in order, after the command line's prompt).
 
-// opening is the work started before the program; done is closed when
-// its fields are set.
+// opening is the work that opens the session; done is closed when its
+// fields are set.
 type opening struct {
 	done    chan struct{}
 	app     *app.App
 	sess    *agent.Session
 	notices []string
 	err     error
+
+	start func() // begins the work in a goroutine that closes done
+	once  sync.Once
+}
+
+// begin starts the work, once; after cancel it does nothing.
+func (o *opening) begin() { o.once.Do(o.start) }
+
+// cancel: the program ended before the work began, so it never will (done
+// is closed with nothing set); after begin it does nothing.
+func (o *opening) cancel() { o.once.Do(func() { close(o.done) }) }
+
+// frameWatch is the program's output: it passes every write through to
+// the terminal and calls drawn once, after the first write that shows any
+// text. Bubble Tea writes its terminal queries first (escape sequences
+// only), then the first frame.
+type frameWatch struct {
+	w     io.Writer
+	drawn func()
+	seen  atomic.Bool
+}
+
+// watchFrames wraps w in a frameWatch that is still a terminal when w is
+// one: Bubble Tea asks the output's file for its size and raw mode, and
+// draws nothing on a plain writer without a size.
+func watchFrames(w io.Writer, drawn func()) io.Writer {
+	fw := &frameWatch{w: w, drawn: drawn}
+	if f, ok := w.(term.File); ok {
+		return &frameWatchFile{File: f, watch: fw}
+	}
+	return fw
+}
+
+// frameWatchFile is a frameWatch on a terminal's file.
+type frameWatchFile struct {
+	term.File
+	watch *frameWatch
+}
+
+func (f *frameWatchFile) Write(p []byte) (int, error) { return f.watch.Write(p) }
+
+func (f *frameWatch) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if !f.seen.Load() && ansi.Strip(string(p[:n])) != "" {
+		f.seen.Store(true)
+		f.drawn()
+	}
+	return n, err
 }
 
 // openedMsg says opening is done.

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 
@@ -49,10 +50,16 @@ var requestText string
 //go:embed prompts/summary_header.md
 var summaryHeaderText string
 
-// summaryHeader heads a summary in the conversation (prompts/summary_header.md).
-var summaryHeader = template.Must(template.New("summary_header").Option("missingkey=error").Parse(summaryHeaderText))
+// summaryHeader heads a summary in the conversation
+// (prompts/summary_header.md). Both templates are parsed on first use,
+// not at start-up.
+var summaryHeader = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("summary_header").Option("missingkey=error").Parse(summaryHeaderText))
+})
 
-var request = template.Must(template.New("request").Option("missingkey=error").Parse(requestText))
+var request = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("request").Option("missingkey=error").Parse(requestText))
+})
 
 // Prompt returns the messages of the summarizer call.
 func Prompt(in Input) []chat.Message {
@@ -61,7 +68,7 @@ func Prompt(in Input) []chat.Message {
 		previous = ""
 	}
 	var b strings.Builder
-	err := request.Execute(&b, struct {
+	err := request().Execute(&b, struct {
 		Checkpoint, Previous, Transcript string
 		Part, Parts                      int
 	}{in.Checkpoint, previous, Transcript(in.Messages, in.MaxChars), in.Part, in.Parts})
@@ -301,7 +308,7 @@ func firstLine(s string, max int) string {
 // older ones.
 func Message(summary string, number, replaced int, archivePath string, toolCalls int) chat.Message {
 	var head strings.Builder
-	err := summaryHeader.Execute(&head, struct {
+	err := summaryHeader().Execute(&head, struct {
 		Number, Replaced, ToolCalls int
 		Archive                     string
 	}{number, replaced, toolCalls, archivePath})

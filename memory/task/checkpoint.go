@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"text/template"
 	"time"
 )
@@ -62,7 +63,7 @@ func Render(s *State, c Checkpoint) string {
 		in.Started = s.StartedAt.UTC().Format(time.RFC3339)
 	}
 	var b strings.Builder
-	if err := checkpointTemplate.Execute(&b, in); err != nil {
+	if err := checkpointTemplate().Execute(&b, in); err != nil {
 		panic(fmt.Sprintf("prompts/checkpoint.md: %v", err)) // the fields are fixed: a broken template file
 	}
 	return b.String()
@@ -71,7 +72,11 @@ func Render(s *State, c Checkpoint) string {
 //go:embed prompts/checkpoint.md
 var checkpointText string
 
-var checkpointTemplate = template.Must(template.New("checkpoint").Option("missingkey=error").Parse(checkpointText))
+// checkpointTemplate is parsed on first use: a start that writes no
+// checkpoint does not pay for it.
+var checkpointTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("checkpoint").Option("missingkey=error").Parse(checkpointText))
+})
 
 // checkpointInput is what prompts/checkpoint.md is filled with.
 type checkpointInput struct {

@@ -153,17 +153,20 @@ func (s *State) RefersTo(msg string) bool {
 	return shared >= 2
 }
 
-// stopWords are too common to tie a message to a task.
-var stopWords = map[string]bool{
-	"the": true, "and": true, "for": true, "with": true, "this": true, "that": true, "then": true, "than": true,
-	"from": true, "into": true, "your": true, "you": true, "are": true, "was": true, "were": true, "have": true,
-	"has": true, "not": true, "but": true, "all": true, "any": true, "can": true, "could": true, "would": true,
-	"should": true, "will": true, "please": true, "also": true, "again": true, "now": true, "what": true,
-	"which": true, "when": true, "where": true, "how": true, "why": true, "who": true, "make": true,
-	"some": true, "more": true, "each": true, "every": true,
-	"about": true, "there": true, "their": true, "them": true, "they": true, "its": true, "just": true, "like": true,
-	"want": true, "need": true, "use": true, "using": true, "new": true, "one": true, "two": true, "get": true,
-}
+// stopWords are too common to tie a message to a task (a set built on
+// first use, not at start-up).
+var stopWords = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{
+		"the": true, "and": true, "for": true, "with": true, "this": true, "that": true, "then": true, "than": true,
+		"from": true, "into": true, "your": true, "you": true, "are": true, "was": true, "were": true, "have": true,
+		"has": true, "not": true, "but": true, "all": true, "any": true, "can": true, "could": true, "would": true,
+		"should": true, "will": true, "please": true, "also": true, "again": true, "now": true, "what": true,
+		"which": true, "when": true, "where": true, "how": true, "why": true, "who": true, "make": true,
+		"some": true, "more": true, "each": true, "every": true,
+		"about": true, "there": true, "their": true, "them": true, "they": true, "its": true, "just": true, "like": true,
+		"want": true, "need": true, "use": true, "using": true, "new": true, "one": true, "two": true, "get": true,
+	}
+})
 
 var wordRe = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`[\p{L}\p{N}_][\p{L}\p{N}_.-]*[\p{L}\p{N}_]|[\p{L}\p{N}]`)
@@ -175,7 +178,7 @@ func Words(text string) []string {
 	var out []string
 	for _, w := range wordRe().FindAllString(strings.ToLower(text), -1) {
 		_, numErr := strconv.Atoi(w)
-		if stopWords[w] || (len(w) < 3 && numErr != nil) {
+		if stopWords()[w] || (len(w) < 3 && numErr != nil) {
 			continue
 		}
 		if len(w) > 4 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
+	"sync"
 	"text/template"
 
 	"polly/memory/chat"
@@ -50,7 +51,7 @@ func TaskBlock(st *task.State, s Settings) chat.Message {
 		in.FilesWritten = fileList(st.Files, s.BlockFiles)
 	}
 	var b strings.Builder
-	if err := taskBlock.Execute(&b, in); err != nil {
+	if err := taskBlock().Execute(&b, in); err != nil {
 		panic(fmt.Sprintf("prompts/task_block.md: %v", err)) // the fields are fixed: a broken template file
 	}
 	return chat.Message{Role: chat.User, Kind: chat.KindTaskBlock, Content: strings.TrimRight(b.String(), "\n")}
@@ -61,7 +62,10 @@ func TaskBlock(st *task.State, s Settings) chat.Message {
 //go:embed prompts/task_block.md
 var taskBlockText string
 
-var taskBlock = template.Must(template.New("task_block").Option("missingkey=error").Parse(taskBlockText))
+// taskBlock is parsed on first use, not at start-up.
+var taskBlock = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("task_block").Option("missingkey=error").Parse(taskBlockText))
+})
 
 // blockInput is what prompts/task_block.md is filled with.
 type blockInput struct {
