@@ -10,10 +10,7 @@ import (
 // SaveAgentState stores the task state of (sessionID, persona), replacing
 // the previous one. state is opaque here (JSON owned by the agent package).
 func (s *Store) SaveAgentState(ctx context.Context, sessionID, persona string, state []byte) error {
-	_, err := s.exec(ctx, `INSERT INTO agents (session_id, persona, state, updated_at)
-		VALUES (?, ?, ?, ?)
-		ON CONFLICT (session_id, persona) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`,
-		sessionID, persona, string(state), s.nowMs())
+	_, err := s.execStmt(ctx, s.stmts.saveState, sessionID, persona, string(state), s.nowMs())
 	return wrap(fmt.Sprintf("save agent state %s/%s", sessionID, persona), err)
 }
 

@@ -185,9 +185,18 @@ func (s *Store) Close() error {
 
 // stmts are the statements run on every message or tool call. Parsing them
 // was ~40% of AppendMessage; prepared on the one writer connection, each
-// transaction reuses them through tx.StmtContext.
+// transaction reuses them through tx.StmtContext (database/sql keeps one
+// prepared copy per connection, and the writer pool has one).
 type stmts struct {
-	appendMessage, touchSession, insertExec, insertChunk *sql.Stmt
+	appendMessage, touchSession, insertExec, insertChunk, recordCall, saveState *sql.Stmt
+	// A batch's savepoint around each multi-statement write.
+	savepoint, release, rollbackTo *sql.Stmt
+}
+
+// all lists the statements with their fields, for prepare and close.
+func (st *stmts) all() []*sql.Stmt {
+	return []*sql.Stmt{st.appendMessage, st.touchSession, st.insertExec, st.insertChunk, st.recordCall, st.saveState,
+		st.savepoint, st.release, st.rollbackTo}
 }
 
 func (st *stmts) prepare(db *sql.DB) error {
@@ -209,6 +218,16 @@ func (st *stmts) prepare(db *sql.DB) error {
 			 duration_ms, output_chars, output_lines, output_bytes, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&st.insertChunk, `INSERT INTO output_chunks (exec_id, start, text) VALUES (?, ?, ?)`},
+		{&st.recordCall, `INSERT INTO llm_calls
+			(session_id, persona, model, prompt_tokens, completion_tokens, cached_tokens,
+			 latency_ms, attempts, error, error_kind, cost, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&st.saveState, `INSERT INTO agents (session_id, persona, state, updated_at)
+			VALUES (?, ?, ?, ?)
+			ON CONFLICT (session_id, persona) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`},
+		{&st.savepoint, `SAVEPOINT write`},
+		{&st.release, `RELEASE write`},
+		{&st.rollbackTo, `ROLLBACK TO write`},
 	} {
 		stmt, err := db.Prepare(p.query)
 		if err != nil {
@@ -221,7 +240,7 @@ func (st *stmts) prepare(db *sql.DB) error {
 
 func (st *stmts) close() error {
 	var errs []error
-	for _, s := range []*sql.Stmt{st.appendMessage, st.touchSession, st.insertExec, st.insertChunk} {
+	for _, s := range st.all() {
 		if s != nil {
 			errs = append(errs, s.Close())
 		}
@@ -242,6 +261,18 @@ func (s *Store) exec(ctx context.Context, query string, args ...any) (sql.Result
 		return b.tx.ExecContext(ctx, query, args...)
 	}
 	res, err := s.w.ExecContext(ctx, query, args...)
+	if err == nil {
+		s.kickMaintain()
+	}
+	return res, err
+}
+
+// execStmt is exec for a statement of s.stmts.
+func (s *Store) execStmt(ctx context.Context, stmt *sql.Stmt, args ...any) (sql.Result, error) {
+	if b := s.batchOf(ctx); b != nil {
+		return b.tx.StmtContext(ctx, stmt).ExecContext(ctx, args...)
+	}
+	res, err := stmt.ExecContext(ctx, args...)
 	if err == nil {
 		s.kickMaintain()
 	}
@@ -321,15 +352,16 @@ func (s *Store) inQuietTx(ctx context.Context, fn func(tx *sql.Tx) error) error 
 
 // savepoint runs fn atomically inside the batch: undone alone on error.
 func (b *batch) savepoint(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	if _, err := b.tx.ExecContext(ctx, "SAVEPOINT write"); err != nil {
+	st := &b.s.stmts
+	if _, err := b.tx.StmtContext(ctx, st.savepoint).ExecContext(ctx); err != nil {
 		return fmt.Errorf("savepoint: %w", err)
 	}
 	if err := fn(b.tx); err != nil {
-		_, _ = b.tx.ExecContext(ctx, "ROLLBACK TO write")
-		_, _ = b.tx.ExecContext(ctx, "RELEASE write")
+		_, _ = b.tx.StmtContext(ctx, st.rollbackTo).ExecContext(ctx)
+		_, _ = b.tx.StmtContext(ctx, st.release).ExecContext(ctx)
 		return err
 	}
-	if _, err := b.tx.ExecContext(ctx, "RELEASE write"); err != nil {
+	if _, err := b.tx.StmtContext(ctx, st.release).ExecContext(ctx); err != nil {
 		return fmt.Errorf("release savepoint: %w", err)
 	}
 	return nil

@@ -68,11 +68,7 @@ func (s *Store) RecordLLMCall(ctx context.Context, c LLMCall) error {
 	if !c.CreatedAt.IsZero() {
 		created = c.CreatedAt.UnixMilli()
 	}
-	_, err := s.exec(ctx, `INSERT INTO llm_calls
-		(session_id, persona, model, prompt_tokens, completion_tokens, cached_tokens,
-		 latency_ms, attempts, error, error_kind, cost, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		c.SessionID, c.Persona, c.Model, c.Usage.PromptTokens, c.Usage.CompletionTokens, c.Usage.CachedTokens,
+	_, err := s.execStmt(ctx, s.stmts.recordCall, c.SessionID, c.Persona, c.Model, c.Usage.PromptTokens, c.Usage.CompletionTokens, c.Usage.CachedTokens,
 		c.Latency.Milliseconds(), c.Attempts, nullIfEmpty(c.Error), nullIfEmpty(c.ErrorKind), cost, created)
 	return wrap("record llm call", err)
 }
