@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
-
-	"golang.org/x/sync/singleflight"
 )
 
 // Defaults of Options.
@@ -41,7 +39,10 @@ type Catalogue struct {
 	listings map[string]Listing // provider → its latest listing
 	learned  map[string]int     // provider + "/" + model → tokens
 
-	discovering singleflight.Group // keyed by provider: one discovery at a time
+	// inFlight holds the discovery running for each provider; it is
+	// joined, not repeated. It is read and written under mu together with
+	// listings, so "is one running, or is the listing fresh" is one check.
+	inFlight map[string]chan struct{}
 }
 
 // New returns a catalogue and loads what the cache holds (no network).
@@ -58,7 +59,7 @@ func New(o Options) *Catalogue {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	c := &Catalogue{o: o, listings: map[string]Listing{}, learned: map[string]int{}}
+	c := &Catalogue{o: o, listings: map[string]Listing{}, learned: map[string]int{}, inFlight: map[string]chan struct{}{}}
 	c.loadLearned()
 	return c
 }
@@ -112,25 +113,40 @@ func (c *Catalogue) Listing(provider string) (Listing, bool) {
 // returned channel closes when all of them are done, so a caller can wait
 // a short while for them and go on without them after that.
 func (c *Catalogue) Refresh(ctx context.Context, endpoints map[string]Endpoint) <-chan struct{} {
-	var wg sync.WaitGroup
+	var waits []chan struct{}
 	for name, ep := range endpoints {
-		if c.loadCached(name, ep) {
+		c.loadCachedFile(name, ep)
+		c.mu.Lock()
+		// Decided under one lock: a discovery that finished a moment ago
+		// has stored its listing before it left inFlight, so it is seen
+		// either as running or as fresh, never as neither.
+		if done, ok := c.inFlight[name]; ok {
+			c.mu.Unlock()
+			waits = append(waits, done) // joined, not repeated
 			continue
 		}
-		wg.Add(1)
+		if c.freshLocked(name, ep) {
+			c.mu.Unlock()
+			continue
+		}
+		done := make(chan struct{})
+		c.inFlight[name] = done
+		c.mu.Unlock()
+		waits = append(waits, done)
 		go func() {
-			defer wg.Done()
-			// A discovery already running for name is joined, not repeated;
-			// it ends within Options.Timeout or when its caller stops.
-			<-c.discovering.DoChan(name, func() (any, error) {
-				c.discover(ctx, name, ep)
-				return nil, nil
-			})
+			// It ends within Options.Timeout or when its caller stops.
+			c.discover(ctx, name, ep)
+			c.mu.Lock()
+			delete(c.inFlight, name)
+			c.mu.Unlock()
+			close(done)
 		}()
 	}
 	all := make(chan struct{})
 	go func() {
-		wg.Wait()
+		for _, w := range waits {
+			<-w
+		}
 		close(all)
 	}()
 	return all
@@ -164,37 +180,47 @@ func (c *Catalogue) discover(parent context.Context, name string, ep Endpoint) {
 	}
 }
 
-// loadCached uses the cached listing of name when it is fresh and for the
-// same endpoint, and reports whether it did.
-func (c *Catalogue) loadCached(name string, ep Endpoint) bool {
+// loadCachedFile puts the cache file's listing of name in memory when
+// none is there yet and it is for the same endpoint (fresh or not: a stale
+// listing is better than nothing until the refresh lands).
+func (c *Catalogue) loadCachedFile(name string, ep Endpoint) {
+	if c.o.CacheDir == "" {
+		return
+	}
 	c.mu.Lock()
+	_, ok := c.listings[name]
+	c.mu.Unlock()
+	if ok {
+		return
+	}
+	var l Listing
+	b, err := os.ReadFile(c.cachePath(name))
+	if err != nil || json.Unmarshal(b, &l) != nil || l.BaseURL != ep.BaseURL {
+		return
+	}
+	if l.Error != "" && len(l.Models) == 0 && c.o.Now().Sub(l.FetchedAt) > c.ttl(l) {
+		return // a stale failure says nothing
+	}
+	c.mu.Lock()
+	if _, ok := c.listings[name]; !ok {
+		c.listings[name] = l
+	}
+	c.mu.Unlock()
+}
+
+// freshLocked reports whether the listing in memory for name is for ep
+// and still fresh. c.mu is held.
+func (c *Catalogue) freshLocked(name string, ep Endpoint) bool {
 	l, ok := c.listings[name]
-	c.mu.Unlock()
-	if !ok && c.o.CacheDir != "" {
-		b, err := os.ReadFile(c.cachePath(name))
-		if err == nil && json.Unmarshal(b, &l) == nil {
-			ok = true
-		}
-	}
-	if !ok || l.BaseURL != ep.BaseURL {
-		return false
-	}
-	ttl := c.o.TTL
+	return ok && l.BaseURL == ep.BaseURL && c.o.Now().Sub(l.FetchedAt) <= c.ttl(l)
+}
+
+// ttl is how long l stays fresh: a failed discovery is retried sooner.
+func (c *Catalogue) ttl(l Listing) time.Duration {
 	if l.Error != "" {
-		ttl = min(ttl, DefaultFailureTTL)
+		return min(c.o.TTL, DefaultFailureTTL)
 	}
-	if c.o.Now().Sub(l.FetchedAt) > ttl {
-		if len(l.Models) > 0 {
-			c.mu.Lock()
-			c.listings[name] = l // stale but better than nothing until the refresh lands
-			c.mu.Unlock()
-		}
-		return false
-	}
-	c.mu.Lock()
-	c.listings[name] = l
-	c.mu.Unlock()
-	return true
+	return c.o.TTL
 }
 
 func (c *Catalogue) cachePath(provider string) string {
