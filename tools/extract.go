@@ -113,6 +113,7 @@ func (w *webFetcher) extract(ctx context.Context, a extractArgs) (Result, error)
 	if err != nil {
 		return Result{}, fmt.Errorf("parse HTML of %s: %w", from, err)
 	}
+	stripHidden(doc) // rows the page hides are not data its reader sees
 	// Links resolve against the page, or its <base href>; html given
 	// without a page URL resolves only against an absolute <base href>.
 	var base *url.URL

@@ -577,9 +577,11 @@ func htmlToMarkdown(ctx context.Context, body []byte, pageURL *url.URL) (title, 
 		return "", "", "", fmt.Errorf("parse HTML: %w", err)
 	}
 	baseURL := documentBase(doc, pageURL)
-	// Strip navigation first, so neither readability nor the whole-page
-	// fallback keeps it. Scripts stay for readability's JSON-LD metadata;
-	// the converter drops them.
+	// Text a browser would not show goes first (while the page's <style>
+	// sheets are there to say what they hide), then navigation, so neither
+	// readability nor the whole-page fallback keeps either. Scripts stay
+	// for readability's JSON-LD metadata; the converter drops them.
+	stripHidden(doc)
 	stripBoilerplate(doc)
 	art, artErr := readable(doc, baseURL)
 	pageText := textLen(doc)
@@ -684,12 +686,13 @@ func docTitle(doc *html.Node) string {
 
 // boilerplate are elements that never hold a page's content.
 var boilerplate = map[atom.Atom]bool{
-	atom.Style: true, atom.Noscript: true, atom.Template: true, atom.Svg: true,
+	atom.Style: true, atom.Svg: true,
 	atom.Canvas: true, atom.Iframe: true, atom.Object: true, atom.Embed: true, atom.Nav: true,
 	atom.Footer: true, atom.Aside: true, atom.Button: true, atom.Select: true, atom.Dialog: true,
 }
 
-// stripBoilerplate removes navigation, footers, styles and hidden parts.
+// stripBoilerplate removes navigation, footers and styles (stripHidden
+// removed the hidden parts).
 func stripBoilerplate(n *html.Node) {
 	for c := n.FirstChild; c != nil; {
 		next := c.NextSibling
@@ -709,11 +712,6 @@ func isBoilerplate(n *html.Node) bool {
 	switch strings.ToLower(attrOf(n, "role")) {
 	case "navigation", "contentinfo", "dialog", "alertdialog", "menubar":
 		return true
-	}
-	for _, a := range n.Attr {
-		if a.Key == "hidden" || a.Key == "aria-hidden" && a.Val == "true" {
-			return true
-		}
 	}
 	return false
 }
