@@ -546,9 +546,6 @@ func (w *webFetcher) fetchURL(ctx context.Context, rawURL string) (Result, error
 		ct += " (decoded from " + p.decodedFrom + " to UTF-8)"
 	}
 	fmt.Fprintf(&out, "Content-Type: %s\n", ct)
-	if title != "" {
-		fmt.Fprintf(&out, "Title: %s\n", title)
-	}
 	size := humanSize(p.rawSize)
 	if p.truncated {
 		whole := "more"
@@ -559,14 +556,18 @@ func (w *webFetcher) fetchURL(ctx context.Context, rawURL string) (Result, error
 	}
 	fmt.Fprintf(&out, "Size: %s\n", size)
 	fmt.Fprintf(&out, "Content: %s\n\n", how)
-	out.WriteString(content)
-	if !strings.HasSuffix(content, "\n") {
-		out.WriteByte('\n')
+	// What the page says — its title too — is the page's, not Polly's.
+	page := content
+	if title != "" {
+		page = "Title: " + title + "\n\n" + content
 	}
+	source := p.url.String()
+	out.WriteString(Envelope(source, page))
+	out.WriteByte('\n')
 	if failed {
-		return Result{Output: "error: the server answered " + p.status + "\n" + out.String(), IsError: true}, nil
+		return Result{Output: "error: the server answered " + p.status + "\n" + out.String(), IsError: true, Untrusted: source}, nil
 	}
-	return Result{Output: out.String(), Meta: map[string]any{"url": p.url.String(), "status": p.code}}, nil
+	return Result{Output: out.String(), Meta: map[string]any{"url": source, "status": p.code}, Untrusted: source}, nil
 }
 
 // htmlToMarkdown renders the readable part of a page, or the whole page

@@ -308,7 +308,7 @@ func TestSystemPromptCapsWithHonestNotes(t *testing.T) {
 }
 
 // nextPart finds the heading of the next part of the system prompt.
-var nextPart = regexp.MustCompile(`\n\n# (Workspace memory:|Your persona|Learnings \(|Feature requests|Daily log|Project instructions)`)
+var nextPart = regexp.MustCompile(`\n\n# (Workspace memory:|Your persona|Learnings \(|Feature requests|Daily log|Project instructions|Untrusted data)`)
 
 // Issue 17: the description of every tool in every persona's first request,
 // as the fake server received it, is the text of the tool's file
