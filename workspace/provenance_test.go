@@ -20,7 +20,9 @@ func TestEveryWriteRecordsProvenance(t *testing.T) {
 		file string
 		do   func(p Provenance) (string, error)
 	}{
-		{MemoryFile, func(p Provenance) (string, error) { return w.SaveFact(p, "Project Facts", "The API speaks JSON "+p.Session) }},
+		{MemoryFile, func(p Provenance) (string, error) {
+			return w.SaveFact(p, "Project Facts", "The API speaks JSON "+p.Session)
+		}},
 		{ErrorsFile, func(p Provenance) (string, error) {
 			return w.LogError(p, "run_command", "make: *** no rule "+p.Session, "run make generate first")
 		}},
