@@ -15,8 +15,8 @@ import (
 	"polly/agent/llmtest"
 	"polly/memory/chat"
 	"polly/tools"
-	"polly/workspace"
 	"polly/tools/permission"
+	"polly/workspace"
 )
 
 // A prompt typed and sent streams back through the real session, Polly's
