@@ -41,7 +41,7 @@ type saveFactArgs struct {
 type logErrorArgs struct {
 	Error string `json:"error" jsonschema:"the error as it appeared (message, command, context)"`
 	Fix   string `json:"fix" jsonschema:"what fixed it, so it can be reused next time"`
-	Tool  string `json:"tool,omitempty" jsonschema:"the tool whose call failed (e.g. run_command); your note comes back only when that tool fails the same way"`
+	Tool  string `json:"tool,omitempty" jsonschema:"the tool that failed: the note returns when it fails alike"`
 }
 
 type insightArgs struct {
