@@ -242,7 +242,7 @@ func (d *permissionDialog) View() string {
 		}
 	}
 	var body []string
-	if a.req.Access.Kind == tools.AccessWrite && looksLikeDiff(preview) {
+	if (a.req.Access.Kind == tools.AccessWrite || a.req.Access.Kind == tools.AccessMemory) && looksLikeDiff(preview) {
 		body = d.r.diffLines(preview, inner)
 	} else {
 		body = plainLines(preview, inner)
@@ -277,6 +277,11 @@ func askTitle(who string, r permission.Request) string {
 		}
 	case tools.AccessNetwork:
 		what = "fetch this address"
+	case tools.AccessMemory:
+		what = "change your workspace memory"
+		if len(r.Access.Paths) == 1 {
+			what += " (" + r.Access.Paths[0] + ")"
+		}
 	}
 	return "Allow " + who + " to " + what + "?"
 }

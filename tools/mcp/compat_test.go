@@ -10,7 +10,20 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"polly/tools"
 )
+
+// inner is what a server said, from inside the envelope its result must
+// come in (issue 25).
+func inner(t *testing.T, out string) string {
+	t.Helper()
+	_, in, ok := tools.OpenEnvelope(out)
+	if !ok {
+		t.Fatalf("not enveloped: %q", out)
+	}
+	return in
+}
 
 // A stdio server that prints a banner line on stdout before speaking
 // JSON-RPC works; the line is kept in its stderr tail, not fatal.
@@ -22,7 +35,7 @@ func TestBannerLineIsPassedOver(t *testing.T) {
 		t.Fatalf("a server with a banner line: %+v", st)
 	}
 	res, err := find(t, m, "mcp__demo__echo").Run(context.Background(), json.RawMessage(`{"text":"hi"}`))
-	if err != nil || !strings.HasPrefix(res.Output, "echo: hi") {
+	if err != nil || !strings.HasPrefix(inner(t, res.Output), "echo: hi") {
 		t.Fatalf("echo after the banner: %+v %v", res, err)
 	}
 	if tail := m.servers[0].stderrTail(); !strings.Contains(tail, "Demo MCP server v1 running on stdio") {
@@ -51,7 +64,7 @@ func TestSSEServerWorksAfterConnect(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // well after Connect returned
 	for _, city := range []string{"Oslo", "Bergen"} {
 		res, err := find(t, m, "mcp__sse__weather").Run(context.Background(), json.RawMessage(`{"city":"`+city+`"}`))
-		if err != nil || res.Output != "rain in "+city {
+		if err != nil || inner(t, res.Output) != "rain in "+city+"\n" {
 			t.Fatalf("call %s over SSE = %+v %v", city, res, err)
 		}
 	}
@@ -74,7 +87,7 @@ func TestToolTimeout(t *testing.T) {
 		t.Fatalf("sleep: %v after %s", err, time.Since(start))
 	}
 	res, err := find(t, m, "mcp__demo__echo").Run(context.Background(), json.RawMessage(`{"text":"still here"}`))
-	if err != nil || !strings.HasPrefix(res.Output, "echo: still here") {
+	if err != nil || !strings.HasPrefix(inner(t, res.Output), "echo: still here") {
 		t.Fatalf("echo after a timeout: %+v %v", res, err)
 	}
 	if (New([]Config{stdio("x", "ok", time.Second)}, "t")).servers[0].cfg.ToolTimeout != DefaultToolTimeout {
@@ -93,11 +106,13 @@ func TestResourcesAndInstructions(t *testing.T) {
 		t.Fatalf("instructions = %+v", ins)
 	}
 	list, err := find(t, m, ListResourcesTool).Run(context.Background(), json.RawMessage(`{}`))
-	if err != nil || !strings.Contains(list.Output, "demo\tdemo://notes/today\ttoday\ttext/plain\tToday's notes.") {
+	if src, _, _ := tools.OpenEnvelope(list.Output); err != nil || src != "MCP server demo, resource list" || list.Untrusted != src ||
+		!strings.Contains(inner(t, list.Output), "demo\tdemo://notes/today\ttoday\ttext/plain\tToday's notes.") {
 		t.Fatalf("list = %+v %v", list, err)
 	}
 	read, err := find(t, m, ReadResourceTool).Run(context.Background(), json.RawMessage(`{"server":"demo","uri":"demo://notes/today"}`))
-	if err != nil || read.Output != "buy milk; ship v2" {
+	if src, _, _ := tools.OpenEnvelope(read.Output); err != nil || inner(t, read.Output) != "buy milk; ship v2\n" ||
+		src != "MCP server demo, resource demo://notes/today" || read.Untrusted != src {
 		t.Fatalf("read = %+v %v", read, err)
 	}
 	bad, _ := find(t, m, ReadResourceTool).Run(context.Background(), json.RawMessage(`{"server":"plain","uri":"x"}`))

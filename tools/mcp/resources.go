@@ -118,6 +118,7 @@ func (t *listResources) Run(ctx context.Context, args json.RawMessage) (tools.Re
 		servers = []*server{s}
 	}
 	var b strings.Builder
+	var sources []string
 	for _, s := range servers {
 		cs, err := s.live()
 		if err != nil {
@@ -126,24 +127,29 @@ func (t *listResources) Run(ctx context.Context, args json.RawMessage) (tools.Re
 		}
 		cctx, cancel := context.WithTimeout(ctx, s.cfg.ToolTimeout)
 		n := 0
+		var list strings.Builder // names and descriptions are the server's text
 		for r, err := range cs.Resources(cctx, nil) {
 			if err != nil {
 				fmt.Fprintf(&b, "%s: listing stopped: %v\n", s.cfg.Name, err)
 				break
 			}
 			n++
-			fmt.Fprintf(&b, "%s\t%s\t%s\t%s", s.cfg.Name, r.URI, r.Name, r.MIMEType)
+			fmt.Fprintf(&list, "%s\t%s\t%s\t%s", s.cfg.Name, r.URI, r.Name, r.MIMEType)
 			if d := strings.TrimSpace(r.Description); d != "" {
-				fmt.Fprintf(&b, "\t%s", d)
+				fmt.Fprintf(&list, "\t%s", d)
 			}
-			b.WriteByte('\n')
+			list.WriteByte('\n')
 		}
 		cancel()
 		if n == 0 {
 			fmt.Fprintf(&b, "%s: no resources\n", s.cfg.Name)
+			continue
 		}
+		source := "MCP server " + s.cfg.Name + ", resource list"
+		sources = append(sources, source)
+		b.WriteString(tools.Envelope(source, list.String()) + "\n")
 	}
-	return tools.Result{Output: b.String()}, nil
+	return tools.Result{Output: b.String(), Untrusted: strings.Join(sources, "; ")}, nil
 }
 
 type readResource struct{ m *Manager }
@@ -189,5 +195,6 @@ func (t *readResource) Run(ctx context.Context, args json.RawMessage) (tools.Res
 			parts = append(parts, fmt.Sprintf("[%s: %s, %d bytes, not shown]", c.URI, c.MIMEType, len(c.Blob)))
 		}
 	}
-	return tools.Result{Output: strings.Join(parts, "\n")}, nil
+	source := "MCP server " + s.cfg.Name + ", resource " + a.URI
+	return tools.Result{Output: tools.Envelope(source, strings.Join(parts, "\n")), Untrusted: source}, nil
 }
