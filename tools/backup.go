@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"polly/memory/store"
+	"polly/tools/beneath"
 )
 
 // FileChange is one change a tool is about to make to a file: the state it
@@ -100,39 +100,51 @@ func writtenState(content []byte, mode fs.FileMode) store.FileState {
 	return store.FileState{Kind: store.FileRegular, Hash: store.ContentHash(content), Mode: mode}
 }
 
-// RestoreState puts want at path: removes it (FileMissing), writes the
-// content atomically with its mode (parents created), or recreates a
-// symlink. What is at path is replaced; the caller has checked it may be.
-func RestoreState(path string, want store.FileState, data []byte) error {
+// ReadStateIn is ReadState for rel beneath root: no symbolic link on the
+// way is followed (see package beneath), and a final link is read as one.
+func ReadStateIn(root *beneath.Root, rel string) (store.FileState, error) {
+	info, err := root.Lstat(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return store.FileState{Kind: store.FileMissing}, nil
+	}
+	if err != nil {
+		return store.FileState{}, err
+	}
+	switch {
+	case info.Mode&fs.ModeSymlink != 0:
+		target, err := root.Readlink(rel)
+		if err != nil {
+			return store.FileState{}, err
+		}
+		return stateOf(store.FileSymlink, []byte(target), 0), nil
+	case info.Mode.IsRegular():
+		data, mode, err := root.ReadFile(rel)
+		if err != nil {
+			return store.FileState{}, err
+		}
+		return stateOf(store.FileRegular, data, mode), nil
+	}
+	return store.FileState{}, fmt.Errorf("%s is not a regular file (%s)", rel, info.Mode.Type())
+}
+
+// RestoreStateIn is RestoreState for rel beneath root: parents are created
+// and written through the directory descriptors root resolved, so a
+// directory swapped for a link meanwhile is not followed.
+func RestoreStateIn(root *beneath.Root, rel string, want store.FileState, data []byte) error {
 	switch want.Kind {
 	case store.FileMissing:
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("remove %s: %w", path, err)
+		if err := root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove %s: %w", rel, err)
 		}
 		return nil
 	case store.FileRegular:
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return fmt.Errorf("create parent directories of %s: %w", path, err)
-		}
 		mode := want.Mode.Perm()
 		if mode == 0 {
 			mode = 0o644
 		}
-		return atomicWrite(path, data, mode) // a rename: a link at path is replaced, not followed
+		return root.WriteFile(rel, data, mode)
 	case store.FileSymlink:
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return fmt.Errorf("create parent directories of %s: %w", path, err)
-		}
-		tmp := path + ".polly-link"
-		os.Remove(tmp)
-		if err := os.Symlink(string(data), tmp); err != nil {
-			return fmt.Errorf("recreate link %s: %w", path, err)
-		}
-		if err := os.Rename(tmp, path); err != nil {
-			os.Remove(tmp)
-			return fmt.Errorf("recreate link %s: %w", path, err)
-		}
-		return nil
+		return root.Symlink(string(data), rel)
 	}
-	return fmt.Errorf("cannot restore %s: its earlier state (%s) was not saved", path, want.Kind)
+	return fmt.Errorf("cannot restore %s: its earlier state (%s) was not saved", rel, want.Kind)
 }
