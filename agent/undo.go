@@ -357,7 +357,7 @@ func (h History) tellModel(ctx context.Context, st state, rep UndoReport) error 
 // planned is one path an undo will write.
 type planned struct {
 	path, shown string
-	rel         string // path beneath the project root
+	rel         string         // path beneath the project root
 	rows        []store.Backup // the changes on path being taken back, oldest first
 	current     store.FileState
 	want        store.FileState
