@@ -86,9 +86,18 @@ type ToolSource interface {
 	Tools() []tools.Tool
 }
 
+// SessionOwner tells the sessions this install made in this project from
+// the others (agent/owner.Checker): a shipped or copied store is data, not
+// a conversation to continue or files to restore. Check returns nil for an
+// own session and an error saying what the session is otherwise.
+type SessionOwner interface {
+	Check(s store.Session) error
+}
+
 // Deps are the long-lived parts every agent of a process shares.
 type Deps struct {
 	Store      *store.Store
+	Owner      SessionOwner // required to resume a stored session
 	LLM        llm.Streamer
 	Tools      *tools.Registry // the shared tools; agents add their own bound tools
 	Prompts    PromptSource

@@ -22,7 +22,8 @@ import (
 // file whose content is not what Polly last left there.
 type History struct {
 	Store *store.Store
-	Root  string // the project root, for showing paths
+	Root  string       // the project root: every write stays beneath it
+	Owner SessionOwner // only sessions it accepts are touched
 }
 
 // UndoInputError is a request that cannot be served as asked (unknown
@@ -119,14 +120,17 @@ func (h History) load(ctx context.Context, session string) (state, error) {
 	if session == "" {
 		return state{}, inputErrorf("no session given")
 	}
-	if _, err := h.Store.Session(ctx, session); err != nil {
+	sess, err := h.Store.Session(ctx, session)
+	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return state{}, inputErrorf("no session %q in %s (polly sessions lists them)", session, h.Store.Path())
 		}
 		return state{}, err
 	}
+	if err := checkOwner(h.Owner, sess); err != nil {
+		return state{}, err
+	}
 	var st state
-	var err error
 	if st.turns, err = h.Store.Turns(ctx, session); err != nil {
 		return st, err
 	}
@@ -399,7 +403,7 @@ func (h History) revert(ctx context.Context, st state, target []store.Backup, ac
 			skip(fmt.Sprintf("refused: backup row #%d (%s) %v; undo writes only beneath the project %s, through no link",
 				rows[0].ID, h.rowName(st, rows[0]), err, h.Root))
 		}
-		rel, err := h.beneath(p)
+		rel, err := h.Beneath(p)
 		if err != nil {
 			refuse(err)
 			continue
@@ -507,11 +511,11 @@ func (h History) openRoot() (*beneath.Root, error) {
 	return root, nil
 }
 
-// beneath turns a stored backup path into a path beneath the project
+// Beneath turns a stored backup path into a path beneath the project
 // root, or says why it is not one. Stored paths are absolute and clean;
 // the root may be named through a link (backups name resolved paths).
 // Whether a directory on the way is a link is the write's own check.
-func (h History) beneath(p string) (string, error) {
+func (h History) Beneath(p string) (string, error) {
 	if p != filepath.Clean(p) {
 		return "", fmt.Errorf("names %s, which is not a clean path", p)
 	}

@@ -12,13 +12,14 @@ import (
 	"testing"
 
 	"polly/agent/llmtest"
+	"polly/agent/owner"
 	"polly/memory/store"
 	"polly/tools"
 
 	_ "modernc.org/sqlite"
 )
 
-func (h *harness) history() History { return History{Store: h.store, Root: h.dir} }
+func (h *harness) history() History { return History{Store: h.store, Root: h.dir, Owner: h.deps.Owner} }
 
 func (h *harness) write(rel, content string, mode os.FileMode) {
 	h.t.Helper()
@@ -504,4 +505,35 @@ func snapshot(t *testing.T, dir string) string {
 		return nil
 	})
 	return b.String()
+}
+
+// Issue 25 #1: a session this install did not make here (no stamp, as in
+// a shipped store) is neither resumed nor undone; without an owner check
+// nothing stored is used at all.
+func TestForeignSessionIsNotUsed(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	h.store.SetStamper(nil)
+	sess, err := h.store.CreateSession(ctx, store.Session{Persona: "default", Title: "shipped"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fe *owner.ForeignError
+	if _, err := OpenSession(ctx, h.deps, nil, SessionOptions{ID: sess.ID}); !errors.As(err, &fe) {
+		t.Fatalf("resume of a foreign session: %v", err)
+	}
+	if _, err := h.history().Undo(ctx, sess.ID, 1); !errors.As(err, &fe) {
+		t.Fatalf("undo of a foreign session: %v", err)
+	}
+	if _, err := h.history().Turns(ctx, sess.ID); !errors.As(err, &fe) {
+		t.Fatalf("turns of a foreign session: %v", err)
+	}
+	deps := *h.deps
+	deps.Owner = nil
+	if _, err := OpenSession(ctx, &deps, nil, SessionOptions{ID: sess.ID}); err == nil || !strings.Contains(err.Error(), "no check of who made it") {
+		t.Fatalf("resume without an owner check: %v", err)
+	}
+	if _, err := (History{Store: h.store, Root: h.dir}).Redo(ctx, sess.ID); err == nil || !strings.Contains(err.Error(), "no check of who made it") {
+		t.Fatalf("redo without an owner check: %v", err)
+	}
 }

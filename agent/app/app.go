@@ -21,6 +21,7 @@ import (
 	"polly/agent/config"
 	"polly/agent/llm"
 	"polly/agent/models"
+	"polly/agent/owner"
 	"polly/memory/store"
 	"polly/memory/window"
 	"polly/personas"
@@ -58,6 +59,7 @@ type App struct {
 	ProjectDir string
 	StateDir   string
 	Store      *store.Store         // nil when .agent/ is unusable
+	Owner      owner.Checker        // tells the sessions this install made here from the others
 	Workspace  *workspace.Workspace // nil when the workspace is unusable
 	Personas   *personas.Set
 	Policy     *permission.Policy
@@ -97,10 +99,24 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	a := &App{Config: cfg, ProjectDir: root, StateDir: filepath.Join(root, ".agent")}
 	a.Warnings = append(a.Warnings, cfg.Warnings()...)
 
-	if st, err := store.Open(filepath.Join(a.StateDir, "polly.db")); err != nil {
+	if a.Owner, err = LoadOwner(cfg, root); err != nil {
+		return nil, err
+	}
+	if a.Owner.Problem != nil {
+		a.Warnings = append(a.Warnings, fmt.Sprintf("sessions cannot be tied to this machine (%v): resuming and undo are refused", a.Owner.Problem))
+	}
+	dbPath := filepath.Join(a.StateDir, "polly.db")
+	_, statErr := os.Lstat(dbPath)
+	if st, err := OpenStore(dbPath, a.Owner); err != nil {
 		a.Warnings = append(a.Warnings, fmt.Sprintf("sessions will not be saved: %v", err))
 	} else {
 		a.Store = st
+		if errors.Is(statErr, fs.ErrNotExist) {
+			// The store was made just now: keep it out of git.
+			if note := IgnoreStateDir(root); note != "" {
+				a.Warnings = append(a.Warnings, note)
+			}
+		}
 	}
 
 	cat := models.New(models.Options{CacheDir: cfg.CacheDir(), Debug: a.debugLog})
@@ -202,6 +218,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 
 	a.Deps = &agent.Deps{
 		Store:       a.Store,
+		Owner:       a.Owner,
 		LLM:         client,
 		Tools:       reg,
 		Personas:    set,

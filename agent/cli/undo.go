@@ -12,7 +12,8 @@ import (
 	"strconv"
 
 	"polly/agent"
-	"polly/memory/store"
+	"polly/agent/app"
+	"polly/agent/config"
 )
 
 // undoOptions are the flags of polly undo, redo and rewind.
@@ -46,7 +47,7 @@ func undoFlags(fs *flag.FlagSet, u *undoOptions) {
 // input (an unknown session, a turn count out of range) exits 2; a file
 // left alone because it changed outside Polly exits 1, after the list of
 // what was restored.
-func undoCommand(ctx context.Context, env Env, cmd string, o options) error {
+func undoCommand(ctx context.Context, env Env, cfg *config.Config, cmd string, o options) error {
 	u := o.undo
 	switch {
 	case u.turnsSet && cmd != "undo":
@@ -62,23 +63,29 @@ func undoCommand(ctx context.Context, env Env, cmd string, o options) error {
 	if _, err := os.Stat(dbPath); errors.Is(err, fs.ErrNotExist) {
 		return &exitError{code: ExitUsage, err: fmt.Errorf("no Polly sessions in %s: nothing to %s", env.Dir, cmd)}
 	}
-	st, err := store.Open(dbPath)
+	own, err := app.LoadOwner(cfg, env.Dir)
+	if err != nil {
+		return err
+	}
+	st, err := app.OpenStore(dbPath, own)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	sessions := app.Sessions{Store: st, Owner: own, Root: env.Dir}
 	session := o.session
-	if session == "" {
-		latest, err := st.LatestSession(ctx)
-		if errors.Is(err, store.ErrNotFound) {
-			return &exitError{code: ExitUsage, err: fmt.Errorf("no sessions in %s: nothing to %s", env.Dir, cmd)}
+	if session != "" {
+		if session, err = sessions.Find(ctx, session); err != nil {
+			return err
 		}
+	} else {
+		latest, err := sessions.Latest(ctx)
 		if err != nil {
 			return err
 		}
 		session = latest.ID
 	}
-	h := agent.History{Store: st, Root: env.Dir}
+	h := sessions.History()
 	var rep agent.UndoReport
 	switch cmd {
 	case "undo":

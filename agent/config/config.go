@@ -57,6 +57,7 @@ type Config struct {
 	userFile string            // display path of the user file, even when it does not exist
 	home     string            // for ~ in displayed paths
 	cacheDir string            // $XDG_CACHE_HOME/polly or ~/.cache/polly; "" when unknown
+	stateDir string            // $XDG_STATE_HOME/polly or ~/.local/state/polly; "" when unknown
 	facts    ModelFacts        // windows learned and discovered at run time; nil: none
 	warnings []string
 	mcpFile  map[string]MCPServer // the project's .mcp.json "mcpServers"
@@ -241,6 +242,11 @@ func (c *Config) SetModelFacts(f ModelFacts) { c.facts = f }
 // CacheDir is Polly's cache directory ($XDG_CACHE_HOME/polly, else
 // ~/.cache/polly); "" when neither is known.
 func (c *Config) CacheDir() string { return c.cacheDir }
+
+// StateDir is Polly's per-user state directory ($XDG_STATE_HOME/polly,
+// else ~/.local/state/polly): the install id lives there. "" when neither
+// is known.
+func (c *Config) StateDir() string { return c.stateDir }
 
 // officialHosts maps a vendor's official API host to its built-in models.
 // Prices and windows from this table never apply to another endpoint: a

@@ -70,6 +70,7 @@ func load(opts LoadOptions, read func(string) ([]byte, error)) (*Config, error) 
 		c.trust.Store = filepath.Join(dir, TrustFile)
 	}
 	c.cacheDir = xdgDir(opts.Home, getenv, "XDG_CACHE_HOME", ".cache")
+	c.stateDir = xdgDir(opts.Home, getenv, "XDG_STATE_HOME", filepath.Join(".local", "state"))
 
 	userPath, explicit, err := userConfigPath(opts.Home, getenv)
 	if err != nil {
@@ -140,7 +141,8 @@ func userConfigPath(home string, getenv func(string) string) (path string, expli
 // xdgDir is Polly's directory in an XDG base directory: $variable/polly,
 // else ~/fallback/polly (the spec says relative values are to be ignored);
 // "" when neither is known. The config dir holds config.json and the trust
-// store; the cache dir what Polly learns about models.
+// store; the cache dir what Polly learns about models; the state dir the
+// install id.
 func xdgDir(home string, getenv func(string) string, variable, fallback string) string {
 	if x := getenv(variable); filepath.IsAbs(x) {
 		return filepath.Join(x, "polly")
