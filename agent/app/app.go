@@ -69,9 +69,10 @@ type App struct {
 	Deps       *agent.Deps
 	Warnings   []string // problems that did not stop start-up, for the user
 
-	current atomic.Pointer[agent.Session] // the session decisions are logged under
-	tmpDir  string                        // the commands' private TMPDIR, removed on Close
-	runner  sandbox.Runner                // keeps a sandbox helper ready for the next command
+	storeErr error                         // why Store is nil
+	current  atomic.Pointer[agent.Session] // the session decisions are logged under
+	tmpDir   string                        // the commands' private TMPDIR, removed on Close
+	runner   sandbox.Runner                // keeps a sandbox helper ready for the next command
 
 	gcOnce sync.Once          // the daily retention pass starts with the first session
 	stopGC context.CancelFunc // nil when no pass runs
@@ -108,6 +109,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	dbPath := filepath.Join(a.StateDir, "polly.db")
 	_, statErr := os.Lstat(dbPath)
 	if st, err := OpenStore(dbPath, a.Owner); err != nil {
+		a.storeErr = err
 		a.Warnings = append(a.Warnings, fmt.Sprintf("sessions will not be saved: %v", err))
 	} else {
 		a.Store = st

@@ -48,14 +48,23 @@ func OpenStore(path string, own owner.Checker) (*store.Store, error) {
 // Sessions is a project's store seen through this install's ownership:
 // what the lists show, what --continue picks, what adopting changes.
 type Sessions struct {
-	Store *store.Store
+	Store *store.Store // nil: Err says why there is none
 	Owner owner.Checker
 	Root  string // the project root
+	Err   error
 }
 
 // Sessions is the app's store seen through its owner check.
 func (a *App) Sessions() Sessions {
-	return Sessions{Store: a.Store, Owner: a.Owner, Root: a.ProjectDir}
+	return Sessions{Store: a.Store, Owner: a.Owner, Root: a.ProjectDir, Err: a.storeErr}
+}
+
+// noStore says why there is no store to read.
+func (s Sessions) noStore() error {
+	if s.Err != nil {
+		return fmt.Errorf("no session store: %w", s.Err)
+	}
+	return errors.New("no session store (.agent/polly.db could not be opened)")
 }
 
 // History is undo, redo and rewind on these sessions: only own ones, and
@@ -75,7 +84,7 @@ type Listed struct {
 // all), each judged.
 func (s Sessions) List(ctx context.Context, limit int) ([]Listed, error) {
 	if s.Store == nil {
-		return nil, errors.New("no session store (.agent/polly.db could not be opened)")
+		return nil, s.noStore()
 	}
 	all, err := s.Store.ListSessions(ctx, limit)
 	if err != nil {
@@ -113,7 +122,7 @@ func (a *App) FindSession(ctx context.Context, id string) (string, error) {
 // Find is FindSession.
 func (s Sessions) Find(ctx context.Context, id string) (string, error) {
 	if s.Store == nil {
-		return "", errors.New("no session store (.agent/polly.db could not be opened)")
+		return "", s.noStore()
 	}
 	id = strings.TrimSpace(id)
 	if id == "latest" {

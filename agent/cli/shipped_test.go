@@ -218,3 +218,174 @@ func TestUndoRefusesSwappedLink(t *testing.T) {
 		t.Fatalf("~/.ssh/authorized_keys changed: %q %v", b, err)
 	}
 }
+
+// polly runs Main in env (a copy): for a project that moves between runs.
+func pollyIn(env Env) func(args ...string) runResult {
+	return func(args ...string) runResult {
+		var out, errb bytes.Buffer
+		e := env
+		e.Args, e.Stdout, e.Stderr = args, &out, &errb
+		return runResult{Main(e), out.String(), errb.String()}
+	}
+}
+
+// sessionCount reads the sessions table directly: what is on disk.
+func sessionCount(t *testing.T, dir string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite", filepath.Join(dir, ".agent", "polly.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT COUNT(*) FROM sessions`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// Bad input (issue 25): a store from a newer Polly is named with both
+// versions and left as it is; one from an older Polly (schema 3, no owner
+// stamps) is migrated, its sessions shown as not made here, and usable
+// once adopted.
+func TestStoreFromAnotherPolly(t *testing.T) {
+	t.Run("newer", func(t *testing.T) {
+		srv := llmtest.NewServer(t, llmtest.Text("ok"))
+		env, polly := cliEnv(t, srv.URL(), nil)
+		if r := polly("-p", "hello"); r.code != 0 {
+			t.Fatalf("run: %d %s", r.code, r.stderr)
+		}
+		db, _ := sql.Open("sqlite", filepath.Join(env.Dir, ".agent", "polly.db"))
+		if _, err := db.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, '0099_future.sql', 0)`); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		for _, args := range [][]string{{"-p", "go on", "--continue"}, {"undo"}, {"sessions"}} {
+			r := polly(args...)
+			if r.code == 0 || !strings.Contains(r.stderr, "database is at version 99, this Polly knows up to") || !strings.Contains(r.stderr, "left as it is") {
+				t.Errorf("polly %s: code=%d stderr=%s", strings.Join(args, " "), r.code, r.stderr)
+			}
+		}
+		if n := sessionCount(t, env.Dir); n != 1 {
+			t.Fatalf("sessions on disk: %d, want 1", n)
+		}
+	})
+	t.Run("older", func(t *testing.T) {
+		srv := llmtest.NewServer(t, llmtest.Text("Noted: heron."))
+		env, polly := cliEnv(t, srv.URL(), nil)
+		if r := polly("-p", "remember the code word heron"); r.code != 0 {
+			t.Fatalf("run: %d %s", r.code, r.stderr)
+		}
+		// Back to schema 3, as a Polly before 0004 left it.
+		db, _ := sql.Open("sqlite", filepath.Join(env.Dir, ".agent", "polly.db"))
+		for _, q := range []string{`ALTER TABLE sessions DROP COLUMN project`, `ALTER TABLE sessions DROP COLUMN owner`, `DELETE FROM schema_migrations WHERE version >= 4`} {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		db.Close()
+		r := polly("-p", "what was it?", "--continue")
+		if r.code != 2 || !strings.Contains(r.stderr, "no owner stamp") || !strings.Contains(r.stderr, "polly sessions --adopt") {
+			t.Fatalf("--continue over an old store: code=%d stderr=%s", r.code, r.stderr)
+		}
+		if r = polly("sessions", "--adopt"); r.code != 0 || !strings.Contains(r.stdout, "adopted") {
+			t.Fatalf("adopt: code=%d stdout=%s stderr=%s", r.code, r.stdout, r.stderr)
+		}
+		srv.Push(llmtest.Text("It was heron."))
+		if r = polly("-p", "what was it?", "--continue"); r.code != 0 || !strings.Contains(string(srv.Last().Raw), "remember the code word heron") {
+			t.Fatalf("--continue after adopt: code=%d stderr=%s", r.code, r.stderr)
+		}
+	})
+}
+
+// Bad input (issue 25): a corrupt install id stops Polly with its path and
+// the way out, and changes nothing; once moved aside, the old sessions
+// are foreign until adopted, and nothing was lost.
+func TestCorruptInstallID(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Text("Noted: heron."))
+	env, polly := cliEnv(t, srv.URL(), nil)
+	if r := polly("-p", "remember the code word heron"); r.code != 0 {
+		t.Fatalf("run: %d %s", r.code, r.stderr)
+	}
+	idPath := filepath.Join(env.Home, ".local", "state", "polly", "install-id")
+	if _, err := os.Stat(idPath); err != nil {
+		t.Fatalf("no install id where the README says: %v", err)
+	}
+	os.WriteFile(idPath, []byte("garbage\n"), 0o600)
+	for _, args := range [][]string{{"-p", "go on", "--continue"}, {"-p", "a new task"}, {"undo"}, {"sessions"}} {
+		r := polly(args...)
+		if r.code != 2 || !strings.Contains(r.stderr, idPath+" is corrupt") || !strings.Contains(r.stderr, "mv "+idPath) {
+			t.Errorf("polly %s: code=%d stderr=%s", strings.Join(args, " "), r.code, r.stderr)
+		}
+	}
+	if b, _ := os.ReadFile(idPath); string(b) != "garbage\n" {
+		t.Fatalf("the corrupt id was replaced: %q", b)
+	}
+	if srv.Calls() != 1 || sessionCount(t, env.Dir) != 1 {
+		t.Fatalf("calls=%d sessions=%d", srv.Calls(), sessionCount(t, env.Dir))
+	}
+	os.Rename(idPath, idPath+".bad")
+	r := polly("-p", "go on", "--continue")
+	if r.code != 2 || !strings.Contains(r.stderr, "another Polly install") {
+		t.Fatalf("--continue with a new id: code=%d stderr=%s", r.code, r.stderr)
+	}
+	if r = polly("sessions", "--adopt"); r.code != 0 {
+		t.Fatalf("adopt: %d %s", r.code, r.stderr)
+	}
+	srv.Push(llmtest.Text("It was heron."))
+	if r = polly("-p", "what was it?", "--continue"); r.code != 0 || !strings.Contains(string(srv.Last().Raw), "remember the code word heron") {
+		t.Fatalf("--continue after adopt: code=%d stderr=%s", r.code, r.stderr)
+	}
+}
+
+// Bad input (issue 25): the project directory is renamed. Its sessions
+// say where they were made and are refused until adopted; adopting moves
+// the backups, so undo then restores the file in the new place.
+func TestMovedProject(t *testing.T) {
+	srv := llmtest.NewServer(t,
+		llmtest.Call("write_file", `{"path":"notes.txt","content":"changed\n"}`),
+		llmtest.Text("done"),
+	)
+	env, polly := cliEnv(t, srv.URL(), nil)
+	os.WriteFile(filepath.Join(env.Dir, "notes.txt"), []byte("original\n"), 0o644)
+	if r := polly("-p", "change notes.txt", "--yolo"); r.code != 0 {
+		t.Fatalf("run: %d %s", r.code, r.stderr)
+	}
+	moved := env.Dir + "-renamed"
+	if err := os.Rename(env.Dir, moved); err != nil {
+		t.Fatal(err)
+	}
+	env.Dir = moved
+	polly = pollyIn(env)
+	r := polly("undo")
+	if r.code != 2 || !strings.Contains(r.stderr, "the directory was moved or copied") || !strings.Contains(r.stderr, "polly sessions --adopt") {
+		t.Fatalf("undo in the moved project: code=%d stderr=%s", r.code, r.stderr)
+	}
+	if r = polly("sessions", "--adopt"); r.code != 0 || !strings.Contains(r.stdout, "1 backup path(s) moved") {
+		t.Fatalf("adopt: code=%d stdout=%s stderr=%s", r.code, r.stdout, r.stderr)
+	}
+	if r = polly("undo"); r.code != 0 {
+		t.Fatalf("undo after adopt: code=%d stdout=%s stderr=%s", r.code, r.stdout, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(moved, "notes.txt")); string(b) != "original\n" {
+		t.Fatalf("notes.txt = %q", b)
+	}
+}
+
+// Issue 25 #1: the first run in a git repository adds .agent/ to
+// .gitignore and says so, once.
+func TestFirstRunIgnoresStateDir(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Text("one"), llmtest.Text("two"))
+	env, polly := cliEnv(t, srv.URL(), nil)
+	os.Mkdir(filepath.Join(env.Dir, ".git"), 0o755)
+	r := polly("-p", "hello")
+	if r.code != 0 || strings.Count(r.stderr, "added .agent/ to .gitignore") != 1 {
+		t.Fatalf("first run: code=%d stderr=%s", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(env.Dir, ".gitignore")); !strings.Contains(string(b), ".agent/\n") {
+		t.Fatalf(".gitignore = %q", b)
+	}
+	if r = polly("-p", "again"); r.code != 0 || strings.Contains(r.stderr, ".gitignore") {
+		t.Fatalf("second run: code=%d stderr=%s", r.code, r.stderr)
+	}
+}
