@@ -14,6 +14,7 @@ import (
 
 	"polly/agent/hooks"
 	"polly/agent/llm"
+	"polly/agent/redact"
 	"polly/memory/chat"
 	"polly/memory/store"
 	"polly/memory/task"
@@ -104,7 +105,7 @@ type Deps struct {
 	Journal    Journal    // nil: no daily log or learnings
 	Facts      FactStore  // nil: durable facts from summaries are not kept
 	Limits     LimitStore // nil: context limits learned from errors last one session
-	Secrets    []string   // API keys: redacted from tool outputs before they are stored or sent
+	Redactor   *redact.Redactor // API keys in any encoding: hidden from tool outputs before they are stored or sent; nil hides nothing
 	Personas   *personas.Set
 	Model      Model
 	Context    window.Settings

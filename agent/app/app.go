@@ -22,6 +22,7 @@ import (
 	"polly/agent/llm"
 	"polly/agent/models"
 	"polly/agent/owner"
+	"polly/agent/redact"
 	"polly/memory/store"
 	"polly/memory/window"
 	"polly/personas"
@@ -68,6 +69,9 @@ type App struct {
 	MCP        *mcp.Manager   // the MCP servers; nil when none is configured
 	Deps       *agent.Deps
 	Warnings   []string // problems that did not stop start-up, for the user
+	// Redactor hides the configured keys (every provider's, in any
+	// encoding) from provider errors, tool outputs and logs.
+	Redactor *redact.Redactor
 
 	storeErr error                         // why Store is nil
 	current  atomic.Pointer[agent.Session] // the session decisions are logged under
@@ -121,11 +125,13 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		}
 	}
 
+	secrets, secretVars := secretsOf(cfg, cfg.ActiveModel())
+	a.Redactor = redact.New(secrets...)
 	cat := models.New(models.Options{CacheDir: cfg.CacheDir(), Debug: a.debugLog})
 	cfg.SetModelFacts(cat)
 	a.discovery, a.stopDiscovery = startDiscovery(ctx, cat, cfg, opts.DiscoveryWait)
 	a.Model = cfg.ActiveModel()
-	a.models = &modelState{cfg: cfg, cat: cat, overrides: map[string]string{}, clients: map[string]llm.Streamer{},
+	a.models = &modelState{cfg: cfg, cat: cat, overrides: map[string]string{}, clients: map[string]llm.Streamer{}, redactor: a.Redactor,
 		llmCfg: func(m config.ModelInfo) llm.Config {
 			return llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, MaxRetries: retries(cfg.LLM.MaxRetries),
 				IdleTimeout: cfg.LLM.IdleTimeout(), CallTimeout: cfg.LLM.CallTimeout(), Headers: m.Headers,
@@ -195,10 +201,10 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if client == nil {
 		client = a.models.client(a.Model)
 	} else {
+		client = redact.Streamer{Inner: client, Redactor: a.Redactor}
 		a.models.clients[endpointKey(a.Model)] = client // personas on the default endpoint share it
 	}
 
-	secrets, secretVars := secretsOf(cfg, a.Model)
 	reg := tools.NewRegistry(tools.FileTools(root)...)
 	reg.Add(tools.ShellTool(root, tools.ShellOptions{Scrub: secretVars, PassEnv: cfg.Sandbox.PassEnv,
 		Sandbox: &a.Sandbox, Caches: caches, TmpDir: a.tmpDir, StateDir: a.StateDir, Runner: &a.runner}))
@@ -231,7 +237,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		Mode:        string(cfg.Mode),
 		ProjectDir:  root,
 		StateDir:    a.StateDir,
-		Secrets:     secrets,
+		Redactor:    a.Redactor,
 		MaxTurns:    cfg.MaxTurns,
 		MaxParallel: cfg.Team.MaxParallel,
 		MaxDepth:    depthOf(cfg.Team.MaxDepth),
@@ -300,10 +306,17 @@ func secretsOf(cfg *config.Config, m config.ModelInfo) (secrets, vars []string) 
 	if m.APIKey != "" {
 		secrets = append(secrets, m.APIKey)
 	}
-	// Personas may talk to other providers: their keys are secrets too.
+	// Personas may talk to other providers: their keys are secrets too, and
+	// so are headers that carry credentials.
 	for _, name := range slices.Sorted(maps.Keys(cfg.Providers)) {
-		if k := cfg.ProviderEndpoint(name).APIKey; k != "" && !slices.Contains(secrets, k) {
+		ep := cfg.ProviderEndpoint(name)
+		if k := ep.APIKey; k != "" && !slices.Contains(secrets, k) {
 			secrets = append(secrets, k)
+		}
+		for h, v := range ep.Headers {
+			if config.SecretName(h) && !slices.Contains(secrets, v) {
+				secrets = append(secrets, v)
+			}
 		}
 	}
 	return secrets, vars

@@ -199,6 +199,22 @@ func writeCanonical(b *strings.Builder, n *jsonfile.Node, mask bool) {
 	}
 }
 
+// secretWords mark a variable or header name whose value is a credential.
+var secretWords = []string{"key", "token", "secret", "passw", "auth", "credential", "cookie", "session", "bearer", "private", "signature"}
+
+// SecretName reports whether a variable or header called name likely
+// holds a credential (API_KEY, Authorization, X-Auth-Token…): its value is
+// masked wherever Polly shows it and redacted wherever Polly stores it.
+func SecretName(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range secretWords {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // secretKey names the fields whose values may be credentials: never shown,
 // never echoed in an error (an MCP server's env passes keys too).
 func secretKey(k string) bool { return k == "api_key" || k == "headers" || k == "env" }
