@@ -102,9 +102,9 @@ type Deps struct {
 	LLM        llm.Streamer
 	Tools      *tools.Registry // the shared tools; agents add their own bound tools
 	Prompts    PromptSource
-	Journal    Journal    // nil: no daily log or learnings
-	Facts      FactStore  // nil: durable facts from summaries are not kept
-	Limits     LimitStore // nil: context limits learned from errors last one session
+	Journal    Journal          // nil: no daily log or learnings
+	Facts      FactStore        // nil: durable facts from summaries are not kept
+	Limits     LimitStore       // nil: context limits learned from errors last one session
 	Redactor   *redact.Redactor // API keys in any encoding: hidden from tool outputs before they are stored or sent; nil hides nothing
 	Personas   *personas.Set
 	Model      Model
