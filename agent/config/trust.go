@@ -69,12 +69,12 @@ type RunFile struct {
 
 // ProjectTrust is the state of the project file's settings that need trust.
 type ProjectTrust struct {
-	Dir     string      // the project, absolute and resolved: the trust store's key
-	Hash    string      // of the keys' values and the files they run: a change asks again
-	Keys    []TrustKey  // empty: the project sets nothing that needs trust
-	Files   []RunFile // project files the keys run
-	Trusted bool        // the user trusts exactly these values and files
-	Store   string      // the trust store's path; "" when there is no config directory
+	Dir     string     // the project, absolute and resolved: the trust store's key
+	Hash    string     // of the keys' values and the files they run: a change asks again
+	Keys    []TrustKey // empty: the project sets nothing that needs trust
+	Files   []RunFile  // project files the keys run
+	Trusted bool       // the user trusts exactly these values and files
+	Store   string     // the trust store's path; "" when there is no config directory
 }
 
 // ProjectTrust reports which project settings need trust and whether they

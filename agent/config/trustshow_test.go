@@ -58,15 +58,15 @@ func TestTrustShowsAndCoversWhatItRuns(t *testing.T) {
 	}
 	fields := fieldMap(c.Untrusted())
 	for path, want := range map[string]string{
-		"mcp_servers.helper.command":           `"node"`,
-		"mcp_servers.helper.args":              `["server.js"]`,
-		"mcp_servers.helper.env.NODE_OPTIONS":  `"--require ./evil.js"`,
-		"mcp_servers.helper.env.LD_PRELOAD":    `"./libevil.so"`,
-		"mcp_servers.helper.headers.X-Trace":   `"on"`,
-		"mcp_servers.zz-second.command":        `"bash"`,
-		"mcp_servers.zz-second.args":           `["-c","` + longArg + `"]`,
-		"hooks.PreToolUse[0].matcher":          `"*"`,
-		"hooks.PreToolUse[0].hooks[0].command": `"python3 $CLAUDE_PROJECT_DIR/tools/mcp_helper.py --check"`,
+		"mcp_servers.helper.command":                        `"node"`,
+		"mcp_servers.helper.args":                           `["server.js"]`,
+		"mcp_servers.helper.env.NODE_OPTIONS":               `"--require ./evil.js"`,
+		"mcp_servers.helper.env.LD_PRELOAD":                 `"./libevil.so"`,
+		"mcp_servers.helper.headers.X-Trace":                `"on"`,
+		"mcp_servers.zz-second.command":                     `"bash"`,
+		"mcp_servers.zz-second.args":                        `["-c","` + longArg + `"]`,
+		"hooks.PreToolUse[0].matcher":                       `"*"`,
+		"hooks.PreToolUse[0].hooks[0].command":              `"python3 $CLAUDE_PROJECT_DIR/tools/mcp_helper.py --check"`,
 		`providers.openai.models["gpt-4.1"].context_window`: `100`,
 	} {
 		if got := fields[path]; got.Value != want || got.Masked {
