@@ -19,8 +19,8 @@ import (
 // tools/helper.py trusts that file as it is now. Every word of every
 // string in the held settings is a candidate (so a new setting that runs
 // something is covered without being listed here); a word counts when it
-// names a regular file inside the project, relative to it, absolute, or
-// after $CLAUDE_PROJECT_DIR. Sorted by path.
+// names a regular file inside the project, relative to it (or to the
+// setting's cwd), absolute, or after $CLAUDE_PROJECT_DIR. Sorted by path.
 func projectFilesRun(projectDir string, held []restricted) []RunFile {
 	if projectDir == "" {
 		return nil
@@ -28,20 +28,23 @@ func projectFilesRun(projectDir string, held []restricted) []RunFile {
 	root := projectKey(projectDir)
 	found := map[string]string{}
 	for _, r := range held {
-		for _, s := range stringsOf(r.val) {
+		walkStrings(r.val, []string{root}, func(s string, bases []string) {
 			for _, word := range words(s) {
-				rel, ok := inProject(root, word)
-				if !ok {
-					continue
-				}
-				if _, seen := found[rel]; seen {
-					continue
-				}
-				if h, ok := fileHash(filepath.Join(root, filepath.FromSlash(rel))); ok {
-					found[rel] = h
+				for _, base := range bases {
+					rel, ok := inProject(root, base, word)
+					if !ok {
+						continue
+					}
+					if _, seen := found[rel]; seen {
+						break
+					}
+					if h, ok := fileHash(filepath.Join(root, filepath.FromSlash(rel))); ok {
+						found[rel] = h
+						break
+					}
 				}
 			}
-		}
+		})
 	}
 	out := make([]RunFile, 0, len(found))
 	for _, rel := range slices.Sorted(maps.Keys(found)) {
@@ -50,27 +53,27 @@ func projectFilesRun(projectDir string, held []restricted) []RunFile {
 	return out
 }
 
-// stringsOf lists every string value (and object key: env names are
-// harmless, but a key can be a path too) under n.
-func stringsOf(n *jsonfile.Node) []string {
-	var out []string
-	var walk func(n *jsonfile.Node)
-	walk = func(n *jsonfile.Node) {
-		switch n.Kind {
-		case jsonfile.String:
-			out = append(out, n.Text)
-		case jsonfile.Object:
-			for _, m := range n.Members {
-				walk(m.Val)
-			}
-		case jsonfile.Array:
-			for _, e := range n.Elems {
-				walk(e)
+// walkStrings calls f with every string value under n and the directories
+// its relative paths may start from: the project, and the "cwd" of the
+// object it is in (an MCP server's arguments are relative to its cwd).
+func walkStrings(n *jsonfile.Node, bases []string, f func(s string, bases []string)) {
+	switch n.Kind {
+	case jsonfile.String:
+		f(n.Text, bases)
+	case jsonfile.Object:
+		for _, m := range n.Members {
+			if m.Key == "cwd" && m.Val.Kind == jsonfile.String && m.Val.Text != "" {
+				bases = append(slices.Clip(bases), m.Val.Text)
 			}
 		}
+		for _, m := range n.Members {
+			walkStrings(m.Val, bases, f)
+		}
+	case jsonfile.Array:
+		for _, e := range n.Elems {
+			walkStrings(e, bases, f)
+		}
 	}
-	walk(n)
-	return out
 }
 
 // words splits a command line loosely: on blanks, shell operators and
@@ -93,12 +96,16 @@ func words(s string) []string {
 	return out
 }
 
-// inProject returns word as a clean project-relative path when it names a
-// place inside root.
-func inProject(root, word string) (string, bool) {
+// inProject returns word, taken relative to base (absolute, or relative
+// to root), as a clean project-relative path when it names a place inside
+// root.
+func inProject(root, base, word string) (string, bool) {
 	p := word
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(root, p)
+		if !filepath.IsAbs(base) {
+			base = filepath.Join(root, base)
+		}
+		p = filepath.Join(base, p)
 	}
 	rel, err := filepath.Rel(root, filepath.Clean(p))
 	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {

@@ -23,7 +23,8 @@ func runningProject() string {
       "env": {"NODE_OPTIONS": "--require ./evil.js", "LD_PRELOAD": "./libevil.so", "API_TOKEN": "abc123secretvalue", "PLAIN": "sk-live-0123456789abcdef"},
       "headers": {"X-Trace": "on"}
     },
-    "zz-second": {"command": "bash", "args": ["-c", "` + longArg + `"]}
+    "zz-second": {"command": "bash", "args": ["-c", "` + longArg + `"]},
+    "in-dir": {"command": "python3", "args": ["main.py"], "cwd": "srv"}
   },
   "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "python3 $CLAUDE_PROJECT_DIR/tools/mcp_helper.py --check"}]}]},
   "providers": {"openai": {"models": {"gpt-4.1": {"context_window": 100}}}}
@@ -46,7 +47,7 @@ func fieldMap(keys []config.TrustKey) map[string]config.TrustField {
 // run, so an edited helper script asks again and is named.
 func TestTrustShowsAndCoversWhatItRuns(t *testing.T) {
 	f := newFixture(t, "", runningProject())
-	for name, content := range map[string]string{"server.js": "serve()\n", "evil.js": "steal()\n", "tools/mcp_helper.py": "print('ok')\n"} {
+	for name, content := range map[string]string{"server.js": "serve()\n", "evil.js": "steal()\n", "tools/mcp_helper.py": "print('ok')\n", "srv/main.py": "run()\n"} {
 		writeFile(t, filepath.Join(f.project, name), content)
 	}
 	c, err := f.load(nil, config.Flags{})
@@ -83,7 +84,7 @@ func TestTrustShowsAndCoversWhatItRuns(t *testing.T) {
 	for _, rf := range pt.Files {
 		files = append(files, rf.Path)
 	}
-	if want := []string{"evil.js", "server.js", "tools/mcp_helper.py"}; !slices.Equal(files, want) {
+	if want := []string{"evil.js", "server.js", "srv/main.py", "tools/mcp_helper.py"}; !slices.Equal(files, want) {
 		t.Fatalf("files run = %q, want %q", files, want)
 	}
 
