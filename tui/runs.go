@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"polly/agent"
+	"polly/agent/app"
 	"polly/memory/chat"
 	"polly/memory/store"
 )
@@ -471,15 +472,16 @@ func (m *Model) openSession(id string, notes ...*item) tea.Cmd {
 	a, ctx, emit := m.app, m.ctx, m.emit
 	return m.runs.work(func() tea.Msg {
 		sess, err := a.Session(ctx, emit, id)
-		return sessionOpenedMsg{sess: sess, err: err, notes: notes}
+		return sessionOpenedMsg{sess: sess, err: err, notes: notes, foreign: foreignOf(ctx, a, id, err)}
 	})
 }
 
 // sessionOpenedMsg is a session opened by openSession.
 type sessionOpenedMsg struct {
-	sess  *agent.Session
-	err   error
-	notes []*item
+	sess    *agent.Session
+	err     error
+	notes   []*item
+	foreign *app.Description // err refused a session not made here: ask
 }
 
 func addNotes(tr *transcript, notes []*item) {
@@ -510,6 +512,10 @@ func (m *Model) loaded() []tea.Cmd {
 }
 
 func (m *Model) sessionOpened(msg sessionOpenedMsg) tea.Cmd {
+	if msg.foreign != nil {
+		m.adopt = msg.foreign
+		return tea.Batch(m.loaded()...)
+	}
 	if msg.err != nil {
 		m.flash = msg.err.Error()
 		return tea.Batch(m.loaded()...)
