@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"strings"
 	"testing"
@@ -143,6 +144,38 @@ func TestProviderKeepsWords(t *testing.T) {
 	} {
 		if got := r.Provider(s); got != s {
 			t.Errorf("Provider(%q) = %q", s, got)
+		}
+	}
+}
+
+// The one-pass search hides exactly what a plain replacement of every
+// form would: random text with forms planted at every offset.
+func TestStringMatchesPlainReplacement(t *testing.T) {
+	keys := []string{key, "gsk_ABCDEFGHIJKLMNOPQRSTUV0123", "short-k1"}
+	r := New(keys...)
+	var pairs []string
+	for _, f := range r.forms {
+		pairs = append(pairs, f, Mask)
+	}
+	plain := strings.NewReplacer(pairs...)
+	rnd := rand.New(rand.NewPCG(1, 2))
+	alphabet := "abcdefghijklmnopqrstuvwxyz0123456789+/=_- \n"
+	for n := range 3000 {
+		var b strings.Builder
+		for b.Len() < 200+n%97 {
+			if rnd.IntN(6) == 0 {
+				f := r.forms[rnd.IntN(len(r.forms))]
+				if rnd.IntN(3) == 0 { // a part of a form: must not match
+					f = f[:len(f)-1]
+				}
+				b.WriteString(f)
+				continue
+			}
+			b.WriteByte(alphabet[rnd.IntN(len(alphabet))])
+		}
+		text := b.String()
+		if got, want := r.String(text), plain.Replace(text); got != want {
+			t.Fatalf("text %q\n got %q\nwant %q", text, got, want)
 		}
 	}
 }
