@@ -372,8 +372,8 @@ func TestMovedProject(t *testing.T) {
 	}
 }
 
-// Issue 25 #1: the first run in a git repository adds .agent/ to
-// .gitignore and says so, once.
+// Issue 25 #1: the first run in a git repository (or polly init) adds
+// .agent/ to .gitignore and says so, once.
 func TestFirstRunIgnoresStateDir(t *testing.T) {
 	srv := llmtest.NewServer(t, llmtest.Text("one"), llmtest.Text("two"))
 	env, polly := cliEnv(t, srv.URL(), nil)
@@ -387,5 +387,15 @@ func TestFirstRunIgnoresStateDir(t *testing.T) {
 	}
 	if r = polly("-p", "again"); r.code != 0 || strings.Contains(r.stderr, ".gitignore") {
 		t.Fatalf("second run: code=%d stderr=%s", r.code, r.stderr)
+	}
+
+	// polly init does the same.
+	env2, polly2 := cliEnv(t, "", nil)
+	os.Mkdir(filepath.Join(env2.Dir, ".git"), 0o755)
+	if r = polly2("init"); r.code != 0 || !strings.Contains(r.stdout, "added .agent/ to .gitignore") {
+		t.Fatalf("init: code=%d stdout=%s stderr=%s", r.code, r.stdout, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(env2.Dir, ".gitignore")); string(b) == "" {
+		t.Fatal("init did not write .gitignore")
 	}
 }
