@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"polly/agent/config"
 	"polly/agent/llm"
 	"polly/agent/llmtest"
 	"polly/agent/owner"
@@ -42,7 +43,7 @@ func newHarness(t *testing.T, steps ...llmtest.Step) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	own := owner.Checker{Install: install, Project: owner.ProjectKey(dir)}
+	own := owner.Checker{Install: install, Project: config.ProjectKey(dir)}
 	st.SetStamper(own.Stamp)
 	srv := llmtest.NewServer(t, steps...)
 	set, errs := personas.Load("")

@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"polly/agent"
 	"polly/agent/app"
 	"polly/agent/owner"
 )
@@ -50,14 +51,7 @@ func (m *Model) adoptKey(k string) tea.Cmd {
 // adoptAndOpen takes the session over for this install and project, then
 // resumes it.
 func (m *Model) adoptAndOpen(id string) tea.Cmd {
-	if m.anyOp() || m.team.running() > 0 {
-		m.flash = "wait for the running work to end (esc cancels it) before changing sessions"
-		return nil
-	}
-	m.closePanel()
-	m.loading()
-	a, ctx, emit := m.app, m.ctx, m.emit
-	return m.runs.work(func() tea.Msg {
+	return m.switchSession(func(a *app.App, ctx context.Context, emit func(agent.Event)) sessionOpenedMsg {
 		if _, err := a.Sessions().Adopt(ctx, id); err != nil {
 			return sessionOpenedMsg{err: err}
 		}

@@ -463,6 +463,15 @@ func (m *Model) namesByID() map[string]string {
 // is read from the store); input is queued meanwhile. notes are shown in
 // it once it is open.
 func (m *Model) openSession(id string, notes ...*item) tea.Cmd {
+	return m.switchSession(func(a *app.App, ctx context.Context, emit func(agent.Event)) sessionOpenedMsg {
+		sess, err := a.Session(ctx, emit, id)
+		return sessionOpenedMsg{sess: sess, err: err, notes: notes, foreign: foreignOf(ctx, a, id, err)}
+	})
+}
+
+// switchSession runs open, which replaces the session, in a Cmd once no
+// work runs; every persona waits meanwhile.
+func (m *Model) switchSession(open func(a *app.App, ctx context.Context, emit func(agent.Event)) sessionOpenedMsg) tea.Cmd {
 	if m.anyOp() || m.team.running() > 0 {
 		m.flash = "wait for the running work to end (esc cancels it) before changing sessions"
 		return nil
@@ -470,10 +479,7 @@ func (m *Model) openSession(id string, notes ...*item) tea.Cmd {
 	m.closePanel()
 	m.loading()
 	a, ctx, emit := m.app, m.ctx, m.emit
-	return m.runs.work(func() tea.Msg {
-		sess, err := a.Session(ctx, emit, id)
-		return sessionOpenedMsg{sess: sess, err: err, notes: notes, foreign: foreignOf(ctx, a, id, err)}
-	})
+	return m.runs.work(func() tea.Msg { return open(a, ctx, emit) })
 }
 
 // sessionOpenedMsg is a session opened by openSession.

@@ -25,7 +25,7 @@ func (e *NoSessionError) Error() string { return e.Msg }
 // user must decide what to do with it); without a state directory the
 // checker accepts no stored session and stamps none, and Problem says why.
 func LoadOwner(cfg *config.Config, dir string) (owner.Checker, error) {
-	c := owner.Checker{Project: owner.ProjectKey(dir)}
+	c := owner.Checker{Project: config.ProjectKey(dir)}
 	in, err := owner.Load(cfg.StateDir())
 	var ce *owner.CorruptError
 	if errors.As(err, &ce) {

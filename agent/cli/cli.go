@@ -275,20 +275,10 @@ func Main(env Env) int {
 	}
 	var ue *usageError
 	var ce *config.Error
-	var me *config.MissingModelError
 	var ee *exitError
-	var ns *app.NoSessionError
-	var fe *owner.ForeignError
-	var co *owner.CorruptError
 	switch {
-	case errors.As(err, &ns):
-		fmt.Fprintf(env.Stderr, "polly: %v\n", ns)
-		return ExitUsage
-	case errors.As(err, &fe):
-		fmt.Fprintf(env.Stderr, "polly: %v\n", fe)
-		return ExitUsage
-	case errors.As(err, &co):
-		fmt.Fprintf(env.Stderr, "polly: %v\n", co)
+	case badInput(err) != nil:
+		fmt.Fprintf(env.Stderr, "polly: %v\n", badInput(err))
 		return ExitUsage
 	case errors.As(err, &ue):
 		fmt.Fprintf(env.Stderr, "polly: %s\n\n", ue.msg)
@@ -296,9 +286,6 @@ func Main(env Env) int {
 		return ExitUsage
 	case errors.As(err, &ce):
 		fmt.Fprintf(env.Stderr, "polly: bad configuration: %v\n", ce)
-		return ExitUsage
-	case errors.As(err, &me):
-		fmt.Fprintf(env.Stderr, "polly: %v\n", me)
 		return ExitUsage
 	case errors.As(err, &ee):
 		if ee.err != nil && ee.err.Error() != "" {
@@ -308,6 +295,27 @@ func Main(env Env) int {
 	}
 	fmt.Fprintf(env.Stderr, "polly: %v\n", err)
 	return ExitFailed
+}
+
+// badInput is the error inside err that the user must act on and that
+// counts as bad input (exit 2, printed as it is): no such session, a
+// session Polly did not make here, a corrupt install id, no model.
+func badInput(err error) error {
+	var ns *app.NoSessionError
+	var fe *owner.ForeignError
+	var co *owner.CorruptError
+	var me *config.MissingModelError
+	switch {
+	case errors.As(err, &ns):
+		return ns
+	case errors.As(err, &fe):
+		return fe
+	case errors.As(err, &co):
+		return co
+	case errors.As(err, &me):
+		return me
+	}
+	return nil
 }
 
 func run(ctx context.Context, env Env) error {

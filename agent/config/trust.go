@@ -321,8 +321,10 @@ type trustedEntry struct {
 	TrustedAt time.Time         `json:"trusted_at"`
 }
 
-// projectKey is the project's absolute, symlink-free path.
-func projectKey(dir string) string {
+// ProjectKey is how a project is recorded (trust store, session stamps):
+// its absolute path with links resolved, so one directory reached two
+// ways is one project.
+func ProjectKey(dir string) string {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return filepath.Clean(dir)
@@ -358,7 +360,7 @@ func readTrustStore(read func(string) ([]byte, error), path string) (trustStore,
 // judgeTrust fills c.trust for the project's held settings and says
 // whether they may be applied.
 func (c *Config) judgeTrust(read func(string) ([]byte, error), held []restricted) bool {
-	c.trust.Dir = projectKey(c.opts.ProjectDir)
+	c.trust.Dir = ProjectKey(c.opts.ProjectDir)
 	c.trust.Keys = nil
 	key := func(r restricted, file string, data []byte) TrustKey {
 		line, col := jsonfile.LineCol(data, r.off)

@@ -25,7 +25,7 @@ func projectFilesRun(projectDir string, held []restricted) []RunFile {
 	if projectDir == "" {
 		return nil
 	}
-	root := projectKey(projectDir)
+	root := ProjectKey(projectDir)
 	found := map[string]string{}
 	for _, r := range held {
 		walkStrings(r.val, []string{root}, func(s string, bases []string) {

@@ -133,19 +133,6 @@ func create(dir, path string) error {
 	return nil
 }
 
-// ProjectKey is how a project path is recorded: absolute, links resolved,
-// so one directory reached two ways is one project.
-func ProjectKey(dir string) string {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return filepath.Clean(dir)
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		return real
-	}
-	return abs
-}
-
 // stampVersion prefixes stamps so a later format can be told apart.
 const stampVersion = "v1"
 
@@ -160,8 +147,8 @@ func (in *Install) mac(sessionID, project string) string {
 	return hex.EncodeToString(m.Sum(nil)[:16])
 }
 
-// Judge says whether this install made session s in project (a
-// ProjectKey), and if not, why not in words a user can act on ("" when
+// Judge says whether this install made session s in project (its
+// config.ProjectKey), and if not, why not in words a user can act on ("" when
 // it did).
 func (in *Install) Judge(s store.Session, project string) string {
 	version, rest, _ := strings.Cut(s.Owner, ":")
@@ -184,7 +171,7 @@ func (in *Install) Judge(s store.Session, project string) string {
 // Checker judges stored sessions for one project.
 type Checker struct {
 	Install *Install // nil: the install id could not be had (Problem says why)
-	Project string   // a ProjectKey
+	Project string   // config.ProjectKey of the project
 	Problem error
 }
 
