@@ -6,13 +6,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
 
 	"polly/agent"
-	"polly/agent/app"
 	"polly/agent/config"
 )
 
@@ -59,20 +55,14 @@ func undoCommand(ctx context.Context, env Env, cfg *config.Config, cmd string, o
 	case o.continueLast:
 		return usagef("polly %s works on the latest session by default; pick another with --session ID", cmd)
 	}
-	dbPath := filepath.Join(env.Dir, ".agent", "polly.db")
-	if _, err := os.Stat(dbPath); errors.Is(err, fs.ErrNotExist) {
+	sessions, ok, err := openSessions(env, cfg)
+	if err != nil {
+		return err
+	}
+	if !ok {
 		return &exitError{code: ExitUsage, err: fmt.Errorf("no Polly sessions in %s: nothing to %s", env.Dir, cmd)}
 	}
-	own, err := app.LoadOwner(cfg, env.Dir)
-	if err != nil {
-		return err
-	}
-	st, err := app.OpenStore(dbPath, own)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	sessions := app.Sessions{Store: st, Owner: own, Root: env.Dir}
+	defer sessions.Store.Close()
 	session := o.session
 	if session != "" {
 		if session, err = sessions.Find(ctx, session); err != nil {
