@@ -166,6 +166,7 @@ type Agent struct {
 	allowed  []string
 	bound    []tools.Tool    // the tools bound to this agent (task_plan, delegate_task…)
 	extraGen uint64          // the ToolSource generation the registry was built from
+	deferred *deferredTools  // MCP tools held back until a search loads them; nil when all are sent
 	warned   map[string]bool // warnings already shown once
 	toolTok  int             // cached token estimate of the tool schemas
 

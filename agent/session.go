@@ -215,6 +215,7 @@ func (a *Agent) buildTools() {
 	}
 	a.registry = base.With(append(extra, a.bound...)...)
 	a.allowed = allowedTools(a.persona, a.registry)
+	a.planMCPTools()
 	a.toolSpecs, a.toolTok = nil, 0
 }
 
@@ -223,7 +224,9 @@ func (a *Agent) buildTools() {
 func (a *Agent) refreshTools() {
 	if a.deps.Extra != nil && a.deps.Extra.Generation() != a.extraGen {
 		a.buildTools()
+		return
 	}
+	a.refreshDeferred()
 }
 
 // allowedTools is the persona's list, restricted to tools that exist. Only
@@ -258,8 +261,9 @@ func allowedTools(p personas.Persona, r *tools.Registry) []string {
 	return out
 }
 
-// mcpPrefix starts the name of every tool an MCP server provides.
-const mcpPrefix = "mcp__"
+// mcpPrefix starts the name of every tool MCP servers provide: their own
+// (mcp__server__tool) and the resource tools (mcp_list_resources).
+const mcpPrefix = "mcp_"
 
 func matchAny(patterns []string, name string) bool {
 	for _, p := range patterns {
