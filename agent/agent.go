@@ -14,6 +14,7 @@ import (
 
 	"polly/agent/hooks"
 	"polly/agent/llm"
+	"polly/agent/redact"
 	"polly/memory/chat"
 	"polly/memory/store"
 	"polly/memory/task"
@@ -90,16 +91,25 @@ type ToolSource interface {
 	Tools() []tools.Tool
 }
 
+// SessionOwner tells the sessions this install made in this project from
+// the others (agent/owner.Checker): a shipped or copied store is data, not
+// a conversation to continue or files to restore. Check returns nil for an
+// own session and an error saying what the session is otherwise.
+type SessionOwner interface {
+	Check(s store.Session) error
+}
+
 // Deps are the long-lived parts every agent of a process shares.
 type Deps struct {
 	Store      *store.Store
+	Owner      SessionOwner // required to resume a stored session
 	LLM        llm.Streamer
 	Tools      *tools.Registry // the shared tools; agents add their own bound tools
 	Prompts    PromptSource
-	Journal    Journal    // nil: no daily log or learnings
-	Facts      FactStore  // nil: durable facts from summaries are not kept
-	Limits     LimitStore // nil: context limits learned from errors last one session
-	Secrets    []string   // API keys: redacted from tool outputs before they are stored or sent
+	Journal    Journal          // nil: no daily log or learnings
+	Facts      FactStore        // nil: durable facts from summaries are not kept
+	Limits     LimitStore       // nil: context limits learned from errors last one session
+	Redactor   *redact.Redactor // API keys in any encoding: hidden from tool outputs before they are stored or sent; nil hides nothing
 	Personas   *personas.Set
 	Model      Model
 	Context    window.Settings

@@ -56,10 +56,21 @@ func OpenSession(ctx context.Context, deps *Deps, emit func(Event), opts Session
 			}
 			return nil, fmt.Errorf("resume session %s: %w", opts.ID, err)
 		}
+		if err := checkOwner(deps.Owner, sess); err != nil {
+			return nil, err
+		}
 		s.id, s.title = sess.ID, sess.Title
 		s.resumed = true
 	}
 	return s, nil
+}
+
+// checkOwner fails closed: without an owner check nothing stored is used.
+func checkOwner(o SessionOwner, sess store.Session) error {
+	if o == nil {
+		return fmt.Errorf("session %s: no check of who made it is configured, so it is not used", sess.ID)
+	}
+	return o.Check(sess)
 }
 
 // ID is the session id ("" before the first message of a new session).

@@ -98,7 +98,7 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 	// From here on the session has read untrusted data: what it writes to
 	// the workspace memory says so, and asks (issue 25).
 	a.team.readUntrusted(res.Untrusted)
-	output := redact(res.Output, a.deps.Secrets)
+	output := a.deps.Redactor.String(res.Output)
 	chars := len([]rune(output))
 	lines := chat.CountLines(output)
 	note := ""
@@ -216,17 +216,6 @@ func firstLine(s string, max int) string {
 		s = s[:i]
 	}
 	return task.Clip(s, max)
-}
-
-// redact replaces every occurrence of a secret (an API key a tool printed,
-// e.g. from a .env file) so it reaches neither the store nor the model.
-func redact(s string, secrets []string) string {
-	for _, k := range secrets {
-		if len(k) >= 8 && strings.Contains(s, k) {
-			s = strings.ReplaceAll(s, k, "[REDACTED API KEY]")
-		}
-	}
-	return s
 }
 
 // callContext carries the call id and the calling agent to the tool and the

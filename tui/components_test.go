@@ -111,9 +111,9 @@ func TestPanelsReadOnlyInCmds(t *testing.T) {
 		keys  []string // pressed after the first read, each read again in a Cmd
 		reads int      // reads after Init's Cmd and the keys' Cmds ran
 	}{
-		{"sessions", newSessionsPanel(lk, 1, func() ([]store.SessionSummary, error) {
+		{"sessions", newSessionsPanel(lk, 1, func() ([]app.Listed, error) {
 			c.read()
-			return []store.SessionSummary{{Session: store.Session{ID: "abcd1234", Title: "old work"}}}, nil
+			return []app.Listed{{SessionSummary: store.SessionSummary{Session: store.Session{ID: "abcd1234", Title: "old work"}}}}, nil
 		}, "", nil), nil, 1},
 		{"rewind", newRewindPanel(lk, 1, func() ([]agent.TurnInfo, error) {
 			c.read()
@@ -173,13 +173,14 @@ func TestSessionsPanelAnswersWithMessages(t *testing.T) {
 	lk := look{th: newTheme(true, true)}
 	p := newSessionsPanel(lk, 3, nil, "bbbb", map[string]string{"coder": "Coder"})
 	p.SetSize(100, 10)
-	rows := []store.SessionSummary{{Session: store.Session{ID: "aaaa", Persona: "coder", Title: "first"}}, {Session: store.Session{ID: "bbbb", Persona: "default", Title: "second"}}}
+	rows := []app.Listed{{SessionSummary: store.SessionSummary{Session: store.Session{ID: "aaaa", Persona: "coder", Title: "first"}}},
+		{SessionSummary: store.SessionSummary{Session: store.Session{ID: "bbbb", Persona: "default", Title: "second"}}}}
 	var next panel = p
-	next, _ = next.Update(rowsMsg[store.SessionSummary]{seq: 2, rows: rows[:1]}) // an older opening's list
+	next, _ = next.Update(rowsMsg[app.Listed]{seq: 2, rows: rows[:1]}) // an older opening's list
 	if strings.Contains(ansi.Strip(next.View()), "first") {
 		t.Fatal("a list for another opening was shown")
 	}
-	next, _ = next.Update(rowsMsg[store.SessionSummary]{seq: 3, rows: rows})
+	next, _ = next.Update(rowsMsg[app.Listed]{seq: 3, rows: rows})
 	view := ansi.Strip(next.View())
 	if !strings.Contains(view, "Coder") || !strings.Contains(view, "*bbbb") {
 		t.Errorf("view:\n%s", view)
@@ -227,11 +228,11 @@ func TestPermissionDialogComponent(t *testing.T) {
 // cut (…) at 80.
 func TestWideColumnsGiveTitlesRoom(t *testing.T) {
 	title := "fix the parser so nested lists keep their tab indentation and tables are sized to their content again"
-	rows := []store.SessionSummary{{Session: store.Session{ID: "abcd1234", Persona: "coder", Title: title}}}
+	rows := []app.Listed{{SessionSummary: store.SessionSummary{Session: store.Session{ID: "abcd1234", Persona: "coder", Title: title}}}}
 	for _, w := range []int{200, 80} {
 		p := newSessionsPanel(look{th: newTheme(true, true)}, 1, nil, "", map[string]string{"coder": "Coder"})
 		p.SetSize(w, 10)
-		next, _ := p.Update(rowsMsg[store.SessionSummary]{seq: 1, rows: rows})
+		next, _ := p.Update(rowsMsg[app.Listed]{seq: 1, rows: rows})
 		view := ansi.Strip(next.View())
 		whole := strings.Contains(view, title)
 		if whole != (w == 200) || (w == 80 && !strings.Contains(view, "…")) {
@@ -260,8 +261,8 @@ func TestThemeChangeReachesThePanel(t *testing.T) {
 // through the rowList they share.
 func TestListPanelsTakeTheThemeAndEsc(t *testing.T) {
 	dark, light := look{th: newTheme(true, false)}, look{th: newTheme(false, false)}
-	sessions := newSessionsPanel(dark, 1, func() ([]store.SessionSummary, error) {
-		return []store.SessionSummary{{Session: store.Session{ID: "aaaa", Title: "first"}}}, nil
+	sessions := newSessionsPanel(dark, 1, func() ([]app.Listed, error) {
+		return []app.Listed{{SessionSummary: store.SessionSummary{Session: store.Session{ID: "aaaa", Title: "first"}}}}, nil
 	}, "", nil)
 	rewind := newRewindPanel(dark, 1, func() ([]agent.TurnInfo, error) { return []agent.TurnInfo{{Number: 1}}, nil })
 	for name, p := range map[string]panel{"sessions": sessions, "rewind": rewind} {

@@ -32,6 +32,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.perm, cmd = m.perm.Update(msg)
 		return cmd
 	}
+	if m.adopt != nil {
+		return m.adoptKey(k)
+	}
 	if cmd, ok := m.panelHotkey(msg); ok {
 		return cmd
 	}

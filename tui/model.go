@@ -67,6 +67,7 @@ type options struct {
 	stateDir string // Polly's user state directory: what the memory inspector showed last; "" keeps nothing
 	now      func() time.Time
 	notices  []string          // start-up warnings to show in the chat
+	foreign  *app.Description  // a session refused at start as not made here: ask whether to adopt it
 	prompt   string            // sent once the program runs (polly "PROMPT")
 	emit     func(agent.Event) // the sessions' event callback; nil: the bridge's
 
@@ -80,6 +81,7 @@ type options struct {
 type Model struct {
 	ctx      context.Context
 	app      *app.App
+	adopt    *app.Description // a session not made here, waiting for the user's answer; nil: none
 	sess     *agent.Session
 	sessID   string
 	bridge   *bridge
@@ -182,6 +184,7 @@ func newModel(o options) *Model {
 	for _, n := range o.notices {
 		first.add(&item{kind: kNotice, level: "warn", text: n})
 	}
+	m.adopt = o.foreign
 	return m
 }
 

@@ -17,6 +17,7 @@ import (
 	"polly/agent/config"
 	"polly/agent/llm"
 	"polly/agent/models"
+	"polly/agent/redact"
 	"polly/personas"
 )
 
@@ -31,6 +32,7 @@ type modelState struct {
 	defName   string                  // the name given to SetModel; "" is the configured default
 	overrides map[string]string       // persona id → model chosen with /model
 	clients   map[string]llm.Streamer // endpoint key → client
+	redactor  *redact.Redactor        // hides keys from every client's errors
 }
 
 // SetModel switches the default model: the one every persona without a
@@ -188,7 +190,7 @@ func (s *modelState) client(m config.ModelInfo) llm.Streamer {
 	if c, ok := s.clients[key]; ok {
 		return c
 	}
-	c := llm.Streamer(llm.New(s.llmCfg(m)))
+	c := llm.Streamer(redact.Streamer{Inner: llm.New(s.llmCfg(m)), Redactor: s.redactor})
 	s.clients[key] = c
 	return c
 }
@@ -280,7 +282,7 @@ func (a *App) debugLog(line string) {
 		return
 	}
 	defer f.Close()
-	fmt.Fprintf(f, "%s %s\n", time.Now().UTC().Format(time.RFC3339), line)
+	fmt.Fprintf(f, "%s %s\n", time.Now().UTC().Format(time.RFC3339), a.Redactor.Provider(line))
 }
 
 // DiscoverModels attaches a model catalogue to cfg (cached model lists,
