@@ -144,21 +144,6 @@ func (pl placer) place(p string) place {
 	return pl.fill(p, real)
 }
 
-// placeLink judges a path whose last component is acted on itself, not
-// followed: rm and mv remove or move a symlink, not what it points to.
-// A trailing slash makes the kernel follow it after all.
-func (pl placer) placeLink(p string) place {
-	dir, base := filepath.Split(p)
-	if base == "" || base == "." || base == ".." {
-		return pl.place(p)
-	}
-	realDir, err := realPath(dir)
-	if err != nil {
-		return place{given: filepath.Clean(p), why: err.Error()}
-	}
-	return pl.fill(p, filepath.Join(realDir, base))
-}
-
 func (pl placer) fill(p, real string) place {
 	pl0 := place{given: filepath.Clean(p), real: real}
 	pl0.inside = within(real, pl.realRoot)
