@@ -1,7 +1,6 @@
 package permission
 
 import (
-	"path"
 	"regexp"
 	"strings"
 	"sync"
@@ -69,19 +68,6 @@ func (c *classifier) judge(name string, args []wordInfo) (bool, string) {
 		}
 		c.nested(joinWords(args, false))
 		return true, ""
-	case "alias", "trap":
-		// The code runs later in this shell: what it writes is judged now.
-		for i, a := range args {
-			if _, v, ok := strings.Cut(a.text, "="); name == "alias" && ok {
-				c.nested(v)
-			} else if name == "trap" && i == 0 {
-				c.nested(a.text)
-			}
-			if !a.lit {
-				c.a.Writes = append(c.a.Writes, Write{Text: a.src, By: name})
-			}
-		}
-		return false, name + " defines code that runs later"
 	case "git":
 		ro, why = c.git(args)
 	case "go":
@@ -153,19 +139,9 @@ loop:
 			i++
 			break loop
 		case name == "env" && eq && !strings.HasPrefix(t, "-"):
-			c.shellCodeVar(t, wordInfo{src: v, text: v, lit: true})
 			if !safeName(t) {
 				why = "env sets " + t + ", which could change what a command runs"
 			}
-		case name == "env" && (strings.HasPrefix(t, "-S") || t == "--split-string") || (name == "su" || name == "runuser") && (t == "-c" || t == "--command"):
-			s := strings.TrimPrefix(t, "-S")
-			if eq {
-				s = v
-			} else if (s == "" || s == "-c" || s == "--command" || s == "--split-string") && i+1 < len(args) {
-				s = args[i+1].text
-			}
-			c.nested(s)
-			return false, name + " " + t + " runs a string as a command"
 		case name == "env" && (t == "-C" || t == "--chdir"), name == "time" && (t == "-o" || t == "--output"):
 			if !eq && i+1 < len(args) {
 				i++
@@ -436,7 +412,7 @@ func (c *classifier) writers(name string, args []wordInfo) {
 	case "rm", "rmdir", "unlink":
 		add(ops, true)
 	case "shred", "touch", "mkdir", "tee", "truncate", "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd",
-		"lz4", "compress", "uncompress", "sqlite3", "split", "csplit", "install", "patch":
+		"lz4", "compress", "uncompress", "sqlite3", "split", "csplit", "install":
 		add(ops, false)
 	case "gofmt":
 		if w, _ := opt(args, "w"); w {
@@ -456,18 +432,10 @@ func (c *classifier) writers(name string, args []wordInfo) {
 		if len(dest) == 0 && len(ops) >= 2 {
 			dest, ops = ops[len(ops)-1:], ops[:len(ops)-1]
 		}
-		for _, s := range ops {
-			if name == "mv" {
-				c.addWrite(s, "mv (source)", true)
-			}
+		if name == "mv" {
+			add(ops, true) // the sources go
 		}
-		for _, d := range dest {
-			w := c.addWrite(d, name, false)
-			for _, s := range ops {
-				w.ChildUnknown = w.ChildUnknown || !s.lit || s.glob
-				w.Children = append(w.Children, path.Base(strings.TrimRight(s.text, "/")))
-			}
-		}
+		add(dest, false)
 	case "dd":
 		for _, a := range args {
 			if v, ok := strings.CutPrefix(a.text, "of="); ok || !a.lit && strings.Contains(a.src, "of=") {
@@ -475,44 +443,11 @@ func (c *classifier) writers(name string, args []wordInfo) {
 			}
 		}
 	}
-	// Archives, patches and downloads write names only known when they run
-	// into a directory: -C, -d, -P, or the current one.
-	if short, ok := map[string]string{"tar": "C", "bsdtar": "C", "unzip": "d", "cpio": "D", "7z": "o", "patch": "d", "wget": "P", "rsync": ""}[name]; ok {
-		_, dirs := opt(args, short, "directory", "directory-prefix")
-		if named, _ := opt(args, "O", "output-document"); name == "wget" && named {
-			return
-		}
+	if d, ok := map[string]string{"tar": "C", "bsdtar": "C", "unzip": "d", "cpio": "D", "7z": "o", "rsync": ""}[name]; ok {
+		_, dirs := opt(args, d, "directory")
 		if name == "rsync" && len(ops) >= 2 {
 			dirs = ops[len(ops)-1:]
 		}
-		if len(dirs) == 0 {
-			dirs = []wordInfo{{src: ".", text: ".", lit: true}}
-		}
-		for _, d := range dirs {
-			c.addWrite(d, name, name == "rsync").ChildUnknown = true
-		}
+		add(dirs, name == "rsync") // extraction writes there
 	}
-	if found, _ := opt(args, map[string]string{"curl": "K", "wget": "ei"}[name], "config", "execute", "input-file"); found && (name == "curl" || name == "wget") {
-		// A config file or wgetrc command can name any output file.
-		c.a.Writes = append(c.a.Writes, Write{Text: joinWords(args, true), By: name + " with a config or commands"})
-	}
-}
-
-// makesLinks: the command can create a symlink or hard link, so a later
-// write of the same line may go through one.
-func makesLinks(name string, args []wordInfo) bool {
-	switch name {
-	case "ln", "tar", "unzip", "cpio", "rsync", "patch", "bsdtar", "7z":
-		return true
-	case "cp":
-		found, _ := opt(args, "aslrRdP", "archive", "link", "symbolic-link", "no-dereference", "recursive", "preserve")
-		return found || firstDynamic(args) != ""
-	case "git":
-		for _, a := range args {
-			if !a.lit || strings.Contains(" checkout switch restore reset clone pull merge rebase cherry-pick revert stash am apply worktree submodule read-tree checkout-index ", " "+a.text+" ") {
-				return true
-			}
-		}
-	}
-	return false
 }

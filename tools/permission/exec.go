@@ -2,7 +2,6 @@ package permission
 
 import (
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -17,7 +16,6 @@ type targetKind int
 
 const (
 	plainTarget     targetKind = iota // inside the project, not protected
-	unknownTarget                     // only known when the line runs
 	protectedTarget                   // .git, .agent, an agent instruction file
 	outsideTarget                     // outside the project
 	databaseTarget                    // Polly's store
@@ -27,106 +25,51 @@ const (
 type target struct {
 	kind     targetKind
 	why      string
-	grant    string // what an approval lets the command write (outside or protected)
+	grant    string // what an approval lets the command write
 	redirect bool
 }
 
-// judgeWrites places every write target of a command line.
+// judgeWrites places the write targets of a command line that are known
+// before it runs. Targets only known later ($f, after cd, through a link
+// the line makes) are the sandbox's: it keeps them inside the project and
+// off the protected paths; without it every command asks.
 func (p *Policy) judgeWrites(an Analysis) []target {
 	var out []target
-	links := an.MakesLinks
-	if links == "" {
-		links = p.movesLinks(an)
-	}
 	dbPath := filepath.Join(p.pl.state, "polly.db")
-	gitPath := filepath.Join(p.pl.realRoot, ".git")
 	for _, w := range an.Writes {
-		by, red := " ("+w.By+")", w.By == "redirection"
-		add := func(k targetKind, why, grant string) {
-			out = append(out, target{kind: k, why: why + by, grant: grant, redirect: red})
-		}
 		tilde := w.Path == "~" || strings.HasPrefix(w.Path, "~/")
-		switch {
-		case w.Path == "":
-			add(unknownTarget, "writes "+w.Text+", which is only known when the command runs", "")
+		if w.Path == "" || an.ChangesDir && !filepath.IsAbs(w.Path) && !tilde {
 			continue
-		case an.ChangesDir && !filepath.IsAbs(w.Path) && !tilde:
-			add(unknownTarget, "writes "+w.Text+" after changing directory, so where cannot be known", "")
-			continue
-		case links != "" && !w.LinkMaker:
-			// ln -s /etc/passwd x; echo > x: x is a new file now, a link
-			// when the line runs.
-			add(unknownTarget, "writes "+w.Text+" in a line that also makes links (`"+links+"`), so where it lands is only known when it runs", "")
-			continue
+		}
+		add := func(k targetKind, why, grant string) {
+			out = append(out, target{kind: k, why: why + " (" + w.By + ")", grant: grant, redirect: w.By == "redirection"})
 		}
 		paths := []string{p.pl.abs(w.Path, p.pl.root)}
 		if w.Glob {
-			// Where the names live (for the boundary), then each name the
-			// pattern expands to now.
-			matches, err := bashGlob(paths[0], an.DotGlob)
-			if err != nil {
-				add(unknownTarget, "writes "+w.Text+", a pattern that cannot be expanded here", "")
-				continue
-			}
+			// Where the names live, then each name the pattern expands to now.
+			matches, _ := bashGlob(paths[0], an.DotGlob)
 			paths = append([]string{globDir(paths[0])}, matches...)
 		}
 		for i, at := range paths {
 			tree := w.Tree && !(w.Glob && i == 0)
-			pl := p.pl.place(at)
-			switch {
+			switch pl := p.pl.place(at); {
 			case pl.database || pl.real != "" && tree && covers(pl.real, dbPath):
 				add(databaseTarget, "writes "+w.Text+", which would change .agent/polly.db, Polly's own session store", "")
-			case pl.real != "" && pl.inside && tree && covers(pl.real, gitPath):
-				add(protectedTarget, "changes "+w.Text+", which holds .git", pl.real)
 			case pl.real != "" && tree && covers(pl.real, p.pl.realRoot):
-				add(protectedTarget, "changes "+w.Text+", which holds the project's agent settings and instruction files", pl.real)
+				add(protectedTarget, "changes "+w.Text+", which holds the project's .git, settings and instruction files", pl.real)
+			case pl.real != "" && pl.inside && tree && covers(pl.real, filepath.Join(p.pl.realRoot, ".git")):
+				add(protectedTarget, "changes "+w.Text+", which holds .git", pl.real)
 			case pl.real == "":
-				add(unknownTarget, p.protectedPlace(pl), "")
 			case !pl.inside:
 				add(outsideTarget, p.protectedPlace(pl), pl.real)
 			case p.protectedPlace(pl) != "":
 				add(protectedTarget, p.protectedPlace(pl), pl.real)
-				p.judgeChildren(w, pl, add)
 			default:
 				add(plainTarget, "writes "+p.display(pl), "")
-				p.judgeChildren(w, pl, add)
 			}
 		}
 	}
 	return out
-}
-
-// judgeChildren places the names a command writes into a directory it was
-// given (cp's destination, tar -C).
-func (p *Policy) judgeChildren(w Write, dir place, add func(targetKind, string, string)) {
-	if fi, err := os.Stat(dir.real); err != nil || !fi.IsDir() {
-		return
-	}
-	for _, name := range w.Children {
-		cp := p.pl.place(filepath.Join(dir.real, name))
-		if cp.database {
-			add(databaseTarget, "writes "+p.display(cp)+", Polly's own session store", "")
-		} else if why := p.protectedPlace(cp); why != "" {
-			add(protectedTarget, why, cp.real)
-		}
-	}
-	if _, err := os.Lstat(filepath.Join(dir.real, ".git")); w.ChildUnknown && (err == nil || dir.real == p.pl.state || dir.gitDir || dir.real == p.pl.realRoot) {
-		add(protectedTarget, "writes a name only known at run time into "+p.display(dir)+", which holds protected files", "")
-	}
-}
-
-// movesLinks names an mv of the line whose source is a symlink now (or
-// cannot be known): under its new name a later write goes through it.
-func (p *Policy) movesLinks(an Analysis) string {
-	for _, w := range an.Writes {
-		if w.By != "mv (source)" {
-			continue
-		}
-		if fi, err := os.Lstat(p.pl.abs(w.Path, p.pl.root)); w.Path == "" || w.Glob || err == nil && fi.Mode()&os.ModeSymlink != 0 {
-			return "mv " + w.Text
-		}
-	}
-	return ""
 }
 
 // bashGlob expands a pattern like bash: without dotglob a component that
@@ -230,32 +173,33 @@ func (p *Policy) decideExec(tool string, a tools.Access) Decision {
 		d.Verdict, d.Protected, d.Reason = Refused, true, p.box.Notice()
 		return d
 	}
-	contained := p.box.Active
+	// Without the sandbox yolo still runs what it is given when the user
+	// turned the sandbox off; when the kernel lacks it, every command asks.
+	contained, off := p.box.Active, !p.box.Active && p.box.Mode == sandbox.ModeOff
 	_, netRule := firstRule(p.rules.allow, NetworkRule, anyText)
 	netFree := p.network || netRule
 	d.Grant = sandbox.Grant{Level: sandbox.WorkspaceWrite, Network: a.Network && netFree}
 	if !contained {
 		d.Grant = sandbox.Grant{Level: sandbox.Unsandboxed, Network: true}
 	}
-	if p.mode() == Yolo && contained {
+	yolo := p.mode() == Yolo
+	if yolo && contained {
 		d.Verdict, d.Reason, d.Grant.Network = Allowed, "mode yolo (workspace-write sandbox with network)", true
 		return d
 	}
 	for _, t := range targets {
-		if t.kind == outsideTarget || t.kind == protectedTarget || t.kind == unknownTarget && !contained {
+		if t.kind == outsideTarget || t.kind == protectedTarget {
 			if d.Verdict != Asks {
 				d.Verdict, d.Protected, d.Reason = Asks, true, t.why
 			}
-			if t.grant != "" {
-				d.Grant.Writable = append(d.Grant.Writable, t.grant)
-			}
+			d.Grant.Writable = append(d.Grant.Writable, t.grant)
 		}
 	}
 	if d.Verdict == Asks {
 		return d
 	}
-	if p.mode() == Yolo {
-		d.Verdict, d.Reason = Allowed, "mode yolo (without the OS sandbox: "+p.box.Why+")"
+	if yolo && off {
+		d.Verdict, d.Reason = Allowed, "mode yolo with sandbox.mode off"
 		return d
 	}
 	pure := !contained && an.Pure && p.readsProject(an.Reads)
@@ -263,9 +207,10 @@ func (p *Policy) decideExec(tool string, a tools.Access) Decision {
 	var used *compiledRule
 	for _, pt := range an.Parts {
 		switch {
-		case pt.Destroys != "":
+		case pt.Destroys != "" && !yolo:
 			pt.Why = pt.Destroys + ", which undo cannot restore; asked in every mode but yolo"
 		case !contained && !pure, p.mode() == Ask && !pt.ReadOnly:
+			pt.Destroys = ""
 		default:
 			continue
 		}

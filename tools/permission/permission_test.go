@@ -99,16 +99,22 @@ func TestAttackTable(t *testing.T) {
 		want  Verdict
 		prot  bool // want a protected write (asks in every mode but sandboxed yolo)
 		bare  bool // no OS sandbox: the classifier is the only guard
+		off   bool // sandbox.mode off
 	}
 	rc := func(cmd string, mode Mode, want Verdict) row {
 		return row{name: cmd, mode: mode, tool: "run_command", acc: execAccess(cmd), want: want}
 	}
 	prot := func(r row) row { r.prot = true; return r }
-	// bare is a row without the OS sandbox (a kernel without Landlock).
+	// bare is a row without the OS sandbox (a kernel without Landlock);
+	// off one with sandbox.mode off.
 	bare := func(r row) row { r.bare = true; return r }
-	// hard is a command line whose writes ask even in yolo when no sandbox
-	// stops them.
-	hard := func(cmd string) row { return bare(prot(rc(cmd, Yolo, Asks))) }
+	off := func(r row) row { r.off = true; return r }
+	// hard is a command line that asks even in yolo when no sandbox stops
+	// it: every command but a pure one does (fail closed).
+	hard := func(cmd string) row { return bare(rc(cmd, Yolo, Asks)) }
+	// offHard: with the sandbox turned off, yolo still asks for the
+	// writes outside the project and to protected paths it sees.
+	offHard := func(cmd string) row { return off(prot(rc(cmd, Yolo, Asks))) }
 	withRules := func(r row, rs Rules) row { r.rules = rs; return r }
 	// ruled is rc under config rules.
 	ruled := func(rs Rules) func(cmd string, mode Mode, want Verdict) row {
@@ -199,14 +205,14 @@ func TestAttackTable(t *testing.T) {
 		hard("cp evil.sh .git/hooks/pre-commit"),
 		rc("mv .agent/polly.db /tmp/x", Yolo, Refused),
 		rc("echo x > .agent/polly.db-wal", Yolo, Refused),
-		rc("rm -rf *", Yolo, Allowed),                     // like bash, * does not match .git or .agent
-		rc("rm -rf .*", Yolo, Refused),                    // .* does: .agent/polly.db
-		hard("rm -rf .g*"),                                // .git
-		rc("rm out", Yolo, Allowed),                       // removes the symlink, not what it points to
-		hard("rm -rf out/"),                               // the slash follows it: outside
-		hard("chmod 777 dang"),                            // chmod follows symlinks: outside
-		hard("cp junk .agent/"),                           // .agent holds the project's settings
-		rc("cp backup/polly.db .agent/", Yolo, Refused),   // lands on .agent/polly.db
+		rc("rm -rf *", Yolo, Allowed),  // like bash, * does not match .git or .agent
+		rc("rm -rf .*", Yolo, Refused), // .* does: .agent/polly.db
+		hard("rm -rf .g*"),             // .git
+		rc("rm out", Yolo, Allowed),    // removes the symlink, not what it points to
+		hard("rm -rf out/"),            // the slash follows it: outside
+		hard("chmod 777 dang"),         // chmod follows symlinks: outside
+		hard("cp junk .agent/"),        // .agent holds the project's settings
+		offHard("cp backup/polly.db .agent/"),
 		prot(rc("echo pwned > out/evil", AutoEdit, Asks)), // symlink inside pointing outside
 		rc("ls ../..", Ask, Allowed),                      // reads are free, outside too
 		rc("cat /etc/passwd", Ask, Allowed),
@@ -368,6 +374,25 @@ func TestAttackTable(t *testing.T) {
 		rc("git restore --staged src/a.go", AutoEdit, Allowed),
 		rc("git commit -qam wip && git stash list", AutoEdit, Allowed),
 		withRules(rc("git reset --hard", AutoEdit, Allowed), Rules{Allow: []Rule{rule("run_command", "git reset *")}}),
+		// sandbox.mode off: yolo runs, but the writes it sees outside the
+		// project or to protected paths still ask.
+		offHard("rm -rf /tmp/x"),
+		offHard("cat x >> ~/.bashrc"),
+		offHard("echo $(rm -rf ~)"),
+		offHard("sort -o /etc/passwd x"),
+		offHard("ls | tee -a ~/.bashrc"),
+		offHard("cp evil.sh .git/hooks/pre-commit"),
+		offHard(`eval "rm -rf ~/x"`),
+		offHard("env FOO=1 rm -rf .git"),
+		offHard("timeout --bogus 5 rm -rf .git"),
+		offHard("bash -c 'echo hi > ~/.profile'"),
+		offHard("rm -rf .g*"),
+		offHard("chmod 777 dang"),
+		offHard("echo pwned > out/evil"),
+		offHard("mv evil.json .mcp.json"),
+		off(rc("rm -rf .", Yolo, Refused)),
+		off(rc("make build && rm -rf dist", Yolo, Allowed)),
+		off(rc("make build", AutoEdit, Asks)),
 		// Without the OS sandbox everything asks but a few commands that
 		// only print project files (issue 24 #9).
 		bare(rc("ls -la", Ask, Allowed)),
@@ -439,6 +464,9 @@ func TestAttackTable(t *testing.T) {
 		if r.bare {
 			box = sandbox.Status{Mode: sandbox.ModeAuto, Why: "no Landlock"}
 		}
+		if r.off {
+			box = sandbox.Status{Mode: sandbox.ModeOff, Why: "sandbox.mode is off"}
+		}
 		p, err := New(Options{Mode: r.mode, Root: pr.root, Rules: r.rules, Sandbox: box})
 		if err != nil {
 			t.Fatal(err)
@@ -458,6 +486,9 @@ func TestAttackTable(t *testing.T) {
 		mode := string(r.mode)
 		if r.bare {
 			mode += " nobox"
+		}
+		if r.off {
+			mode += " off"
 		}
 		fmt.Fprintf(&table, "%-4d %-15s %-52s %-32s %s%s\n", i+1, mode, oneLine(call, 52), outcome(d), oneLine(d.Reason, 110), mark)
 	}
@@ -731,8 +762,13 @@ func TestLiteralPolicyStillWorks(t *testing.T) {
 	if err := p.Allow(context.Background(), "write_file", writeAccess(filepath.Join(pr.root, ".agent/polly.db"))); !tools.IsDenied(err) {
 		t.Errorf("got %v", err)
 	}
-	if err := p.Allow(context.Background(), "run_command", execAccess("make")); err != nil {
-		t.Errorf("yolo: %v", err)
+	// No sandbox status: as if the kernel had none, every command asks but
+	// a pure one.
+	if err := p.Allow(context.Background(), "run_command", execAccess("make")); !tools.IsDenied(err) {
+		t.Errorf("yolo without a known sandbox: %v", err)
+	}
+	if err := p.Allow(context.Background(), "run_command", execAccess("ls")); err != nil {
+		t.Errorf("ls: %v", err)
 	}
 }
 

@@ -25,9 +25,8 @@ type Analysis struct {
 	// Writes are the files the line writes, as far as they can be seen
 	// before it runs: redirections and the targets of known writers.
 	Writes     []Write
-	ChangesDir bool   // cd, pushd, env -C: relative targets cannot be placed
-	DotGlob    bool   // * may match dot files (.git, .agent)
-	MakesLinks string // a part that can create links: other targets may land elsewhere
+	ChangesDir bool // cd, pushd, env -C
+	DotGlob    bool // * may match dot files (.git, .agent)
 }
 
 // Part is one simple command or construct of a command line.
@@ -52,11 +51,6 @@ type Write struct {
 	By   string // "redirection" or the command that writes
 	Tree bool   // may change anything below Path (rm -r, mv's source)
 	Glob bool   // Path is a pattern the shell expands
-	// Children: names written inside Path when it is a directory (cp's
-	// destination); ChildUnknown: names only known when it runs.
-	Children     []string
-	ChildUnknown bool
-	LinkMaker    bool // written by the part that makes links itself
 }
 
 // Reason is a one-line summary of why the line is not read-only.
@@ -348,29 +342,11 @@ func safeName(s string) bool {
 	return s != ""
 }
 
-// assign judges an assignment, in front of a command or bare. Prompts and
-// PROMPT_COMMAND hold code bash runs later (PS4='$(rm -rf .git)' bash -xc
-// ls); BASH_ENV and ENV name a script a new shell runs.
+// assign judges an assignment, in front of a command or bare.
 func (c *classifier) assign(as *syntax.Assign) {
 	c.pure = false
-	name := ""
-	if as.Name != nil {
-		name = as.Name.Value
-	}
-	if as.Value != nil {
-		c.shellCodeVar(name, c.word(as.Value))
-	}
-	if as.Index != nil || as.Array != nil || as.Naked || !safeName(name) {
-		c.construct(as, "sets "+name+", which could change what a command runs (or evaluates a subscript)")
-	}
-}
-
-func (c *classifier) shellCodeVar(name string, v wordInfo) {
-	switch {
-	case strings.Contains(" PS0 PS1 PS2 PS3 PS4 PROMPT_COMMAND ", " "+name+" ") && v.lit:
-		c.nested(v.text)
-	case strings.Contains(" PS0 PS1 PS2 PS3 PS4 PROMPT_COMMAND BASH_ENV ENV ", " "+name+" "):
-		c.a.Writes = append(c.a.Writes, Write{Text: name + "=" + v.src, By: name + " (code a shell runs)"})
+	if as.Index != nil || as.Array != nil || as.Naked || as.Name == nil || !safeName(as.Name.Value) {
+		c.construct(as, "sets a variable that could change what a command runs (or evaluates a subscript)")
 	}
 }
 
@@ -402,17 +378,9 @@ func (c *classifier) command(text string, words []wordInfo) {
 		part.Canonical, unknownAlias = gitCanonical(c, args)
 		part.Dynamic = part.Dynamic || unknownAlias
 	}
-	idx, firstWrite := len(c.a.Parts), len(c.a.Writes)
+	idx := len(c.a.Parts)
 	c.a.Parts = append(c.a.Parts, part)
 	ro, why := c.judge(part.Name, args)
-	if makesLinks(part.Name, args) {
-		for i := firstWrite; i < len(c.a.Writes); i++ {
-			c.a.Writes[i].LinkMaker = true
-		}
-		if c.a.MakesLinks == "" {
-			c.a.MakesLinks = text
-		}
-	}
 	if strings.Contains(name, "/") && !(path.IsAbs(name) && strings.Contains(" /bin /usr/bin /usr/local/bin /sbin /usr/sbin /usr/local/sbin /opt/homebrew/bin ", " "+path.Dir(path.Clean(name))+" ")) {
 		// ./ls or bin/cat is a program in the project, not the system
 		// tool; what it writes (./rm x) is still collected above.
