@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"polly/agent/termsafe"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -47,7 +48,7 @@ func (d *trustDialog) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 func (d *trustDialog) View() tea.View {
-	return tea.NewView(d.render())
+	return tea.NewView(termsafe.Text(d.render())) // the project's files name what is shown
 }
 
 func (d *trustDialog) render() string {
