@@ -152,7 +152,7 @@ func newModel(o options) *Model {
 	if m.emit == nil {
 		m.emit = o.bridge.Emit
 	}
-	m.perm = newPermissionDialog(look{})
+	m.perm = newPermissionDialog(look{}, func() time.Time { return m.now() })
 	m.setTheme(true) // until the terminal reports its background
 	set := o.personas
 	if o.app != nil {

@@ -172,6 +172,7 @@ func TestPermissionDialogAnswers(t *testing.T) {
 
 	once := askAsync("run_command", tools.Access{Kind: tools.AccessExecute, Command: "go test ./..."})
 	h.until("the dialog", func() bool { return strings.Contains(h.screen(), "Allow Polly to run this command?") })
+	h.answerable()
 	if scr := h.screen(); !strings.Contains(scr, "$ go test ./...") || !strings.Contains(scr, "allow for this session") ||
 		!strings.Contains(scr, "(a allows the command “go test ./...” until Polly quits)") || strings.Contains(scr, "`") {
 		t.Fatalf("dialog:\n%s", h.screen())
@@ -192,6 +193,7 @@ func TestPermissionDialogAnswers(t *testing.T) {
 		scr := h.screen()
 		return strings.Contains(scr, "Allow Polly to write ../x.go?") && strings.Contains(scr, "+new") && strings.Contains(scr, "(a allows writes to ../x.go until Polly quits)") && strings.Contains(scr, "protected")
 	})
+	h.answerable()
 	h.key("a")
 	if r := wait(sess); r.err != nil || r.rep.Answer != permission.AllowSession {
 		t.Fatalf("a: %+v", r)
@@ -199,6 +201,7 @@ func TestPermissionDialogAnswers(t *testing.T) {
 
 	deny := askAsync("run_command", tools.Access{Kind: tools.AccessExecute, Command: "rm -rf build"})
 	h.until("the dialog", func() bool { return strings.Contains(h.screen(), "rm -rf build") })
+	h.answerable()
 	h.key("n")
 	h.typeText("use make clean")
 	if !strings.Contains(h.screen(), "use make clean") {
@@ -220,6 +223,7 @@ func TestPermissionDialogAnswers(t *testing.T) {
 		errc <- err
 	}()
 	h.until("the dialog", func() bool { return len(h.m.perm.asks) == 1 })
+	h.answerable()
 	cancel()
 	h.until("the question withdrawn", func() bool { return len(h.m.perm.asks) == 0 })
 	if err := <-errc; !errors.Is(err, context.Canceled) {
@@ -233,6 +237,7 @@ func TestPermissionThroughPolicy(t *testing.T) {
 	h := newHarness(t, harnessOpts{mode: "ask"}, llmtest.Call("run_command", `{"command":"touch made-by-test"}`), llmtest.Text("ok, I will not"))
 	h.prompt("make a file")
 	h.until("the dialog", func() bool { return len(h.m.perm.asks) == 1 && strings.Contains(h.screen(), "$ touch made-by-test") })
+	h.answerable()
 	h.key("n")
 	h.typeText("no files please")
 	h.key("enter")
