@@ -482,3 +482,26 @@ func TestAttackWithoutSandbox(t *testing.T) {
 		})
 	}
 }
+
+// A hook's git gets the same overrides: a user hook that runs git status
+// in a repository shipping core.fsmonitor does not run the repository's
+// program (the hook's output, git's status, reaches the model).
+func TestHookGitGetsOverrides(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Text("ok"))
+	env, polly := cliEnv(t, srv.URL(), nil)
+	git(t, env.Dir, "init", "-q")
+	os.WriteFile(filepath.Join(env.Dir, "a.txt"), []byte("x\n"), 0o644)
+	git(t, env.Dir, "config", "core.fsmonitor", payload(t, env.Dir, "hook-fsmonitor"))
+	userConfig(t, env, `{"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "git status --short 2>&1; echo HOOK-RAN"}]}]}}`)
+	if r := polly("-p", "status?"); r.code != 0 {
+		t.Fatalf("code %d: %s", r.code, r.stderr)
+	}
+	var sent strings.Builder
+	for _, m := range srv.Last().Messages {
+		sent.WriteString(m.Content)
+	}
+	if !strings.Contains(sent.String(), "HOOK-RAN") || !strings.Contains(sent.String(), "a.txt") {
+		t.Fatalf("the hook's git did not run: %s", sent.String())
+	}
+	noMarkers(t, env.Dir, []string{sent.String()})
+}
