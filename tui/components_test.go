@@ -323,7 +323,7 @@ func TestPermissionDialogIgnoresTypeAhead(t *testing.T) {
 	}
 	now = now.Add(keyGuard)
 	d, _ = d.Update(keyMsg("n"))
-	d, _ = d.Update(keyMsg("enter"))
+	d.Update(keyMsg("enter"))
 	if r := <-second; r.Answer != permission.Deny {
 		t.Fatalf("second: %+v", r)
 	}

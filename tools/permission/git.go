@@ -96,20 +96,12 @@ func (c *classifier) git(args []wordInfo) (bool, string) {
 	if sub == "config" {
 		return c.gitConfig(rest)
 	}
-	for _, a := range rest {
-		if a.text == "--" {
-			break
-		}
-		n, _, _ := strings.Cut(strings.TrimPrefix(a.text, "--"), "=")
-		for _, bad := range []string{"open-files-in-pager", "upload-pack", "receive-pack", "exec", "ext-diff", "textconv", "filters", "output"} {
-			// git accepts a prefix of a long option (--op for --open-files-in-pager)
-			if strings.HasPrefix(a.text, "--") && len(n) >= 2 && strings.HasPrefix(bad, n) {
-				return false, "git " + sub + " " + a.text + " runs a program or writes a file"
-			}
-		}
-		if sub == "grep" && strings.HasPrefix(a.text, "-O") {
-			return false, "git grep -O opens files in a program"
-		}
+	// git accepts a prefix of a long option (--op: --open-files-in-pager).
+	if bad, _ := opt(rest, "", "open-files-in-pager", "upload-pack", "receive-pack", "exec", "ext-diff", "textconv", "filters"); bad {
+		return false, "git " + sub + " with an option that runs a program"
+	}
+	if grepO, _ := opt(rest, "O"); sub == "grep" && grepO {
+		return false, "git grep -O opens files in a program"
 	}
 	ops := operands(rest)
 	first := ""
@@ -133,29 +125,24 @@ func (c *classifier) git(args []wordInfo) (bool, string) {
 	return ro, why
 }
 
-// gitListing: git branch and git tag list with these options; a name
-// without --list creates one, anything else deletes, moves or forces.
+// gitListing: git branch and git tag only list with these options (and
+// names only after --list); anything else creates, deletes or moves.
 func gitListing(sub string, args []wordInfo) string {
-	flags := " a all r remotes l list v vv verbose show-current no-color no-column i ignore-case omit-empty "
-	vals := " contains no-contains merged no-merged sort format points-at abbrev color column "
 	list, names := false, 0
 	for i := 0; i < len(args); i++ {
-		t := args[i].text
-		name, _, eq := strings.Cut(strings.TrimLeft(t, "-"), "=")
+		name, _, eq := strings.Cut(strings.TrimLeft(args[i].text, "-"), "=")
 		switch {
-		case t == "--":
-			names += len(args) - i - 1
-			i = len(args)
-		case !strings.HasPrefix(t, "-"):
+		case !strings.HasPrefix(args[i].text, "-"):
 			names++
-		case strings.Contains(flags, " "+name+" "), sub == "tag" && strings.Trim(name, "n0123456789") == "":
-			list = list || name == "l" || name == "list"
-		case strings.Contains(vals, " "+name+" "):
-			if !eq && strings.HasPrefix(t, "--") && name != "color" && name != "column" && name != "abbrev" {
-				i++
+		case strings.Contains(" contains no-contains merged no-merged sort format points-at ", " "+name+" "):
+			if !eq {
+				i++ // its value
 			}
+		case strings.Contains(" a all r remotes l list v vv verbose show-current no-color no-column i ignore-case omit-empty color column ", " "+name+" "),
+			sub == "tag" && strings.Trim(name, "n0123456789") == "":
+			list = list || name == "l" || name == "list"
 		default:
-			return "git " + sub + " " + t + " changes " + sub + "es"
+			return "git " + sub + " " + args[i].text + " changes " + sub + "es"
 		}
 	}
 	if names > 0 && !list {
