@@ -149,20 +149,28 @@ func results(srv *llmtest.Server) []string {
 // decisions are the permission decisions Polly logged in dir's store.
 func decisions(t *testing.T, dir string) []store.Decision {
 	t.Helper()
-	st, err := store.Open(filepath.Join(dir, ".agent", "polly.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	s, err := st.LatestSession(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, s := latestSession(t, dir)
 	ds, err := st.Decisions(context.Background(), s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return ds
+}
+
+// latestSession opens dir's store (closed when the test ends) and its
+// latest session.
+func latestSession(t *testing.T, dir string) (*store.Store, store.Session) {
+	t.Helper()
+	st, err := store.Open(filepath.Join(dir, ".agent", "polly.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	s, err := st.LatestSession(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, s
 }
 
 // calls scripts the model: one run_command per line, then "done".
