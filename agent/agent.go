@@ -70,13 +70,17 @@ type PromptSource interface {
 // workspace memory implements it).
 type Journal interface {
 	LogTaskEnd(t workspace.TaskEntry) (string, error)
-	LogToolError(tool, brief, errText, fix string) (string, error)
+	LogToolError(p workspace.Provenance, tool, brief, errText, fix string) (string, error)
 }
 
 // FactStore keeps the durable facts summaries extract (the workspace's
-// MEMORY.md "Learned" sections). It returns the facts it added (new ones).
+// MEMORY.md "Learned" sections). LearnEdit builds the write (added lists
+// the new facts once it is previewed or applied); the permission gate
+// sees its diff before Apply makes it.
 type FactStore interface {
-	LearnFacts(session string, facts []string) ([]string, error)
+	LearnEdit(p workspace.Provenance, facts []string) (e workspace.Edit, added *[]string)
+	Preview(e workspace.Edit) (before, after string, err error)
+	Apply(e workspace.Edit) (string, error)
 }
 
 // ToolSource provides tools that appear while Polly runs (MCP servers that
@@ -156,12 +160,14 @@ type Agent struct {
 	allowed  []string
 	bound    []tools.Tool    // the tools bound to this agent (task_plan, delegate_task…)
 	extraGen uint64          // the ToolSource generation the registry was built from
+	deferred *deferredTools  // MCP tools held back until a search loads them; nil when all are sent
 	warned   map[string]bool // warnings already shown once
 	toolTok  int             // cached token estimate of the tool schemas
 
 	retrySummaryAt     int    // after a rejected summary: context size at which to try again
 	sysText            string // the last system prompt and its token count
 	sysTok             int
+	sysBase, sysFull   string             // the last assembled prompt, and it with the untrusted-data rule
 	toolSpecs          []llm.ToolSpec     // built once
 	wire               *llm.WireCache     // the encoded messages and tools of the last request, reused by the next
 	pendingCalls       []store.LLMCall    // model calls accounted, stored with the next write
@@ -438,6 +444,7 @@ func (a *Agent) logTaskEnd(prompt string, out Outcome, err error) {
 	}
 	if _, jerr := a.deps.Journal.LogTaskEnd(workspace.TaskEntry{
 		Persona: a.persona.Name, Asked: asked, Outcome: outcome, Files: a.task.Files, ToolCalls: out.ToolCalls, Session: a.session,
+		Provenance: a.provenance(),
 	}); jerr != nil {
 		a.warnOnce("journal", fmt.Sprintf("could not write the daily log: %v", jerr))
 	}

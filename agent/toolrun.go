@@ -15,6 +15,7 @@ import (
 	"polly/memory/tokens"
 	"polly/memory/window"
 	"polly/tools"
+	"polly/workspace"
 )
 
 // runTools runs one reply's tool calls in order and stores each result as
@@ -94,6 +95,9 @@ func (a *Agent) finishTool(ctx context.Context, call chat.ToolCall, res tools.Re
 // the task state, checkpointing every CheckpointEvery calls.
 func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.Result, dur time.Duration, status store.ExecStatus) {
 	s := a.settings()
+	// From here on the session has read untrusted data: what it writes to
+	// the workspace memory says so, and asks (issue 25).
+	a.team.readUntrusted(res.Untrusted)
 	output := redact(res.Output, a.deps.Secrets)
 	chars := len([]rune(output))
 	lines := chat.CountLines(output)
@@ -228,5 +232,12 @@ func redact(s string, secrets []string) string {
 // callContext carries the call id and the calling agent to the tool and the
 // permission gate, and the recorder file-writing tools back up through.
 func (a *Agent) callContext(ctx context.Context, call chat.ToolCall) context.Context {
+	ctx = tools.WithProvenance(ctx, a.provenance())
 	return a.withRecorder(tools.WithCaller(context.WithValue(ctx, callIDKey{}, call.ID), a.id), call)
+}
+
+// provenance is who writes to the workspace memory now: this session, its
+// project, this persona, and the untrusted sources the session has read.
+func (a *Agent) provenance() workspace.Provenance {
+	return workspace.Provenance{Session: a.session, Project: a.deps.ProjectDir, Persona: a.persona.ID, Untrusted: a.team.untrustedRead()}
 }

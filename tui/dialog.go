@@ -341,7 +341,7 @@ func (d *permissionDialog) bodyLines(a pendingAsk, w int) []string {
 	default:
 		preview = strings.Join(acc.Paths, "\n")
 	}
-	if acc.Kind == tools.AccessWrite && looksLikeDiff(preview) {
+	if (acc.Kind == tools.AccessWrite || acc.Kind == tools.AccessMemory) && looksLikeDiff(preview) {
 		return d.r.diffLines(preview, w)
 	}
 	prefix := ""
@@ -423,6 +423,11 @@ func askTitle(who string, r permission.Request) string {
 		}
 	case tools.AccessNetwork:
 		what = "fetch this address"
+	case tools.AccessMemory:
+		what = "change your workspace memory"
+		if len(r.Access.Paths) == 1 {
+			what += " (" + r.Access.Paths[0] + ")"
+		}
 	}
 	return "Allow " + who + " to " + what + "?"
 }

@@ -65,6 +65,7 @@ type options struct {
 	modelErr error
 	noColor  bool
 	editor   string
+	stateDir string // Polly's user state directory: what the memory inspector showed last; "" keeps nothing
 	now      func() time.Time
 	notices  []string          // start-up warnings to show in the chat
 	prompt   string            // sent once the program runs (polly "PROMPT")
@@ -87,6 +88,7 @@ type Model struct {
 	modelErr error
 	noColor  bool
 	editor   string
+	stateDir string
 	now      func() time.Time
 	keys     keyMap
 	emit     func(agent.Event) // what sessions opened here report to (the bridge, maybe logged)
@@ -142,7 +144,7 @@ func newModel(o options) *Model {
 	}
 	m := &Model{
 		ctx: o.ctx, app: o.app, sess: o.sess, bridge: o.bridge, runs: o.runs,
-		modelErr: o.modelErr, noColor: o.noColor, editor: o.editor, now: o.now,
+		modelErr: o.modelErr, noColor: o.noColor, editor: o.editor, stateDir: o.stateDir, now: o.now,
 		keys: newKeyMap(), team: newTeam(), w: 80, h: 24, prompt: o.prompt,
 	}
 	if m.sess != nil {

@@ -72,7 +72,7 @@ func run(ctx context.Context, s cli.TUIStart, extra ...tea.ProgramOption) error 
 	o := options{
 		ctx: ctx, bridge: b, runs: &runGroup{},
 		persona: s.Persona, modelErr: s.ModelErr,
-		noColor: noColor, editor: editorFrom(s.Getenv),
+		noColor: noColor, editor: editorFrom(s.Getenv), stateDir: userStateDir(s.Getenv, s.App.Home),
 		prompt: s.Prompt, emit: emit,
 	}
 	open := &opening{done: make(chan struct{})}

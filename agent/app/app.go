@@ -239,7 +239,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if a.Skills.Len() > 0 {
 		reg.Add(tools.SkillTool(skillBook{a.Skills}))
 	}
-	a.Deps.Prompts = prompts{ws: a.Workspace, project: root, now: opts.Now, skills: a.Skills.Prompt()}
+	a.Deps.Prompts = prompts{ws: a.Workspace, project: root, now: opts.Now, skills: a.Skills.Prompt(), mcp: a.MCP}
 	if a.Workspace != nil {
 		a.Deps.Journal = a.Workspace
 		if cfg.Memory.LearnFacts {
@@ -404,7 +404,8 @@ type prompts struct {
 	ws      *workspace.Workspace // nil: the bare persona prompt
 	project string
 	now     func() time.Time
-	skills  string // the skills section; "" when there are none
+	skills  string       // the skills section; "" when there are none
+	mcp     *mcp.Manager // its ready servers' instructions join the prompt
 }
 
 func (p prompts) SystemPrompt(per personas.Persona) (string, error) {
@@ -424,6 +425,9 @@ func (p prompts) SystemPrompt(per personas.Persona) (string, error) {
 	// could not use the list.
 	if p.skills != "" && (per.Tools == nil || per.Allows("read_file")) {
 		text += "\n\n" + p.skills
+	}
+	for _, in := range p.mcp.Instructions() {
+		text += fmt.Sprintf("\n\n# How to use the MCP server %s (its own instructions)\n%s", in.Server, in.Text)
 	}
 	return text, nil
 }

@@ -175,7 +175,8 @@ func (s *modelState) listed(provider, model string) bool {
 	if !ok {
 		return false
 	}
-	return slices.ContainsFunc(l.Models, func(x models.Model) bool { return x.ID == model })
+	_, found := l.Find(model)
+	return found
 }
 
 // client returns the client for m's endpoint, one per endpoint; the
@@ -299,6 +300,7 @@ type ModelRow struct {
 	Info       config.ModelInfo
 	Configured bool // the config or the built-in table lists it
 	Discovered bool // the provider's model list has it
+	Embedding  bool // the provider says (or its id says) it only embeds: never offered for chat
 }
 
 // ModelRows lists every model Polly knows: per provider (sorted), the
@@ -324,7 +326,8 @@ func ModelRows(cfg *config.Config, cat *models.Catalogue) []ModelRow {
 		}
 		if l, ok := cat.Listing(prov); ok {
 			for _, m := range l.Models {
-				add(m.ID).Discovered = true
+				r := add(m.ID)
+				r.Discovered, r.Embedding = true, m.Embedding
 			}
 		}
 		for _, name := range names {

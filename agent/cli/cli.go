@@ -483,6 +483,9 @@ func listModels(ctx context.Context, env Env, cfg *config.Config) error {
 		if r.Discovered {
 			by = append(by, "provider")
 		}
+		if r.Embedding {
+			by = append(by, "(embedding: not for chat)")
+		}
 		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\n", mark, r.Ref, app.WindowText(r.Info), app.PriceText(r.Info), strings.Join(by, "+"))
 	}
 	if err := tw.Flush(); err != nil {

@@ -201,6 +201,7 @@ type MCPServer struct {
 	URL            string            `json:"url"`
 	Headers        map[string]string `json:"headers"`
 	StartupTimeout int               `json:"startup_timeout_seconds"` // 0: the default
+	ToolTimeout    int               `json:"tool_timeout_seconds"`    // one tool call; 0: the default (60)
 }
 
 // TUISettings are display preferences.

@@ -37,6 +37,10 @@
 // fetch_url to localhost or a loopback address is free in every mode; any
 // other host asks once per session in ask and auto-edit ("allow for this
 // session" covers the host).
+//
+// A write to the workspace memory is judged like a file edit, and asks in
+// every mode but yolo once the session has read untrusted content
+// (decideMemory).
 package permission
 
 import (
@@ -247,11 +251,7 @@ func (p *Policy) Decide(tool string, a tools.Access) Decision {
 	case tools.AccessRead:
 		return p.decideRead(tool, a)
 	case tools.AccessMemory:
-		d := Decision{Kind: "memory", Target: strings.Join(a.Paths, ", "), Scope: store.ScopeMode, Reason: "workspace memory is always writable"}
-		if r, ok := firstRule(p.rules.deny, tool, func(r compiledRule) bool { return r.Pattern == "" }); ok {
-			d.Verdict, d.Scope, d.Rule, d.Reason = Refused, store.ScopeRule, r.describe(), "blocked by the config rule "+r.describe()
-		}
-		return d
+		return p.decideMemory(tool, a)
 	case tools.AccessWrite:
 		return p.decideWrite(tool, a)
 	case tools.AccessExecute:
