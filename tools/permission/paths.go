@@ -172,7 +172,8 @@ var instructionFiles = map[string]bool{"agents.md": true, "claude.md": true, "cl
 
 // isAgentConfig: Polly's .agent directory (its config.json decides
 // providers and permissions), .mcp.json, and agent instruction files at the
-// project root (AGENTS.md, CLAUDE.md, .agents/, .claude/). A write there
+// project root (AGENTS.md, CLAUDE.md, .agents/, .claude/, .codex/,
+// .opencode/: skills load from them). A write there
 // could reconfigure the next run, so it is protected like .git. Case is
 // ignored, as a case-insensitive file system would.
 func (pl placer) isAgentConfig(p string) bool {
@@ -189,7 +190,7 @@ func (pl placer) isAgentConfig(p string) bool {
 		}
 		comps := strings.Split(filepath.ToSlash(rel), "/")
 		switch first := strings.ToLower(comps[0]); {
-		case first == ".agent" || first == ".agents" || first == ".claude":
+		case strings.Contains(" .agent .agents .claude .codex .opencode ", " "+first+" "): // skills load from the last four
 			return true
 		case len(comps) == 1 && instructionFiles[first]:
 			return true
