@@ -103,9 +103,9 @@ func (m *Model) applyBatch(batch []any) tea.Cmd {
 		case agent.Event:
 			cmds = append(cmds, m.applyEvent(v))
 		case askMsg:
-			m.perm.add(v, m.askerName(v.req))
+			cmds = append(cmds, m.perm.add(v, m.askerName(v.req)))
 		case askCancelMsg:
-			m.perm.drop(v.id)
+			cmds = append(cmds, m.perm.drop(v.id))
 		}
 	}
 	return tea.Batch(cmds...)

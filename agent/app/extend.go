@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"polly/agent"
 	"polly/agent/config"
 	"polly/agent/hooks"
+	"polly/tools"
 	"polly/tools/mcp"
 )
 
@@ -45,7 +47,14 @@ func hooksOf(cfg *config.Config, root string, trusted bool, scrub []string) (*ho
 	if len(list) == 0 {
 		return nil, warnings, nil
 	}
-	set, err := hooks.New(list, hooks.Options{Dir: root, Env: scrubbedEnv(scrub)})
+	// A hook's git gets the overrides run_command's does: the repository's
+	// settings must not name what it runs.
+	env, err := tools.GitSafeEnv(context.Background(), scrubbedEnv(scrub), root, true)
+	if err != nil {
+		warnings = append(warnings, "hooks: "+err.Error())
+		env, _ = tools.GitSafeEnv(context.Background(), scrubbedEnv(scrub), root, false)
+	}
+	set, err := hooks.New(list, hooks.Options{Dir: root, Env: env})
 	return set, warnings, err
 }
 

@@ -273,6 +273,7 @@ func Main(env Env) int {
 	if err == nil {
 		return ExitOK
 	}
+	env.Stderr = onTerminal(env, env.Stderr) // errors can quote a provider or a command
 	var ue *usageError
 	var ce *config.Error
 	var ee *exitError
