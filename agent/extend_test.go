@@ -98,7 +98,7 @@ func TestPreCompactHookBlocks(t *testing.T) {
 	seen := filepath.Join(t.TempDir(), "precompact.json")
 	block := filepath.Join(t.TempDir(), "block")
 	os.WriteFile(block, nil, 0o644)
-	set, err := hooks.New([]hooks.Hook{{Event: hooks.PreCompact, Matcher: "manual",
+	set, _, err := hooks.New([]hooks.Hook{{Event: hooks.PreCompact, Matcher: "manual",
 		Command: "cat > " + seen + "; test -e " + block + " || exit 0; echo 'keep it all' >&2; exit 2"}}, hooks.Options{Dir: h.dir})
 	if err != nil {
 		t.Fatal(err)

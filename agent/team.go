@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"polly/agent/hooks"
 	"polly/memory/chat"
 	"polly/memory/store"
 	"polly/memory/task"
@@ -112,8 +113,13 @@ func (a *Agent) delegate(ctx context.Context, args delegateArgs) (tools.Result, 
 	a.send(SubAgentStarted{Header: a.childHeader(id, p), CallID: callID, Task: args.Task, ChildSession: childSession, Model: child.model()})
 
 	child.session = childSession
+	child.mainSession = a.mainSessionID()
 	child.turn = a.turn // its edits are undone with the turn that asked for them
 	child.emit = a.progressRelay(child, start)
+	defer child.closeTranscript()
+	if res := child.hook(ctx, hooks.Input{HookEventName: hooks.SubagentStart}, p.ID); len(res.Context) > 0 {
+		child.pendingHookContext = "[SubagentStart hook output]\n" + strings.Join(res.Context, "\n\n")
+	}
 
 	out, err := child.Run(ctx, childPrompt(a.persona, args))
 	res := DelegateResult{Status: out.Reason, Agent: id, Persona: p.ID, Summary: task.Clip(out.Final, summaryCap),
@@ -235,14 +241,8 @@ func (a *Agent) runParallel(ctx context.Context, calls []chat.ToolCall) []timedR
 			}
 			defer func() { <-sem }()
 			start := time.Now()
-			cctx, blocked := a.preToolUse(a.callContext(ctx, call), call)
-			if blocked != nil {
-				results[i] = timedResult{res: *blocked, dur: time.Since(start)}
-				return
-			}
-			res := a.registry.Execute(cctx, call, tools.Exec{Gate: a.deps.Gate, Allowed: a.allowed})
-			res = a.postToolUse(ctx, call, res)
-			results[i] = timedResult{res: res, dur: time.Since(start)}
+			ran, res := a.execute(ctx, a.callContext(ctx, call), call, nil)
+			results[i] = timedResult{call: ran, res: res, dur: time.Since(start)}
 		}()
 	}
 	wg.Wait()
@@ -250,8 +250,9 @@ func (a *Agent) runParallel(ctx context.Context, calls []chat.ToolCall) []timedR
 }
 
 type timedResult struct {
-	res tools.Result
-	dur time.Duration
+	call chat.ToolCall // as it ran (a PreToolUse hook may rewrite it); zero when it never started
+	res  tools.Result
+	dur  time.Duration
 }
 
 // canDelegate reports whether this agent gets delegate_task: its persona

@@ -92,7 +92,7 @@ func (p *printer) progress(e agent.Event) {
 		fmt.Fprintf(p.stderr, "%spolly: %s\n", who, e.Text)
 	case agent.HookRan:
 		// Warnings and timeouts come as notices too; say only what decided something.
-		if e.Outcome == "ok" || e.Outcome == "blocked" {
+		if e.Outcome != "warning" && e.Outcome != "timeout" {
 			target := ""
 			if e.Target != "" {
 				target = " " + e.Target

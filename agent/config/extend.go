@@ -84,8 +84,9 @@ type HookEntry struct {
 	Source  Source
 }
 
-// HookEntries lists every configured hook matcher, events in a fixed
-// order, each event's entries in layer order (user file first).
+// HookEntries lists every configured hook matcher: Polly's config files'
+// (events in a fixed order, each event's entries in layer order, user
+// file first), then Claude Code's settings files' (user, project, local).
 func (c *Config) HookEntries() []HookEntry {
 	var out []HookEntry
 	for _, ev := range slices.Sorted(maps.Keys(c.Hooks)) {
@@ -93,7 +94,7 @@ func (c *Config) HookEntries() []HookEntry {
 			out = append(out, HookEntry{Event: ev, Matcher: m, Source: c.Source(indexPath(joinPath("hooks", ev), i))})
 		}
 	}
-	return out
+	return append(out, c.claudeHooks...)
 }
 
 // MCPEntry is one configured MCP server with where it was set.

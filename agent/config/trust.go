@@ -273,14 +273,19 @@ func (c *Config) judgeTrust(read func(string) ([]byte, error), held []restricted
 		c.trust.Keys = append(c.trust.Keys, TrustKey{Path: r.path, Value: shownValue(r),
 			Source: Source{Kind: KindProjectFile, Detail: projectFile, Line: line, Col: col}})
 	}
-	// A project's .mcp.json starts programs just like mcp_servers does: its
-	// servers are part of what the user trusts (and of the hash).
-	if c.mcpTrust != nil {
-		r := restricted{path: "mcpServers", off: c.mcpTrust.Off, val: c.mcpTrust}
-		line, col := jsonfile.LineCol(c.mcpData, r.off)
-		c.trust.Keys = append(c.trust.Keys, TrustKey{Path: "mcpServers", Value: shownValue(r),
-			Source: Source{Kind: KindProjectFile, Detail: MCPFile, Line: line, Col: col}})
-		held = append(slices.Clone(held), r)
+	// A project's .mcp.json starts programs just like mcp_servers does, and
+	// .claude/settings*.json hooks just like hooks do: they are part of what
+	// the user trusts (and of the hash).
+	held = slices.Clone(held)
+	for _, d := range c.extraTrust {
+		r := restricted{path: d.key, off: d.node.Off, val: d.node}
+		line, col := jsonfile.LineCol(d.data, r.off)
+		c.trust.Keys = append(c.trust.Keys, TrustKey{Path: d.key, Value: shownValue(r),
+			Source: Source{Kind: KindProjectFile, Detail: d.file, Line: line, Col: col}})
+		if d.key != "mcpServers" {
+			r.path = d.key + "@" + d.file // two files' hooks hash apart
+		}
+		held = append(held, r)
 	}
 	c.trust.Hash = trustHash(held)
 	if len(held) == 0 {
