@@ -208,7 +208,11 @@ func (a *Agent) stopHooks(ctx context.Context, continues int, final string) bool
 		return false
 	}
 	active := continues > 0
-	res := a.hook(ctx, hooks.Input{HookEventName: ev, StopHookActive: &active, LastAssistantMessage: &final}, a.persona.ID)
+	var names []string // Stop has no matcher; SubagentStop matches the agent type
+	if a.depth > 0 {
+		names = []string{a.persona.ID}
+	}
+	res := a.hook(ctx, hooks.Input{HookEventName: ev, StopHookActive: &active, LastAssistantMessage: &final}, names...)
 	if res.Stop || (!res.Block && len(res.Context) == 0) {
 		return false
 	}
@@ -307,10 +311,29 @@ func (s *Session) End(ctx context.Context, reason string) {
 	if run {
 		s.sessionHook(ctx, hooks.Input{HookEventName: hooks.SessionEnd, Reason: reason}, reason)
 	}
+	s.closeTranscripts()
+}
+
+// closeTranscripts releases the agents' transcript exports.
+func (s *Session) closeTranscripts() {
 	s.mu.Lock()
 	agents := slices.Collect(maps.Values(s.agents))
 	s.mu.Unlock()
 	for _, a := range agents {
 		a.closeTranscript()
 	}
+}
+
+// Continue carries over what prev knew of the session's hooks when the
+// same session is opened again (after a model switch): SessionStart does
+// not fire twice.
+func (s *Session) Continue(prev *Session) {
+	prev.mu.Lock()
+	started, reserved := prev.started, prev.reserved
+	prev.ended = true // prev is replaced, not ended
+	prev.mu.Unlock()
+	prev.closeTranscripts()
+	s.mu.Lock()
+	s.started, s.reserved = started, reserved
+	s.mu.Unlock()
 }

@@ -155,8 +155,12 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		caches = append(caches, filepath.Clean(r))
 	}
 
+	asker := opts.Asker
+	if asker != nil {
+		asker = notifyingAsker{inner: asker, app: a}
+	}
 	pol, err := permission.New(permission.Options{
-		Mode: permission.Mode(cfg.Mode), Root: root, StateDir: a.StateDir, Asker: opts.Asker,
+		Mode: permission.Mode(cfg.Mode), Root: root, StateDir: a.StateDir, Asker: asker,
 		Sandbox: a.Sandbox, Network: cfg.Sandbox.Network,
 		Rules: permission.Rules{Allow: rulesOf(cfg.Permissions.Allow), Ask: rulesOf(cfg.Permissions.Ask), Deny: rulesOf(cfg.Permissions.Deny)},
 		Log:   a.decisionLog(),
@@ -210,6 +214,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		Gate:        a.Policy,
 		Hooks:       hookSet,
 		Mode:        string(cfg.Mode),
+		NotifyAfter: time.Duration(cfg.NotifyAfter) * time.Second,
 		ProjectDir:  root,
 		StateDir:    a.StateDir,
 		Secrets:     secrets,
@@ -311,6 +316,12 @@ func retries(n int) int {
 // cache write outlives the App), releases the store and removes the
 // commands' TMPDIR.
 func (a *App) Close() error {
+	if s := a.current.Load(); s != nil {
+		s.End(context.Background(), "other")
+	}
+	if a.Deps != nil {
+		a.Deps.Hooks.Close()
+	}
 	a.MCP.Close()
 	if a.stopGC != nil {
 		// A pass on a small store takes milliseconds: let it finish
@@ -342,6 +353,15 @@ func (a *App) Session(ctx context.Context, emit func(agent.Event), id string) (*
 	s, err := agent.OpenSession(ctx, a.Deps, emit, agent.SessionOptions{ID: id})
 	if err != nil {
 		return nil, err
+	}
+	if prev := a.current.Load(); prev != nil {
+		if id != "" && prev.ID() == id {
+			s.Continue(prev) // the same session reopened (a model switch): it goes on
+		} else if id != "" {
+			prev.End(ctx, "resume")
+		} else {
+			prev.End(ctx, "clear")
+		}
 	}
 	a.current.Store(s)
 	a.Policy.ResetSession()

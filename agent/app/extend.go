@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"polly/agent/config"
 	"polly/agent/hooks"
 	"polly/tools/mcp"
+	"polly/tools/permission"
 )
 
 // untrustedWarning is the warning for a project file's extension settings
@@ -131,4 +133,19 @@ func mcpNotice(st mcp.Status) agent.Notice {
 		n.Text = fmt.Sprintf("MCP server %s %s: %s", st.Name, st.State, st.Err)
 	}
 	return n
+}
+
+// notifyingAsker fires the Notification hooks (permission_prompt) as a
+// permission dialog opens, without making the dialog wait for them.
+type notifyingAsker struct {
+	inner permission.Asker
+	app   *App
+}
+
+func (n notifyingAsker) Ask(ctx context.Context, r permission.Request) (permission.Reply, error) {
+	if s := n.app.current.Load(); s != nil && n.app.Deps != nil && n.app.Deps.Hooks.Has(hooks.Notification) {
+		msg := fmt.Sprintf("Polly needs your permission to use %s", r.Tool)
+		go s.Notify(context.WithoutCancel(ctx), "permission_prompt", "Permission needed", msg)
+	}
+	return n.inner.Ask(ctx, r)
 }

@@ -46,7 +46,7 @@ func trustCommand(env Env, o options) error {
 // again with those settings applied.
 func trustAndReload(w io.Writer, cfg *config.Config) (*config.Config, error) {
 	pt := cfg.ProjectTrust()
-	fmt.Fprintf(w, "polly: trusting these settings of %s:\n", filepath.Join(pt.Dir, ".agent", "config.json"))
+	fmt.Fprintf(w, "polly: trusting these settings of the project %s:\n", pt.Dir)
 	printTrustKeys(w, pt.Keys)
 	next, err := app.TrustProject(cfg)
 	if err != nil {

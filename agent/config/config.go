@@ -27,22 +27,25 @@ const (
 // the Validate methods (validate.go) hold the value rules, checked after
 // every layer.
 type Config struct {
-	Model       string              `json:"model"`    // default model; "provider/model" selects a provider
-	Provider    string              `json:"provider"` // the active provider
-	Providers   map[string]Provider `json:"providers"`
-	Persona     string              `json:"persona"`
-	Workspace   string              `json:"workspace"` // absolute after Load
-	Mode        Mode                `json:"mode"`
-	MaxTurns    int                 `json:"max_turns"` // 0: no cap (the loop detector stops a stuck run)
-	Context     ContextSettings     `json:"context"`
-	LLM         LLMSettings         `json:"llm"`
-	Team        TeamSettings        `json:"team"`
-	Permissions Permissions         `json:"permissions"`
-	Web         WebSettings         `json:"web"`
-	TUI         TUISettings         `json:"tui"`
-	Sandbox     SandboxSettings     `json:"sandbox"`
-	Memory      MemorySettings      `json:"memory"`
-	Retention   RetentionSettings   `json:"retention"`
+	Model     string              `json:"model"`    // default model; "provider/model" selects a provider
+	Provider  string              `json:"provider"` // the active provider
+	Providers map[string]Provider `json:"providers"`
+	Persona   string              `json:"persona"`
+	Workspace string              `json:"workspace"` // absolute after Load
+	Mode      Mode                `json:"mode"`
+	MaxTurns  int                 `json:"max_turns"` // 0: no cap (the loop detector stops a stuck run)
+	// NotifyAfter: a turn that ran this many seconds fires the Notification
+	// hooks (idle_prompt) when it ends; 0: every turn.
+	NotifyAfter int               `json:"notify_after_seconds"`
+	Context     ContextSettings   `json:"context"`
+	LLM         LLMSettings       `json:"llm"`
+	Team        TeamSettings      `json:"team"`
+	Permissions Permissions       `json:"permissions"`
+	Web         WebSettings       `json:"web"`
+	TUI         TUISettings       `json:"tui"`
+	Sandbox     SandboxSettings   `json:"sandbox"`
+	Memory      MemorySettings    `json:"memory"`
+	Retention   RetentionSettings `json:"retention"`
 	// Hooks run the user's commands at points of the agent loop, in the
 	// Claude Code schema; MCPServers are MCP servers in the .mcp.json shape.
 	// Project-file entries of both apply only to a trusted project.
@@ -345,10 +348,11 @@ func Defaults(version string) *Config {
 				Models:    openAIModels(),
 			},
 		},
-		Persona:   "default",
-		Workspace: "~/.agent/workspace",
-		Mode:      ModeAsk,
-		MaxTurns:  0,
+		Persona:     "default",
+		Workspace:   "~/.agent/workspace",
+		Mode:        ModeAsk,
+		MaxTurns:    0,
+		NotifyAfter: 60,
 		Context: ContextSettings{
 			AnchorEvery:             5,
 			CheckpointEvery:         30,

@@ -29,6 +29,7 @@ var (
 	// freeTop are the top-level keys a project file may set without trust.
 	freeTop = map[string]bool{
 		"model": true, "persona": true, "max_turns": true, "context": true,
+		"notify_after_seconds": true, // only fires the user's own hooks sooner or later
 		"llm": true, "team": true, "web": true, "tui": true,
 		// memory.learn_facts and retention.days touch only what Polly keeps
 		// for this project and the user's own notes; neither runs anything.
@@ -330,6 +331,9 @@ func (c *Config) untrustedWarning() string {
 	paths := make([]string, len(c.trust.Keys))
 	for i, k := range c.trust.Keys {
 		paths[i] = k.Path
+		if k.Source.Detail != projectFile {
+			paths[i] += " (" + k.Source.Detail + ")"
+		}
 	}
 	return fmt.Sprintf("this project is not trusted, so these settings in %s are ignored: %s; check them, then run `polly trust` (or pass --trust) to use them",
 		projectFile, strings.Join(paths, ", "))

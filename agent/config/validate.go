@@ -110,6 +110,7 @@ func (c *Config) Validate() error {
 	p.add("workspace", nonEmpty(c.Workspace))
 	p.add("mode", oneOf(string(c.Mode), "ask", "auto-edit", "yolo"))
 	p.add("max_turns", atLeast(c.MaxTurns, 0))
+	p.add("notify_after_seconds", atLeast(c.NotifyAfter, 0))
 	p.nest("context", c.Context.Validate())
 	p.nest("llm", c.LLM.Validate())
 	p.nest("team", c.Team.Validate())
