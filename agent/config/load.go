@@ -97,9 +97,7 @@ func load(opts LoadOptions, read func(string) ([]byte, error)) (*Config, error) 
 			// No project config.json: .mcp.json or .claude/ hooks alone still need trust.
 			c.judgeTrust(read, nil)
 		}
-		if err := c.mergeMCPFile(read, opts.ProjectDir); err != nil {
-			return nil, err
-		}
+		c.mergeMCPFile(read, opts.ProjectDir)
 	}
 	// Every layer is checked as it comes in, so a bad value is reported
 	// where it is written even when a higher layer replaces it.
