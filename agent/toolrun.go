@@ -75,6 +75,7 @@ func (a *Agent) execute(ctx, cctx context.Context, call chat.ToolCall, running f
 	if blocked != nil {
 		return call, *blocked
 	}
+	cctx = a.granted(cctx, call)
 	ran, start := false, time.Now()
 	res := a.registry.Execute(cctx, call, tools.Exec{Gate: a.deps.Gate, Allowed: a.allowed, Running: func() {
 		ran, start = true, time.Now()

@@ -29,6 +29,7 @@ import (
 	"polly/tools/permission"
 	"polly/tools/sandbox"
 	"polly/workspace"
+	"polly/workspace/commands"
 	"polly/workspace/skills"
 )
 
@@ -36,6 +37,7 @@ import (
 type Options struct {
 	Config     *config.Config
 	ProjectDir string           // absolute; tools and .agent/ live here
+	WorkDir    string           // where Polly was started, inside ProjectDir ("": the root): instruction files are read down to here
 	Template   fs.FS            // the embedded .agent-template
 	Asker      permission.Asker // nil: headless (what would ask is denied)
 	LLM        llm.Streamer     // nil: an llm.Client for the configured model
@@ -63,6 +65,7 @@ type App struct {
 	Policy     *permission.Policy
 	Sandbox    sandbox.Status // what the OS sandbox does for commands here
 	Skills     *skills.Set    // Agent Skills found at start-up
+	Commands   *commands.Set  // custom slash commands (.claude/commands/*.md…) found at start-up
 	MCP        *mcp.Manager   // the MCP servers; nil when none is configured
 	Deps       *agent.Deps
 	Warnings   []string // problems that did not stop start-up, for the user
@@ -244,7 +247,10 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if a.Skills.Len() > 0 {
 		reg.Add(tools.SkillTool(skillBook{a.Skills}))
 	}
-	a.Deps.Prompts = prompts{ws: a.Workspace, project: root, now: opts.Now, skills: a.Skills.Prompt()}
+	var commandWarnings []string
+	a.Commands, commandWarnings = commands.Discover(commands.Dirs(root, opts.Home))
+	a.Warnings = append(a.Warnings, commandWarnings...)
+	a.Deps.Prompts = prompts{ws: a.Workspace, project: root, workDir: opts.WorkDir, now: opts.Now, skills: a.Skills.Prompt()}
 	if a.Workspace != nil {
 		a.Deps.Journal = a.Workspace
 		if cfg.Memory.LearnFacts {
@@ -423,6 +429,7 @@ func settingsOf(c config.ContextSettings) window.Settings {
 type prompts struct {
 	ws      *workspace.Workspace // nil: the bare persona prompt
 	project string
+	workDir string
 	now     func() time.Time
 	skills  string // the skills section; "" when there are none
 }
@@ -434,7 +441,7 @@ func (p prompts) SystemPrompt(per personas.Persona) (string, error) {
 		if p.now != nil {
 			now = p.now()
 		}
-		pr, err := p.ws.SystemPrompt(workspace.PromptInput{PersonaPrompt: per.SystemPrompt, PersonaName: per.Name, ProjectDir: p.project, Now: now})
+		pr, err := p.ws.SystemPrompt(workspace.PromptInput{PersonaPrompt: per.SystemPrompt, PersonaName: per.Name, ProjectDir: p.project, WorkDir: p.workDir, Now: now})
 		if err != nil {
 			return "", err
 		}

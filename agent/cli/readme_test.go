@@ -70,7 +70,7 @@ func TestREADMEExtensionExamples(t *testing.T) {
 		t.Fatal("the blocked rm -rf ran")
 	}
 	b, err := os.ReadFile(filepath.Join(env.Dir, ".agent/edits.jsonl"))
-	if err != nil || !strings.Contains(string(b), `"tool_name":"write_file"`) || !strings.Contains(string(b), "notes.txt") {
+	if err != nil || !strings.Contains(string(b), `"tool_name":"Write"`) || !strings.Contains(string(b), "notes.txt") {
 		t.Fatalf("the PostToolUse example wrote %q (%v)", b, err)
 	}
 	if r := polly("skills"); !strings.Contains(r.stdout, "release-notes") {

@@ -9,6 +9,7 @@ import (
 
 	"polly/agent/app"
 	"polly/agent/config"
+	"polly/workspace"
 )
 
 // trustCommand is `polly trust [DIR]`: it shows the settings of the
@@ -18,11 +19,12 @@ func trustCommand(env Env, o options) error {
 	if len(o.args) > 1 {
 		dir = o.args[1]
 		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(env.Dir, dir)
+			dir = filepath.Join(env.workDir(), dir)
 		}
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			return usagef("polly trust: %s is not a directory", o.args[1])
 		}
+		dir = workspace.ProjectRoot(dir, env.Home)
 	}
 	cfg, err := config.Load(config.LoadOptions{ProjectDir: dir, Home: env.Home, Getenv: env.Getenv, Flags: o.flags, Version: version(env)})
 	if err != nil {

@@ -30,7 +30,7 @@ var (
 	freeTop = map[string]bool{
 		"model": true, "persona": true, "max_turns": true, "context": true,
 		"notify_after_seconds": true, // only fires the user's own hooks sooner or later
-		"llm": true, "team": true, "web": true, "tui": true,
+		"llm":                  true, "team": true, "web": true, "tui": true,
 		// memory.learn_facts and retention.days touch only what Polly keeps
 		// for this project and the user's own notes; neither runs anything.
 		"memory": true, "retention": true,

@@ -207,3 +207,15 @@ func firstNonEmpty(s ...string) string {
 	}
 	return ""
 }
+
+// RuleAllows reports whether a tool call (its names and Claude Code
+// tool_input) matches one permission rule as Claude Code writes them in
+// allowed-tools and "if": "Read", "Bash(git add:*)", "Edit(src/**)". A rule
+// that does not parse matches nothing.
+func RuleAllows(rule string, names []string, input json.RawMessage, root string) bool {
+	r, err := parseIf(rule)
+	if err != nil || r.tool == "" {
+		return false
+	}
+	return r.allows(names, input, root)
+}
