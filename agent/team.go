@@ -72,7 +72,7 @@ const summaryCap = 6000
 
 // delegateTool is delegate_task bound to a parent agent.
 func (a *Agent) delegateTool() tools.Tool {
-	return tools.New("delegate_task", tools.Describe(descriptions, "delegate_task", nil),
+	return tools.New("delegate_task", tools.Describe(descriptions, "delegate_task", nil)+a.addedSpecialists(),
 		func(ctx context.Context, args delegateArgs) (tools.Result, error) {
 			return a.delegate(ctx, args)
 		}, nil)
@@ -198,6 +198,30 @@ func childPrompt(parent personas.Persona, args delegateArgs) string {
 		panic(fmt.Sprintf("prompts/subagent_task.md: %v", err)) // the fields are fixed: a broken template file
 	}
 	return promptText(b.String())
+}
+
+// addedSpecialists names the personas the user added (persona files,
+// .claude/agents/*.md…), which the built-in prompts cannot know, with what
+// each is for: "" when there are none.
+func (a *Agent) addedSpecialists() string {
+	if a.deps == nil || a.deps.Personas == nil {
+		return ""
+	}
+	var lines []string
+	for _, p := range a.deps.Personas.All() {
+		if p.Source == personas.BuiltinSource || p.ID == a.persona.ID {
+			continue
+		}
+		line := "- " + p.ID
+		if d := strings.TrimSpace(p.Description); d != "" {
+			line += ": " + task.Clip(d, 200)
+		}
+		lines = append(lines, line)
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return "\nMore specialists (agent = the id):\n" + strings.Join(lines, "\n")
 }
 
 func (a *Agent) validAgents() string {

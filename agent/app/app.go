@@ -127,7 +127,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 			personaDir = filepath.Join(ws.Dir(), "personas")
 		}
 	}
-	set, perrs := personas.Load(personaDir)
+	set, perrs := personas.Load(personaDir, personas.MarkdownDirs(root, opts.Home)...)
 	for _, e := range perrs {
 		a.Warnings = append(a.Warnings, "persona skipped: "+e.Error())
 	}
