@@ -12,6 +12,8 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
+
+	"polly/workspace"
 )
 
 // memoryPanel is the memory inspector: the workspace files and this
@@ -89,12 +91,13 @@ const memPollEvery = time.Second
 
 // memorySource lists the files the memory panel shows (in its Cmd).
 func (m *Model) memorySource() func() ([]memFile, error) {
-	ws, state, project := m.app.Workspace, m.app.StateDir, m.app.ProjectDir
+	ws, state, project, work := m.app.Workspace, m.app.StateDir, m.app.ProjectDir, m.app.WorkDir
 	return func() ([]memFile, error) {
 		var out []memFile
-		if project != "" { // the repository's own AGENTS.md, read with every request
-			if f := filepath.Join(project, "AGENTS.md"); fileExists(f) {
-				out = append(out, memFile{label: "project AGENTS.md", path: f})
+		if project != "" { // the project's instruction files, read with every request
+			for _, f := range workspace.InstructionFiles(project, work) {
+				rel, _ := filepath.Rel(project, f)
+				out = append(out, memFile{label: "project " + filepath.ToSlash(rel), path: f})
 			}
 		}
 		if ws != nil {
@@ -312,9 +315,4 @@ func (p *memoryPanel) View() string {
 		out[len(out)-1] = th.dim.Render(clip(info, w))
 	}
 	return joinLines(out)
-}
-
-func fileExists(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular()
 }

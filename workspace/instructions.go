@@ -50,6 +50,28 @@ func isDir(p string) bool {
 	return err == nil && fi.IsDir()
 }
 
+// InstructionFiles lists the instruction files that exist from root down to
+// dir (AGENTS.md, CLAUDE.md or .claude/CLAUDE.md, CLAUDE.local.md in each
+// directory), without their imports: what the memory inspector offers.
+func InstructionFiles(root, dir string) []string {
+	if dir == "" {
+		dir = root
+	}
+	var out []string
+	for _, d := range instructionDirs(root, dir) {
+		claude := filepath.Join(d, "CLAUDE.md")
+		if !exists(claude) {
+			claude = filepath.Join(d, ".claude", "CLAUDE.md")
+		}
+		for _, f := range []string{filepath.Join(d, "AGENTS.md"), claude, filepath.Join(d, "CLAUDE.local.md")} {
+			if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
 // maxImportHops bounds how deep @path imports are followed.
 const maxImportHops = 5
 

@@ -58,6 +58,7 @@ type App struct {
 	Config     *config.Config
 	Model      config.ModelInfo
 	ProjectDir string
+	WorkDir    string // where Polly was started (instruction files are read down to here)
 	StateDir   string
 	Store      *store.Store         // nil when .agent/ is unusable
 	Workspace  *workspace.Workspace // nil when the workspace is unusable
@@ -97,7 +98,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if err := cfg.CheckRuleTools(ToolNames()); err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, ProjectDir: root, StateDir: filepath.Join(root, ".agent")}
+	a := &App{Config: cfg, ProjectDir: root, WorkDir: opts.WorkDir, StateDir: filepath.Join(root, ".agent")}
 	a.Warnings = append(a.Warnings, cfg.Warnings()...)
 
 	if st, err := store.Open(filepath.Join(a.StateDir, "polly.db")); err != nil {

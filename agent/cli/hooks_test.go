@@ -235,3 +235,22 @@ func TestHooksConfigErrorsAndTrust(t *testing.T) {
 		t.Fatal("an untrusted project's hook ran")
 	}
 }
+
+// Bad input: a hook that prints 10 MB is drained, its text cut at Claude
+// Code's 10,000 characters, and the run goes on with the rest intact.
+func TestHookPrintingTenMegabytes(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Text("still fine"))
+	env, polly := cliEnv(t, srv.URL(), nil)
+	userConfig(t, env, hookConfig("UserPromptSubmit", "", "head -c 10000000 /dev/zero | tr '\\0' x; echo", 30))
+	r := polly("-p", "hello")
+	if r.code != 0 || r.stdout != "still fine\n" {
+		t.Fatalf("code=%d stdout=%q stderr=%s", r.code, r.stdout, r.stderr)
+	}
+	var sent int
+	for _, m := range srv.Last().Messages {
+		sent += len(m.Content)
+	}
+	if all := srv.Last().Raw; sent > 200_000 || !strings.Contains(string(all), "characters of the hook's output cut") || !strings.Contains(string(all), "hello") {
+		t.Fatalf("%d characters sent; the hook's output was not cut", sent)
+	}
+}
