@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"polly/memory/chat"
+	"polly/memory/task"
 	"polly/tools"
 )
 
@@ -87,7 +88,7 @@ func toClaude(call chat.ToolCall, root string) claudeCall {
 func fromClaude(tool string, updated json.RawMessage) (string, error) {
 	var m map[string]any
 	if err := json.Unmarshal(updated, &m); err != nil || m == nil {
-		return "", fmt.Errorf("updatedInput is not a JSON object: %s", clipText(string(updated), 120))
+		return "", fmt.Errorf("updatedInput is not a JSON object: %s", task.Clip(string(updated), 120))
 	}
 	if tw, ok := twins[tool]; ok {
 		if tw.fromCC != nil {
@@ -133,7 +134,7 @@ func agentToCC(m map[string]any) {
 	if c, _ := m["context"].(string); strings.TrimSpace(c) != "" {
 		prompt += "\n\n" + c
 	}
-	m["subagent_type"], m["prompt"], m["description"] = m["agent"], prompt, clipText(firstLineOf(task), 60)
+	m["subagent_type"], m["prompt"], m["description"] = m["agent"], prompt, firstLine(task, 60)
 	delete(m, "agent")
 	delete(m, "task")
 	delete(m, "context")
@@ -241,21 +242,6 @@ func nonEmptyLines(s string) []string {
 		}
 	}
 	return out
-}
-
-func firstLineOf(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
-func clipText(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
 }
 
 func firstNonEmptyOf(s ...string) string {

@@ -185,16 +185,8 @@ func loadMarkdown(set *Set, dirs []MarkdownDir, fromFile map[string]string) (add
 				errs = append(errs, &FileError{File: path, Err: err, Skipped: true})
 				continue
 			}
-			key := strings.ToLower(p.ID)
-			if other, dup := fromFile[key]; dup {
-				errs = append(errs, &FileError{File: path, Err: fmt.Errorf("id %q is already defined by %s", p.ID, other), Skipped: true})
-				continue
-			}
-			fromFile[key] = path
-			if i := indexOf(set.list, p.ID); i >= 0 {
-				set.list[i] = p
-			} else {
-				added = append(added, p)
+			if err := set.place(p, path, fromFile, &added); err != nil {
+				errs = append(errs, &FileError{File: path, Err: err, Skipped: true})
 			}
 		}
 	}

@@ -188,16 +188,8 @@ func Load(dir string, md ...MarkdownDir) (*Set, []error) {
 			skip(err)
 			continue
 		}
-		key := strings.ToLower(p.ID)
-		if other, dup := fromFile[key]; dup {
-			skip(fmt.Errorf("id %q is already defined by %s", p.ID, other))
-			continue
-		}
-		fromFile[key] = path
-		if i := indexOf(set.list, p.ID); i >= 0 {
-			set.list[i] = p
-		} else {
-			added = append(added, p)
+		if err := set.place(p, path, fromFile, &added); err != nil {
+			skip(err)
 		}
 	}
 	mdAdded, mdErrs := loadMarkdown(set, md, fromFile)
@@ -206,6 +198,22 @@ func Load(dir string, md ...MarkdownDir) (*Set, []error) {
 	set.list = append(set.list, added...)
 	errs = append(errs, nameClashes(set.list)...)
 	return set, errs
+}
+
+// place puts a persona read from path into the set (over the built-in of
+// its id) or the added list; an id another file defined is an error.
+func (s *Set) place(p Persona, path string, fromFile map[string]string, added *[]Persona) error {
+	key := strings.ToLower(p.ID)
+	if other, dup := fromFile[key]; dup {
+		return fmt.Errorf("id %q is already defined by %s", p.ID, other)
+	}
+	fromFile[key] = path
+	if i := indexOf(s.list, p.ID); i >= 0 {
+		s.list[i] = p
+	} else {
+		*added = append(*added, p)
+	}
+	return nil
 }
 
 func indexOf(list []Persona, id string) int {

@@ -151,18 +151,8 @@ func (c *Config) claudeHandler(doc *jsonfile.Document, h *jsonfile.Node, path, d
 		c.warnOnce(display, path, c.at(doc, display, h.Off, path, "expected a handler object, got "+h.Describe()+"; ignored"))
 		return hc, false
 	}
-	known := fieldNames(reflect.TypeFor[HookCommand]())
-	kept := &jsonfile.Node{Kind: jsonfile.Object, Off: h.Off}
-	for _, m := range h.Members {
-		if !slices.Contains(known, m.Key) {
-			c.warnOnce(display, "handler."+m.Key, c.at(doc, display, m.Off, path, fmt.Sprintf("unknown field %q ignored", m.Key)))
-			continue
-		}
-		kept.Members = append(kept.Members, m)
-	}
-	scratch := &Config{sources: map[string]Source{}}
-	d := decoder{c: scratch, l: layer{kind: kind, detail: display, data: doc.Data}}
-	if err := d.merge(reflect.ValueOf(&hc).Elem(), kept, path, h.Off, false); err != nil {
+	scratch, err := c.decodeLenient(doc, h, path, display, kind, "handler.", &hc)
+	if err != nil {
 		c.warnings = append(c.warnings, fmt.Sprintf("%v — this hook is skipped", err))
 		return hc, false
 	}
@@ -171,6 +161,26 @@ func (c *Config) claudeHandler(doc *jsonfile.Document, h *jsonfile.Node, path, d
 		return hc, false
 	}
 	return hc, true
+}
+
+// decodeLenient decodes the object n (at path in a file of another tool)
+// into v, a pointer to a config struct, after dropping, with one warning
+// per file and key, the members v has no field for. The scratch config it
+// returns holds where each value came from.
+func (c *Config) decodeLenient(doc *jsonfile.Document, n *jsonfile.Node, path, display string, kind Kind, warnKey string, v any) (*Config, error) {
+	rv := reflect.ValueOf(v).Elem()
+	known := fieldNames(rv.Type())
+	kept := &jsonfile.Node{Kind: jsonfile.Object, Off: n.Off}
+	for _, m := range n.Members {
+		if !slices.Contains(known, m.Key) {
+			c.warnOnce(display, warnKey+m.Key, c.at(doc, display, m.Off, path, fmt.Sprintf("unknown field %q ignored", m.Key)))
+			continue
+		}
+		kept.Members = append(kept.Members, m)
+	}
+	scratch := &Config{sources: map[string]Source{}}
+	d := decoder{c: scratch, l: layer{kind: kind, detail: display, data: doc.Data}}
+	return scratch, d.merge(rv, kept, path, n.Off, false)
 }
 
 // prefixed puts a nested Validate's field errors under path.

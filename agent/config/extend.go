@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -64,22 +63,14 @@ func (c *Config) mcpFileServer(doc *jsonfile.Document, sm jsonfile.Member) (MCPS
 	if msg := checkName(sm.Key); msg != "" {
 		return skip(sm.Off, path, keyRule(msg))
 	}
-	known := fieldNames(reflect.TypeFor[MCPServer]())
-	kept := &jsonfile.Node{Kind: jsonfile.Object, Off: sm.Val.Off}
 	for _, f := range sm.Val.Members {
-		switch {
-		case f.Key == "disabled" && f.Val.Kind == jsonfile.Bool && f.Val.Bool:
+		if f.Key == "disabled" && f.Val.Kind == jsonfile.Bool && f.Val.Bool {
 			c.warnings = append(c.warnings, c.at(doc, MCPFile, f.Off, path, `"disabled": true; this server is not started`))
 			return s, false
-		case !slices.Contains(known, f.Key):
-			c.warnOnce(MCPFile, "server."+f.Key, c.at(doc, MCPFile, f.Off, path, fmt.Sprintf("unknown field %q ignored", f.Key)))
-		default:
-			kept.Members = append(kept.Members, f)
 		}
 	}
-	scratch := &Config{sources: map[string]Source{}}
-	d := decoder{c: scratch, l: layer{kind: KindProjectFile, detail: MCPFile, data: doc.Data}}
-	if err := d.merge(reflect.ValueOf(&s).Elem(), kept, path, sm.Off, false); err != nil {
+	scratch, err := c.decodeLenient(doc, sm.Val, path, MCPFile, KindProjectFile, "server.", &s)
+	if err != nil {
 		c.warnings = append(c.warnings, fmt.Sprintf("%v; this server is not started", err))
 		return s, false
 	}
