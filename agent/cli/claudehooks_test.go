@@ -143,6 +143,10 @@ func TestClaudeCodeHooksBlock(t *testing.T) {
 	if e, _ := os.ReadFile(filepath.Join(env.Dir, "ended.log")); !strings.HasPrefix(string(e), "other ") || len(strings.TrimSpace(string(e))) <= 6 {
 		t.Fatalf("ended.log = %q", e)
 	}
+	// The deny's statusMessage names its line in the progress.
+	if !strings.Contains(r.stderr, "↪ hook PreToolUse Bash: blocked checking the command") {
+		t.Fatalf("no status message line:\n%s", r.stderr)
+	}
 	// Accepted but unused: said once, never an exit 2.
 	for _, want := range []string{"Polly has no moment for PermissionRequest", `Polly does not run "prompt" hooks`, `unknown field "retries" ignored`} {
 		if strings.Count(r.stderr, want) != 1 {

@@ -97,7 +97,11 @@ func (p *printer) progress(e agent.Event) {
 			if e.Target != "" {
 				target = " " + e.Target
 			}
-			fmt.Fprintf(p.stderr, "%s↪ hook %s%s: %s `%s` (%s)\n", who, e.Event, target, e.Outcome, firstLine(e.Command), duration(e.Duration))
+			what := "`" + firstLine(e.Command) + "`"
+			if e.Status != "" { // the entry's statusMessage
+				what = e.Status
+			}
+			fmt.Fprintf(p.stderr, "%s↪ hook %s%s: %s %s (%s)\n", who, e.Event, target, e.Outcome, what, duration(e.Duration))
 		}
 	case agent.AnchorInjected:
 		fmt.Fprintf(p.stderr, "%s⚓ task anchor #%d after %s\n", who, e.Number, plural(e.ToolCalls, "tool call"))
