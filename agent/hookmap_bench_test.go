@@ -24,4 +24,3 @@ func BenchmarkToClaude(b *testing.B) {
 	}
 	b.ReportMetric(float64((processCPU()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
-

@@ -71,9 +71,9 @@ func parseMarkdown(data []byte, file string, base *Persona) (p Persona, warns []
 	}
 	var m agentMeta
 	if has {
-		unknown, err := frontmatter.Decode(front, &m)
-		for _, k := range unknown {
-			warns = append(warns, fmt.Errorf("unknown front matter field %q ignored", k))
+		res, err := frontmatter.Decode(front, &m)
+		for _, w := range res.Warnings() {
+			warns = append(warns, errors.New(w))
 		}
 		if err != nil {
 			return p, warns, err

@@ -114,10 +114,10 @@ func Discover(dirs []Dir) (*Set, []string) {
 				warnings = append(warnings, fmt.Sprintf("command /%s skipped: %s: %v", name, p, err))
 				return nil
 			}
-			for _, k := range unknown {
-				if !warnedKey[k] {
-					warnedKey[k] = true
-					warnings = append(warnings, fmt.Sprintf("command /%s (%s): unknown front matter field %q ignored", name, p, k))
+			for _, n := range unknown {
+				if !warnedKey[n] {
+					warnedKey[n] = true
+					warnings = append(warnings, fmt.Sprintf("command /%s (%s): %s", name, p, n))
 				}
 			}
 			if first, dup := seen[name]; dup {
@@ -161,7 +161,8 @@ func load(path, name string) (Command, []string, error) {
 	var m meta
 	var unknown []string
 	if has {
-		if unknown, err = frontmatter.Decode(front, &m); err != nil {
+		res, err := frontmatter.Decode(front, &m)
+		if unknown = res.Warnings(); err != nil {
 			return c, unknown, err
 		}
 	}

@@ -36,36 +36,51 @@ func Split(data []byte) (front, body string, has bool, err error) {
 	return front, strings.TrimLeft(body, "\n"), true, nil
 }
 
-// Decode reads front into v (a pointer to a struct with yaml tags) and
-// returns the keys v has no field for, in file order. Front matter that is
-// not valid YAML but is plain "key: value" lines (argument-hint: [pr]
-// [priority], as other tools accept it) is read line by line; anything
-// else is an error.
-func Decode(front string, v any) (unknown []string, err error) {
+// Result says how front matter was read.
+type Result struct {
+	Unknown []string // keys v has no field for, in file order
+}
+
+// Decode reads front into v (a pointer to a struct with yaml tags). Front
+// matter that is not valid YAML but plain "key: value" lines
+// (argument-hint: [pr] [priority], which other tools accept) is read line
+// by line; anything else is an error.
+func Decode(front string, v any) (Result, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(front), &doc); err != nil {
 		if unknown, ok := decodeLines(front, v); ok {
-			return unknown, nil
+			return Result{Unknown: unknown}, nil
 		}
-		return nil, fmt.Errorf("front matter is not valid YAML: %v", strings.TrimPrefix(err.Error(), "yaml: "))
+		return Result{}, fmt.Errorf("front matter is not valid YAML: %v", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	if len(doc.Content) == 0 {
-		return nil, nil // empty front matter
+		return Result{}, nil // empty front matter
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
-		return nil, errors.New("front matter is not a list of key: value lines")
+		return Result{}, errors.New("front matter is not a list of key: value lines")
 	}
+	var res Result
 	known := keys(reflect.TypeOf(v).Elem())
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		if k := root.Content[i].Value; !slices.Contains(known, k) {
-			unknown = append(unknown, k)
+			res.Unknown = append(res.Unknown, k)
 		}
 	}
 	if err := root.Decode(v); err != nil {
-		return unknown, fmt.Errorf("front matter: %v", strings.TrimPrefix(err.Error(), "yaml: "))
+		return res, fmt.Errorf("front matter: %v", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
-	return unknown, nil
+	return res, nil
+}
+
+// Warnings are what a caller tells the user about a Result: one line per
+// unknown field.
+func (r Result) Warnings() []string {
+	var out []string
+	for _, k := range r.Unknown {
+		out = append(out, fmt.Sprintf("unknown front matter field %q ignored", k))
+	}
+	return out
 }
 
 // decodeLines reads "key: value" lines into v's string and List fields.

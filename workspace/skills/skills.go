@@ -105,11 +105,11 @@ func Discover(roots []Root) (*Set, []string) {
 				warnings = append(warnings, fmt.Sprintf("skill skipped: %s: %v", file, err))
 				continue
 			}
-			m, _, unknown, err := parse(data)
-			for _, k := range unknown {
-				if !warnedKey[k] {
-					warnedKey[k] = true
-					warnings = append(warnings, fmt.Sprintf("skill %s: unknown front matter field %q ignored", file, k))
+			m, _, notes, err := parse(data)
+			for _, n := range notes {
+				if !warnedKey[n] {
+					warnedKey[n] = true
+					warnings = append(warnings, fmt.Sprintf("skill %s: %s", file, n))
 				}
 			}
 			if err != nil {
@@ -161,8 +161,8 @@ func Parse(data []byte) (Meta, string, error) {
 	return m, body, err
 }
 
-// parse is Parse that also returns the front matter fields no skill
-// format defines (for a warning: the skill loads without them).
+// parse is Parse that also returns what to warn about the front matter
+// (fields no skill format defines, a loose reading): the skill loads.
 func parse(data []byte) (Meta, string, []string, error) {
 	front, body, has, err := frontmatter.Split(data)
 	if err != nil {
@@ -172,10 +172,11 @@ func parse(data []byte) (Meta, string, []string, error) {
 		return Meta{}, "", nil, errors.New("no front matter: the file must start with a line \"---\", then name: and description:, then \"---\"")
 	}
 	var m Meta
-	unknown, err := frontmatter.Decode(front, &m)
+	res, err := frontmatter.Decode(front, &m)
 	if err != nil {
-		return Meta{}, "", unknown, err
+		return Meta{}, "", res.Warnings(), err
 	}
+	unknown := res.Warnings()
 	m.Name, m.Description = strings.TrimSpace(m.Name), strings.TrimSpace(m.Description)
 	switch {
 	case m.Name == "":
