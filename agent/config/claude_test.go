@@ -80,3 +80,26 @@ func TestClaudeSettingsAreLenient(t *testing.T) {
 		t.Fatalf("Polly's config must stay strict: %v", err)
 	}
 }
+
+// Whatever the other tools' files hold — .mcp.json, Claude Code's user and
+// project settings — Polly loads: they cost warnings, never the start.
+func FuzzLenientFiles(f *testing.F) {
+	f.Add([]byte(`{"mcpServers": {"a": {"url": "http://x", "oauth": {}}}, "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}]}]}}`))
+	f.Add([]byte(`{"hooks": {"PreToolUse": [{"matcher": "(", "hooks": [{"type": "http"}]}]}, "disableAllHooks": "yes"}`))
+	f.Add([]byte("{\"mcpServers\": {\"a\": {\"command\": 1,}}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		read := func(path string) ([]byte, error) {
+			switch path {
+			case "/p/.mcp.json", "/p/.claude/settings.json", "/p/.claude/settings.local.json", "/home/u/.claude/settings.json":
+				return data, nil
+			}
+			return nil, fs.ErrNotExist
+		}
+		c, err := load(LoadOptions{Home: "/home/u", ProjectDir: "/p"}, read)
+		if err != nil || c == nil {
+			t.Fatalf("a file of another tool stopped Polly: %v", err)
+		}
+		c.HookEntries()
+		c.MCPServerEntries()
+	})
+}
