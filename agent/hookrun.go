@@ -242,8 +242,11 @@ func (s *Session) admit(ctx context.Context, a *Agent, prompt string) (blocked b
 	s.mu.Unlock()
 	if first {
 		source := "startup"
-		if s.resumed {
+		switch {
+		case s.resumed:
 			source = "resume"
+		case s.source != "":
+			source = s.source
 		}
 		res := a.hook(ctx, hooks.Input{HookEventName: hooks.SessionStart, Source: source, Model: a.model()}, source)
 		if len(res.Context) > 0 {

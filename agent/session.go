@@ -32,6 +32,7 @@ type Session struct {
 	team   team
 
 	resumed  bool   // opened with a stored id (SessionStart source "resume")
+	source   string // SessionStart's source when set by the opener ("clear")
 	started  bool   // SessionStart hooks have run
 	reserved string // the id hooks were given before the row exists
 	ended    bool   // SessionEnd hooks have run
@@ -39,14 +40,15 @@ type Session struct {
 
 // SessionOptions open a session.
 type SessionOptions struct {
-	ID string // resume this stored session; "" starts a new one
+	ID     string // resume this stored session; "" starts a new one
+	Source string // SessionStart's source: "" is startup (or resume with an ID); "clear" after /clear
 }
 
 // OpenSession starts a new session or resumes a stored one. A new
 // session's row is created with its first message, so opening Polly and
 // quitting leaves nothing behind.
 func OpenSession(ctx context.Context, deps *Deps, emit func(Event), opts SessionOptions) (*Session, error) {
-	s := &Session{deps: deps, emit: emit, agents: map[string]*Agent{}}
+	s := &Session{deps: deps, emit: emit, agents: map[string]*Agent{}, source: opts.Source}
 	if opts.ID != "" {
 		if deps.Store == nil {
 			return nil, errors.New("resume: no session store")

@@ -357,11 +357,16 @@ func (a *App) Close() error {
 // Session opens a new session, or resumes one by id. Approvals "for this
 // session" start afresh.
 func (a *App) Session(ctx context.Context, emit func(agent.Event), id string) (*agent.Session, error) {
-	s, err := agent.OpenSession(ctx, a.Deps, emit, agent.SessionOptions{ID: id})
+	prev := a.current.Load()
+	opts := agent.SessionOptions{ID: id}
+	if prev != nil && id == "" {
+		opts.Source = "clear" // a new session after one in this process: /clear
+	}
+	s, err := agent.OpenSession(ctx, a.Deps, emit, opts)
 	if err != nil {
 		return nil, err
 	}
-	if prev := a.current.Load(); prev != nil {
+	if prev != nil {
 		if id != "" && prev.ID() == id {
 			s.Continue(prev) // the same session reopened (a model switch): it goes on
 		} else if id != "" {

@@ -25,8 +25,9 @@ func (a *answerOnce) Ask(context.Context, permission.Request) (permission.Reply,
 
 // Must show (issue 28 #1): the Notification hooks fire when a permission
 // dialog opens (permission_prompt); SessionEnd fires when the session is
-// cleared (and, with the other reason, when Polly exits); SubagentStart
-// gets the sub-agent's type.
+// cleared (and, with the other reason, when Polly exits) and the next
+// session starts with source clear; SubagentStart gets the sub-agent's
+// type.
 func TestNotificationSessionEndAndSubagentHooks(t *testing.T) {
 	srv := llmtest.NewServer(t,
 		llmtest.Call("run_command", `{"command":"touch made-by-command"}`), llmtest.Text("ran"),
@@ -36,11 +37,11 @@ func TestNotificationSessionEndAndSubagentHooks(t *testing.T) {
 	project, home := t.TempDir(), t.TempDir()
 	log := filepath.Join(project, "hooks.log")
 	hook := func(event string) string {
-		return `"` + event + `": [{"hooks": [{"type": "command", "command": "jq -r '.hook_event_name + \" \" + (.notification_type // .reason // .agent_type // \"\")' >> ` + log + `"}]}]`
+		return `"` + event + `": [{"hooks": [{"type": "command", "command": "jq -r '.hook_event_name + \" \" + (.notification_type // .reason // .agent_type // .source // \"\")' >> ` + log + `"}]}]`
 	}
 	os.MkdirAll(filepath.Join(home, ".config", "polly"), 0o755)
 	os.WriteFile(filepath.Join(home, ".config", "polly", "config.json"),
-		[]byte(`{"notify_after_seconds": 3600, "hooks": {`+hook("Notification")+`, `+hook("SessionEnd")+`, `+hook("SubagentStart")+`}}`), 0o644)
+		[]byte(`{"notify_after_seconds": 3600, "hooks": {`+hook("Notification")+`, `+hook("SessionEnd")+`, `+hook("SubagentStart")+`, `+hook("SessionStart")+`}}`), 0o644)
 	mode := "ask"
 	cfg, err := config.Load(config.LoadOptions{ProjectDir: project, Home: home, Flags: config.Flags{Mode: &mode}})
 	if err != nil {
@@ -69,7 +70,7 @@ func TestNotificationSessionEndAndSubagentHooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.Close()
-	want := []string{"Notification permission_prompt", "SubagentStart coder", "SessionEnd clear", "SessionEnd other"}
+	want := []string{"SessionStart startup", "Notification permission_prompt", "SubagentStart coder", "SessionEnd clear", "SessionStart clear", "SessionEnd other"}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		b, _ := os.ReadFile(log)
