@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -13,16 +14,21 @@ import (
 
 // ProjectRoot finds the project that holds dir: the root of its git
 // repository, else the nearest directory up holding .agent/, AGENTS.md or
-// .mcp.json, else dir itself. The home directory and / count only when
-// Polly is started right there, so a dotfiles repository in ~ or the
-// workspace in ~/.agent never swallows the projects below them.
+// .mcp.json, else dir itself. The home directory, the temp directory and /
+// count only when Polly is started right there, so a dotfiles repository
+// in ~, the workspace in ~/.agent or a run in /tmp never swallows the
+// projects below them.
 func ProjectRoot(dir, home string) string {
 	dir = filepath.Clean(dir)
+	stops := []string{string(filepath.Separator), filepath.Clean(os.TempDir())}
+	if home != "" {
+		stops = append(stops, filepath.Clean(home))
+	}
 	var up []string // dir, then its parents that may be a project root
 	for d := dir; ; {
 		up = append(up, d)
 		parent := filepath.Dir(d)
-		if parent == d || parent == filepath.Clean(home) && home != "" || parent == string(filepath.Separator) {
+		if parent == d || slices.Contains(stops, parent) {
 			break
 		}
 		d = parent

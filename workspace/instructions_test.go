@@ -86,3 +86,20 @@ func TestInstructionFiles(t *testing.T) {
 		t.Errorf("imported part heading missing")
 	}
 }
+
+// A .agent/ or .git left in the temp directory does not make it the root
+// of every project below it.
+func TestProjectRootStopsAtTheTempDir(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	os.MkdirAll(filepath.Join(tmp, ".agent"), 0o755)
+	os.MkdirAll(filepath.Join(tmp, ".git"), 0o755)
+	proj := filepath.Join(tmp, "proj", "src")
+	os.MkdirAll(proj, 0o755)
+	if got := ProjectRoot(proj, ""); got != proj {
+		t.Fatalf("root %s, want the start dir", got)
+	}
+	if got := ProjectRoot(tmp, ""); got != tmp {
+		t.Fatalf("started in the temp dir itself: %s", got)
+	}
+}
