@@ -6,6 +6,7 @@ import (
 
 	"polly/agent"
 	"polly/agent/hooks"
+	"polly/agent/llmtest"
 	"polly/workspace/skills"
 )
 
@@ -38,5 +39,42 @@ func TestMCPAndSkillsCommands(t *testing.T) {
 	h.prompt("/skills")
 	if scr := h.screen(); !strings.Contains(scr, "no skills found") {
 		t.Fatalf("/skills:\n%s", scr)
+	}
+}
+
+// Must show (issue 28 #6): a command file becomes a slash command: listed
+// in /help and completion, sent as its prompt with the arguments in
+// place (the transcript shows what was typed); a missing argument sends
+// nothing and keeps the text.
+func TestCustomCommandInTheTUI(t *testing.T) {
+	h := newHarness(t, harnessOpts{files: map[string]string{
+		".claude/commands/review.md": "---\ndescription: Review a pull request\nargument-hint: [pr] [priority]\n---\nReview PR #$1 at priority $2.\n",
+	}}, llmtest.Text("reviewed"))
+	h.typeText("/rev")
+	if c := h.m.completions(); len(c) != 1 || c[0] != "/review" {
+		t.Fatalf("completions: %v", c)
+	}
+	h.key("tab")
+	if v := h.m.input.Value(); v != "/review " {
+		t.Fatalf("tab completed to %q", v)
+	}
+	h.typeText("42 high")
+	h.key("enter")
+	h.until("the reply", h.idle)
+	if got := h.srv.Last().LastMessage().Content; got != "Review PR #42 at priority high." {
+		t.Fatalf("the model got %q", got)
+	}
+	if s := h.screen(); !strings.Contains(s, "/review 42 high") || strings.Contains(s, "Review PR #42") {
+		t.Fatalf("screen:\n%s", s)
+	}
+	calls := h.srv.Calls()
+	h.prompt("/review 7")
+	if h.srv.Calls() != calls || h.m.input.Value() != "/review 7" || !strings.Contains(h.screen(), "/review needs 2 arguments, got 1") {
+		t.Fatalf("missing argument: calls %d → %d, input %q\n%s", calls, h.srv.Calls(), h.m.input.Value(), h.screen())
+	}
+	h.m.input.SetValue("")
+	h.prompt("/help")
+	if s := strings.Join(h.m.panel.(*helpPanel).lines(200), "\n"); !strings.Contains(s, "/review [pr] [priority]") || !strings.Contains(s, "Review a pull request") {
+		t.Fatalf("/help:\n%s", s)
 	}
 }

@@ -243,6 +243,7 @@ func (m *Model) startRun(p *personaState, it *item) tea.Cmd {
 	}
 	m.lastTalked = p.p.ID
 	sess, id, text, b := m.sess, p.p.ID, it.text, m.bridge
+	ctx = agent.WithGrants(ctx, it.grants)
 	run := m.runs.work(func() tea.Msg {
 		defer cancel()
 		out, err := sess.Send(ctx, id, text)

@@ -247,7 +247,7 @@ func (m *Model) infoLine() string {
 		for i, x := range c {
 			if i == 0 {
 				x = th.accent.Render(x)
-				if h := commandHelp(c[0]); h != "" {
+				if h := commandHelp(m, c[0]); h != "" {
 					x += th.dim.Render(" " + h)
 				}
 			}

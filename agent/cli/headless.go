@@ -43,7 +43,7 @@ func headless(ctx context.Context, env Env, cfg *config.Config, o options, log *
 			return err
 		}
 	}
-	a, err := app.Open(ctx, app.Options{Config: cfg, ProjectDir: env.Dir, Template: env.Template, LLM: env.LLM, Home: env.Home,
+	a, err := app.Open(ctx, app.Options{Config: cfg, ProjectDir: env.Dir, WorkDir: env.WorkDir, Template: env.Template, LLM: env.LLM, Home: env.Home,
 		DiscoveryWait: app.HeadlessDiscoveryWait})
 	if err != nil {
 		return err
@@ -88,8 +88,25 @@ func headless(ctx context.Context, env Env, cfg *config.Config, o options, log *
 		return usagef("unknown persona %q (known: %s)", persona, strings.Join(a.Personas.IDs(), ", "))
 	}
 
+	// A custom command (polly -p "/review 42") is sent as its prompt.
+	prompt := o.prompt
+	run, isCommand, err := a.Command(prompt)
+	if err != nil {
+		return &exitError{code: ExitUsage, err: err} // nothing sent, nothing stored
+	}
+	if isCommand {
+		prompt = run.Prompt
+		ctx = agent.WithGrants(ctx, run.Grants)
+		if run.Persona != "" && o.persona == "" {
+			persona = run.Persona
+		}
+		for _, n := range run.Notes {
+			fmt.Fprintf(env.Stderr, "polly: %s\n", n)
+		}
+	}
+
 	start := time.Now()
-	out, runErr := sess.Send(ctx, persona, o.prompt)
+	out, runErr := sess.Send(ctx, persona, prompt)
 	res := Result{Type: "result", Session: sess.ID(), Persona: persona, Reason: out.Reason, Result: out.Final,
 		Turns: out.Turns, ToolCalls: out.ToolCalls, Usage: out.Usage, DurationMs: time.Since(start).Milliseconds()}
 	if m, err := a.PersonaModel(persona); err == nil && m.Price != nil {
