@@ -103,22 +103,22 @@ type SessionOwner interface {
 
 // Deps are the long-lived parts every agent of a process shares.
 type Deps struct {
-	Store      *store.Store
-	Owner      SessionOwner // required to resume a stored session
-	LLM        llm.Streamer
-	Tools      *tools.Registry // the shared tools; agents add their own bound tools
-	Prompts    PromptSource
-	Journal    Journal          // nil: no daily log or learnings
-	Facts      FactStore        // nil: durable facts from summaries are not kept
-	Limits     LimitStore       // nil: context limits learned from errors last one session
-	Redactor   *redact.Redactor // API keys in any encoding: hidden from tool outputs before they are stored or sent; nil hides nothing
-	Personas   *personas.Set
-	Model      Model
-	Context    window.Settings
-	Gate       tools.Gate
-	Hooks      *hooks.Set // nil: no hooks
-	Extra      ToolSource // tools that come and go (MCP servers); nil: none
-	Mode       string     // the permission mode, for hooks' permission_mode
+	Store    *store.Store
+	Owner    SessionOwner // required to resume a stored session
+	LLM      llm.Streamer
+	Tools    *tools.Registry // the shared tools; agents add their own bound tools
+	Prompts  PromptSource
+	Journal  Journal          // nil: no daily log or learnings
+	Facts    FactStore        // nil: durable facts from summaries are not kept
+	Limits   LimitStore       // nil: context limits learned from errors last one session
+	Redactor *redact.Redactor // API keys in any encoding: hidden from tool outputs before they are stored or sent; nil hides nothing
+	Personas *personas.Set
+	Model    Model
+	Context  window.Settings
+	Gate     tools.Gate
+	Hooks    *hooks.Set // nil: no hooks
+	Extra    ToolSource // tools that come and go (MCP servers); nil: none
+	Mode     string     // the permission mode, for hooks' permission_mode
 	// NotifyAfter: a turn that ran at least this long fires the
 	// Notification hooks (idle_prompt) when it ends; 0: every turn.
 	NotifyAfter time.Duration

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	_ "embed"
 	"sort"
 	"strings"
@@ -140,6 +141,16 @@ func (m *Model) customCommand(run app.CommandRun, typed string) tea.Cmd {
 		m.input.SetValue(typed)
 		return nil
 	}
+	if run.Fetch != nil { // an MCP server's prompt: asked for off the loop
+		fetch := run.Fetch
+		run.Fetch = nil
+		m.flash = "asking the MCP server for /" + run.Name + "…"
+		return func() tea.Msg {
+			text, err := fetch(context.Background())
+			run.Prompt = text
+			return promptFetchedMsg{run: run, typed: typed, err: err}
+		}
+	}
 	var cmds []tea.Cmd
 	if i := m.index(run.Persona); i >= 0 && i != m.cur {
 		cmds = append(cmds, m.selectPersona(i))
@@ -158,12 +169,20 @@ func (m *Model) customCommand(run app.CommandRun, typed string) tea.Cmd {
 	return tea.Batch(append(cmds, m.startRun(p, it))...)
 }
 
-// customCommands are the custom slash commands found at start-up.
+// promptFetchedMsg brings an MCP prompt's text back to the loop.
+type promptFetchedMsg struct {
+	run   app.CommandRun
+	typed string
+	err   error
+}
+
+// customCommands are the custom slash commands found at start-up and the
+// prompts of the MCP servers that are ready.
 func (m *Model) customCommands() []commands.Command {
 	if m.app == nil {
 		return nil
 	}
-	return m.app.Commands.All()
+	return m.app.SlashCommands()
 }
 
 // setModel is /model NAME (and the picker's Enter): the current persona

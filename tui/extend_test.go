@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -76,5 +78,28 @@ func TestCustomCommandInTheTUI(t *testing.T) {
 	h.prompt("/help")
 	if s := strings.Join(h.m.panel.(*helpPanel).lines(200), "\n"); !strings.Contains(s, "/review [pr] [priority]") || !strings.Contains(s, "Review a pull request") {
 		t.Fatalf("/help:\n%s", s)
+	}
+}
+
+// An MCP prompt is offered in completion once its server is ready and
+// sends what the server made of the arguments.
+func TestMCPPromptInTheTUI(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "demo-server")
+	if out, err := exec.Command("go", "build", "-o", bin, "../tools/mcp/testdata/server").CombinedOutput(); err != nil {
+		t.Fatalf("build the MCP test server: %v\n%s", err, out)
+	}
+	h := newHarness(t, harnessOpts{config: `{"mcp_servers": {"rich": {"command": "` + bin + `", "args": ["rich"]}}}`}, llmtest.Text("reviewed"))
+	h.until("the MCP server's prompt", func() bool {
+		for _, c := range h.m.customCommands() {
+			if c.Name == "mcp__rich__review" {
+				return true
+			}
+		}
+		return false
+	})
+	h.prompt("/mcp__rich__review main.go tests")
+	h.until("the reply", func() bool { return h.srv.Calls() == 1 && h.idle() })
+	if got := h.srv.Last().LastMessage().Content; got != "Review main.go with a focus on tests." {
+		t.Fatalf("the model got %q", got)
 	}
 }

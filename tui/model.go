@@ -358,6 +358,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case promptMsg:
 		return m, m.submit(msg.text)
+	case promptFetchedMsg:
+		if msg.err != nil { // nothing is sent; the typed line comes back
+			m.flash = msg.err.Error()
+			m.input.SetValue(msg.typed)
+			return m, nil
+		}
+		m.flash = ""
+		return m, m.customCommand(msg.run, msg.typed)
 	case foundSessionMsg:
 		if msg.err != nil {
 			m.flash = msg.err.Error()

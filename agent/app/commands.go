@@ -1,8 +1,11 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"strings"
+
+	"polly/workspace/commands"
 )
 
 // CommandRun is a custom slash command made ready to send.
@@ -12,6 +15,22 @@ type CommandRun struct {
 	Persona string   // the persona it names (opencode's "agent"); "": the current one
 	Grants  []string // its allowed-tools: pre-approved for the turn (agent.WithGrants)
 	Notes   []string // what of it Polly does not apply, for the user
+	// Fetch, when set, gets the prompt from an MCP server (a prompt run as
+	// /mcp__server__prompt): Prompt is empty until it is called, off the
+	// UI's loop.
+	Fetch func(ctx context.Context) (string, error)
+}
+
+// SlashCommands are the custom commands and the MCP servers' prompts (as
+// /mcp__server__prompt), for help and completion. MCP prompts appear once
+// their server is ready.
+func (a *App) SlashCommands() []commands.Command {
+	out := a.Commands.All()
+	for _, p := range a.MCP.Prompts() {
+		out = append(out, commands.Command{Name: p.Command, Description: p.Description, ArgumentHint: p.Hint(),
+			Source: "MCP server " + p.Server})
+	}
+	return out
 }
 
 // Command expands text when it starts with a custom command ("/review
@@ -20,7 +39,7 @@ type CommandRun struct {
 func (a *App) Command(text string) (CommandRun, bool, error) {
 	c, args, ok := a.Commands.Lookup(text)
 	if !ok {
-		return CommandRun{}, false, nil
+		return a.mcpPrompt(text)
 	}
 	prompt, err := c.Expand(args)
 	if err != nil {
@@ -39,4 +58,21 @@ func (a *App) Command(text string) (CommandRun, bool, error) {
 		run.Notes = append(run.Notes, fmt.Sprintf("/%s asks for model %q; Polly runs it on the persona's model (/model switches it)", c.Name, c.Model))
 	}
 	return run, true, nil
+}
+
+// mcpPrompt is Command for /mcp__server__prompt: the prompt is fetched
+// later (it is a request to the server), its arguments given by position.
+func (a *App) mcpPrompt(text string) (CommandRun, bool, error) {
+	t := strings.TrimSpace(text)
+	name, rest, _ := strings.Cut(strings.TrimPrefix(t, "/"), " ")
+	if !strings.HasPrefix(t, "/mcp__") {
+		return CommandRun{}, false, nil
+	}
+	p, ok := a.MCP.FindPrompt(name)
+	if !ok {
+		return CommandRun{}, false, nil
+	}
+	args := commands.SplitArgs(rest)
+	m := a.MCP
+	return CommandRun{Name: name, Fetch: func(ctx context.Context) (string, error) { return m.GetPrompt(ctx, p, args) }}, true, nil
 }

@@ -94,6 +94,11 @@ func headless(ctx context.Context, env Env, cfg *config.Config, o options, log *
 	if err != nil {
 		return &exitError{code: ExitUsage, err: err} // nothing sent, nothing stored
 	}
+	if isCommand && run.Fetch != nil { // an MCP server's prompt
+		if run.Prompt, err = run.Fetch(ctx); err != nil {
+			return &exitError{code: ExitUsage, err: err} // nothing sent, nothing stored
+		}
+	}
 	if isCommand {
 		prompt = run.Prompt
 		ctx = agent.WithGrants(ctx, run.Grants)

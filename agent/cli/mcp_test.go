@@ -263,3 +263,25 @@ func TestMCPBudgetTimeoutsAndVariables(t *testing.T) {
 		t.Fatalf("the server's instructions are not in the system prompt")
 	}
 }
+
+// An MCP server's prompt runs as /mcp__server__prompt: headless, the model
+// receives the text the server made from the arguments; a missing required
+// argument sends nothing and exits 2.
+func TestMCPPromptAsSlashCommand(t *testing.T) {
+	bin := buildDemoServer(t)
+	srv := llmtest.NewServer(t, llmtest.Text("reviewed"))
+	env, polly := cliEnv(t, srv.URL(), nil)
+	userConfig(t, env, `{"mcp_servers": {"rich": {"command": "`+bin+`", "args": ["rich"]}}}`)
+	r := polly("-p", "/mcp__rich__review cmd/main.go error handling")
+	if r.code != 0 || r.stdout != "reviewed\n" {
+		t.Fatalf("code=%d stdout=%q stderr=%s", r.code, r.stdout, r.stderr)
+	}
+	if got := srv.Last().LastTurn().Content; got != "Review cmd/main.go with a focus on error handling." {
+		t.Fatalf("the model received %q", got)
+	}
+	calls := srv.Calls()
+	r = polly("-p", "/mcp__rich__review")
+	if r.code != 2 || !strings.Contains(r.stderr, "needs file") || srv.Calls() != calls {
+		t.Fatalf("missing argument: code=%d calls %d→%d stderr=%s", r.code, calls, srv.Calls(), r.stderr)
+	}
+}

@@ -310,6 +310,10 @@ func (c Command) Expand(args string) (string, error) {
 }
 
 // splitArgs splits like a shell: spaces separate, quotes group.
+// SplitArgs splits what follows a command's name into arguments, as $1…$9
+// see them: by spaces, quotes grouping words.
+func SplitArgs(s string) []string { return splitArgs(s) }
+
 func splitArgs(s string) []string {
 	var out []string
 	var cur strings.Builder
