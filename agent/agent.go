@@ -112,6 +112,9 @@ type Deps struct {
 	MaxParallel int
 	MaxDepth    int
 	Now         func() time.Time
+	// KillPoint, when set, is called at each named point of the summary
+	// swap; kill -9 tests end the process there. nil in normal runs.
+	KillPoint func(point string)
 
 	limits *limitBook // learned context limits, shared by every copy of these Deps (bind copies them per persona)
 	// Models resolves each persona's model (nil: all use LLM, Model and
@@ -169,6 +172,7 @@ type Agent struct {
 	pendingHandoff     string             // a handoff card to give with the next user message
 	pendingResume      string             // the checkpoint of an interrupted task, given with the next user message
 	lastContext        int                // tokens of the last context sent
+	lastThreshold      int                // the summarization threshold of the last context built
 	lastBlock          string             // the task block of the last request
 	ctxBuf             []chat.Message     // the last context's array, overwritten by the next (window.Input.Reuse)
 	argsChecked        window.ArgsMemo    // tool-call arguments known to be valid JSON (window.Input.Checked)

@@ -13,6 +13,7 @@ import (
 
 	"polly/agent/llmtest"
 	"polly/memory/window"
+	"polly/personas"
 	"polly/workspace"
 )
 
@@ -397,9 +398,10 @@ func writeOutputFile(t *testing.T, dir string, n int) string {
 }
 
 // Issue 19 must show 2: outputs of 1,900 / 2,016 / 2,600 / 30,000
-// characters. What the fake server received for each is never longer than
-// the output itself; only the 30,000-character one is offloaded, and
-// tool_executions.preview holds exactly what the model saw.
+// characters. The offload limit means what the README says: every output
+// over 2,000 characters is offloaded, one just above it with a shorter
+// preview, never over 60% of the output; tool_executions.preview holds
+// exactly what the model saw.
 func TestPreviewNeverLargerThanItsOutput(t *testing.T) {
 	sizes := []int{1900, 2016, 2600, 30000}
 	var steps []llmtest.Step
@@ -438,9 +440,14 @@ func TestPreviewNeverLargerThanItsOutput(t *testing.T) {
 		if e.OutputChars != n {
 			t.Fatalf("stored output of %d chars, want %d", e.OutputChars, n)
 		}
-		if n == 30000 {
+		if n > 2000 {
+			// Past the limit, always offloaded: a shorter preview for an
+			// output just above it, never more than 60% of the output.
 			if !offloaded || chars > n*6/10 {
-				t.Errorf("30,000 chars: offloaded=%v, %d chars in context", offloaded, chars)
+				t.Errorf("%d chars: offloaded=%v, %d chars in context", n, offloaded, chars)
+			}
+			if !strings.Contains(got.Content, "\n[… ") || !strings.Contains(got.Content, "read_tool_output(id=") {
+				t.Errorf("%d chars: the preview lacks its note or its omission line: %q", n, trunc(got.Content))
 			}
 			if e.Preview != got.Content {
 				t.Errorf("stored preview differs from what the model saw:\nstored %q\nsent   %q", trunc(e.Preview), trunc(got.Content))
@@ -756,5 +763,64 @@ func TestChangedMessagesReachTheWire(t *testing.T) {
 	}
 	if !summary {
 		t.Fatalf("after /compact the request carries no summary: %+v", last.Messages)
+	}
+}
+
+// memoryPrompt is a workspace prompt: the persona's own prompt after
+// memory files of the given size.
+type memoryPrompt struct{ memory int }
+
+func (p memoryPrompt) SystemPrompt(per personas.Persona) (string, error) {
+	return "# MEMORY\n" + strings.Repeat("- a remembered fact about the project\n", p.memory/37) + "\n" + per.SystemPrompt, nil
+}
+
+// Bad input: a window smaller than the fixed prompt. The memory files are
+// left out (said once, with the fix) and the task goes on with the
+// persona prompt alone; on the wire the system message is that prompt.
+func TestWindowSmallerThanTheFixedPrompt(t *testing.T) {
+	h := newHarness(t, llmtest.Call("list_dir", `{}`), llmtest.Text("one file"), llmtest.Text("still here"))
+	h.deps.Prompts = memoryPrompt{memory: 60000} // ~15k tokens of memory files
+	h.deps.Model = Model{Name: "tiny-local", ContextWindow: 12000}
+	for _, msg := range []string{"what is here?", "and now?"} {
+		if out, err := h.send(context.Background(), msg); err != nil || out.Reason != "completed" {
+			t.Fatalf("%s: out=%+v err=%v", msg, out, err)
+		}
+	}
+	persona, _ := h.deps.Personas.Find("default")
+	for i, r := range h.srv.Requests() {
+		if r.Messages[0].Content != persona.SystemPrompt {
+			t.Fatalf("request %d: system message of %d chars, want the persona prompt alone", i, len(r.Messages[0].Content))
+		}
+	}
+	notices := noticeText(h)
+	if strings.Count(notices, "sending the persona prompt alone") != 1 || !strings.Contains(notices, `shorter tool list ("tools" in its config entry)`) {
+		t.Fatalf("notices:\n%s", notices)
+	}
+	// Nothing lost: both turns are stored.
+	stored, err := h.store.Messages(context.Background(), h.session.ID(), "default")
+	if err != nil || len(stored) != 6 {
+		t.Fatalf("%d messages stored, %v", len(stored), err)
+	}
+}
+
+// A fixed cost over half the budget is said once, with the fix; a prompt
+// that fits comfortably says nothing.
+func TestHeavyFixedCostIsToldOnce(t *testing.T) {
+	for _, c := range []struct {
+		memory int
+		warn   bool
+	}{{26000, true}, {2000, false}} {
+		h := newHarness(t, llmtest.Text("a"), llmtest.Text("b"))
+		h.deps.Prompts = memoryPrompt{memory: c.memory}
+		h.deps.Model = Model{Name: "local-16k", ContextWindow: 16000}
+		for _, msg := range []string{"hi", "again"} {
+			if _, err := h.send(context.Background(), msg); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n := strings.Count(noticeText(h), "summaries free little and come often")
+		if (n == 1) != c.warn || n > 1 {
+			t.Fatalf("memory %d: %d notices:\n%s", c.memory, n, noticeText(h))
+		}
 	}
 }

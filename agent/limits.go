@@ -6,6 +6,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"polly/memory/chat"
+	"polly/memory/tokens"
+	"polly/memory/window"
 )
 
 // LimitStore remembers the context limit a provider stated for a model in
@@ -100,12 +104,12 @@ func (d *Deps) learnLimit(model string, tokens int) (bool, error) {
 	return true, nil
 }
 
-// contextWindow is the model's window: the configured one (128,000 when
-// unknown), or the limit the provider stated when that is smaller.
+// contextWindow is the model's window: the configured one (window.UnknownWindow
+// when unknown), or the limit the provider stated when that is smaller.
 func (a *Agent) contextWindow() (tokens int, learned bool) {
 	w := a.deps.Model.ContextWindow
 	if w <= 0 {
-		w = 128000
+		w = window.UnknownWindow
 	}
 	if l := a.deps.limitFor(a.model()); l > 0 && l < w {
 		return l, true
@@ -113,35 +117,36 @@ func (a *Agent) contextWindow() (tokens int, learned bool) {
 	return w, false
 }
 
-// budget is the context the agent may fill: window − max output − safety
-// margin. The reserve for output is the configured max output, else the
-// smaller of 4,096 and 1/8 of the window; the margin, else 2% of the window
-// (at least 256) for the estimate's error.
+// budget is the context the agent may fill (window.Budget).
 func (a *Agent) budget() int {
 	w, _ := a.contextWindow()
-	out := a.deps.Model.MaxOutput
-	if out <= 0 {
-		out = min(4096, w/8)
-	}
-	margin := a.deps.Model.SafetyMargin
-	if margin <= 0 {
-		margin = max(256, w/50)
-	}
-	return max(w-out-margin, w/4)
+	return window.Budget(w, a.deps.Model.MaxOutput, a.deps.Model.SafetyMargin)
 }
 
-// checkFits fails when the system prompt and the tool schemas alone do not
-// fit the budget: no compaction can help, and the user must know why.
-func (a *Agent) checkFits(sys string) error {
-	fixed := a.systemTokens(sys) + a.toolTokens()
-	if b := a.budget(); fixed >= b {
-		w, learned := a.contextWindow()
-		where := "its configured context window"
-		if learned {
-			where = "the limit its provider stated"
-		}
-		return fmt.Errorf("model %s: %s is %d tokens (a budget of %d after reserving output), but the system prompt and tool schemas alone take %d tokens; use a model with a bigger window or shorten the workspace memory files",
-			a.model(), where, w, b, fixed)
+// fitSystem returns the system prompt to send: sys when it and the tool
+// schemas fit the budget with room to work; else, once told, the persona
+// prompt alone (the workspace memory files left out), so a task on a tiny
+// window goes on. It fails only when even that does not fit: no compaction
+// can help, and the user must know why.
+func (a *Agent) fitSystem(sys string) (string, error) {
+	tools, b := a.toolTokens(), a.budget()
+	full := a.systemTokens(sys) + tools
+	if full < b*9/10 {
+		return sys, nil
 	}
-	return nil
+	w, learned := a.contextWindow()
+	where := "its configured context window"
+	if learned {
+		where = "the limit its provider stated"
+	}
+	lean := a.persona.SystemPrompt
+	if lean != sys {
+		if n := tokens.Message(a.counter, chat.SystemText(lean)) + tools; n < b*9/10 {
+			a.warnOnce("lean-prompt", fmt.Sprintf("model %s: %s is %d tokens (a budget of %d after reserving output), but the system prompt with the workspace memory files and the tool schemas take %d tokens; sending the persona prompt alone (%d tokens with the tools) so the task goes on — shorten the workspace memory files or give this model a shorter tool list (\"tools\" in its config entry)",
+				a.model(), where, w, b, full, n))
+			return lean, nil
+		}
+	}
+	return "", fmt.Errorf("model %s: %s is %d tokens (a budget of %d after reserving output), but the system prompt and tool schemas alone take %d tokens; use a model with a bigger window, give it a shorter tool list (\"tools\" in its config entry) or shorten the workspace memory files",
+		a.model(), where, w, b, full)
 }

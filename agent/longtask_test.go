@@ -713,14 +713,15 @@ func TestSummaryInPartsCoversEverything(t *testing.T) {
 	h := newHarness(t)
 	h.deps.MaxTurns = 0
 	// A small window: the transcript budget of one summarizer call is
-	// ~15k characters, less than what a summary replaces.
+	// ~15k characters, less than what a summary replaces when 90% of the
+	// room may fill first.
 	h.deps.Model = Model{Name: "small-model", ContextWindow: 12000}
-	h.deps.Context = window.Settings{KeepRecent: 4}
+	h.deps.Context = window.Settings{KeepRecent: 4, SummarizeRatio: 0.9}
 	writeSrc(t, h.dir, 40)
 	parts := 0
 	var w *planWorker
 	w = &planWorker{calls: 60, steps: 3, final: "done",
-		text:     func(n int) string { return fmt.Sprintf("ITEM-%d ", n) + narrate(1500)(n) },
+		text:     func(n int) string { return fmt.Sprintf("ITEM-%d ", n) + narrate(1950)(n) },
 		readArgs: func(n int) string { return fmt.Sprintf(`{"path":"src/f%02d.go","limit":20}`, n%40) },
 		onSummary: func(r llmtest.Request) llmtest.Step {
 			p := r.LastMessage().Content

@@ -18,16 +18,18 @@ import (
 // provider's context-length error.
 func (a *Agent) step(ctx context.Context) (llm.Response, error) {
 	a.refreshTools()
-	sys := a.systemPrompt()
-	if err := a.checkFits(sys); err != nil {
+	sys, err := a.fitSystem(a.systemPrompt())
+	if err != nil {
 		return llm.Response{}, err
 	}
 	out := a.prepare(ctx, sys, false)
-	// After a rejected summary, wait for the context to grow a quarter
-	// before trying again, so a task whose old part cannot shrink does not
-	// pay for a summarizer call on every step.
-	if out.Summarize && out.Tokens >= a.retrySummaryAt {
-		if a.summarize(ctx, sys, "threshold") {
+	a.warnFixedCost(out)
+	// After a summary, or one that could not help, wait for the context to
+	// grow by a share of the room before the next (back-off), so a task
+	// whose old part cannot shrink does not pay for a summarizer call on
+	// every step.
+	if out.Summarize && out.Whole >= a.retrySummaryAt {
+		if a.summarize(ctx, sys, "threshold", out) {
 			out = a.prepare(ctx, sys, false)
 		}
 	}
@@ -46,8 +48,8 @@ func (a *Agent) step(ctx context.Context) (llm.Response, error) {
 	// aggressively and retry once, then summarize.
 	a.send(Notice{Header: a.header(), Level: "warn", Text: "the provider refused the context as too long; cutting old tool outputs and retrying"})
 	a.learnFromError(err)
-	if ferr := a.checkFits(sys); ferr != nil {
-		return resp, ferr
+	if sys, err = a.fitSystem(sys); err != nil {
+		return resp, err
 	}
 	out = a.prepare(ctx, sys, true)
 	a.send(FallbackUsed{Header: a.header(), Tokens: out.Tokens, Hard: out.Hard, Detail: fmt.Sprintf("context-length recovery: cut %d old tool outputs to %d chars", out.Cut, a.settings().RecoveryCut)})
@@ -55,11 +57,24 @@ func (a *Agent) step(ctx context.Context) (llm.Response, error) {
 	if llm.KindOf(err) != llm.KindContextLength {
 		return resp, err
 	}
-	if a.summarize(ctx, sys, "context_length") {
+	if a.summarize(ctx, sys, "context_length", out) {
 		out = a.prepare(ctx, sys, true)
 		return a.call(ctx, out)
 	}
 	return resp, err
+}
+
+// warnFixedCost tells the user once when the fixed cost (system prompt,
+// tool schemas, task block) takes more than FixedWarnShare of the budget:
+// every summary then frees little and comes soon, and only a lighter
+// prompt helps.
+func (a *Agent) warnFixedCost(out window.Output) {
+	s, b := a.settings(), a.budget()
+	if float64(out.Fixed) <= s.FixedWarnShare*float64(b) {
+		return
+	}
+	a.warnOnce("fixed-cost", fmt.Sprintf("model %s: the system prompt (%d tokens) and %d tool schemas (%d tokens) take %d%% of the %d-token context budget, so summaries free little and come often; give this model a shorter tool list (\"tools\": [...] in its config entry or the persona file) or shorten the workspace memory files (MEMORY.md, daily logs)",
+		a.model(), out.Parts.System, len(a.allowed), out.Parts.Tools, out.Fixed*100/b, b))
 }
 
 func (a *Agent) settings() window.Settings { return a.deps.Context.WithDefaults() }
@@ -89,7 +104,7 @@ func (a *Agent) prepare(ctx context.Context, sys string, recovery bool) window.O
 		History:      a.history,
 		Task:         &a.task,
 		Settings:     a.settings(),
-		Window:       a.budget(),
+		Budget:       a.budget(),
 		Counter:      a.counter,
 		Scale:        a.calib.Ratio(),
 		Recovery:     recovery,
@@ -99,7 +114,7 @@ func (a *Agent) prepare(ctx context.Context, sys string, recovery bool) window.O
 		Checked: &a.argsChecked,
 	})
 	a.ctxBuf = out.Messages
-	a.lastContext = out.Tokens
+	a.lastContext, a.lastThreshold = out.Tokens, out.Threshold
 	if out.Block != nil {
 		a.lastBlock = out.Block.Content
 		if n := a.task.ToolCalls / a.settings().AnchorEvery; n > a.task.Anchors {

@@ -22,7 +22,6 @@ import (
 	"polly/agent/llm"
 	"polly/agent/models"
 	"polly/memory/store"
-	"polly/memory/window"
 	"polly/personas"
 	"polly/tools"
 	"polly/tools/mcp"
@@ -206,7 +205,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		Tools:       reg,
 		Personas:    set,
 		Model:       modelOf(a.Model),
-		Context:     settingsOf(a.Model.Context),
+		Context:     a.Model.Context,
 		Gate:        a.Policy,
 		Hooks:       hookSet,
 		Mode:        string(cfg.Mode),
@@ -374,28 +373,6 @@ func modelOf(m config.ModelInfo) agent.Model {
 		out.InputPrice, out.OutputPrice, out.CachedPrice = m.Price.Input, m.Price.Output, m.Price.CachedInput
 	}
 	return out
-}
-
-func settingsOf(c config.ContextSettings) window.Settings {
-	return window.Settings{
-		AnchorEvery:      c.AnchorEvery,
-		CheckpointEvery:  c.CheckpointEvery,
-		OffloadChars:     c.OffloadChars,
-		OffloadCharsRead: c.OffloadCharsRead,
-		PreviewHead:      c.PreviewHeadChars,
-		PreviewTail:      c.PreviewTailChars,
-		StaleAfter:       c.StaleAfterMessages,
-		SummarizeAt:      c.SummarizeAtTokens,
-		SummarizeRatio:   c.SummarizeWindowRatio,
-		KeepRecent:       c.KeepRecentMessages,
-		HardLimit:        c.HardLimitTokens,
-		HardKeep:         c.HardKeepMessages,
-		RecentActions:    c.RecentActions,
-		RecoveryKeep:     c.ContextErrorKeepOutputs,
-		RecoveryCut:      c.ContextErrorCutChars,
-		SummaryMaxTokens: c.SummaryMaxTokens,
-		SummaryShare:     c.SummaryShare,
-	}
 }
 
 // prompts assembles system prompts from the workspace memory (when there

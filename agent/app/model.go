@@ -64,7 +64,7 @@ func (a *App) SetModel(name string) error {
 	a.models.mu.Unlock()
 	a.Model = m
 	a.Deps.Model = modelOf(m)
-	a.Deps.Context = settingsOf(m.Context)
+	a.Deps.Context = m.Context
 	return nil
 }
 
@@ -116,7 +116,7 @@ func (a *App) ResolveModel(p personas.Persona) (agent.Binding, error) {
 	if err != nil {
 		return agent.Binding{}, err
 	}
-	return agent.Binding{LLM: a.models.client(m), Model: modelOf(m), Context: settingsOf(m.Context)}, nil
+	return agent.Binding{LLM: a.models.client(m), Model: modelOf(m), Context: m.Context}, nil
 }
 
 // LearnWindow is agent.WindowLearner: a window a provider stated in a

@@ -13,6 +13,7 @@ import (
 	"polly/agent"
 	"polly/agent/config"
 	"polly/agent/llmtest"
+	"polly/memory/window"
 	"polly/personas"
 )
 
@@ -56,7 +57,7 @@ func TestBindingFollowsDiscoveredThenLearnedWindow(t *testing.T) {
 	if b.Model.ContextWindow != 16000 || b.Model.HasPrices() {
 		t.Fatalf("binding model = %+v", b.Model)
 	}
-	if th := b.Context.WithDefaults().Threshold(b.Model.ContextWindow); th >= 16000 || th <= 0 {
+	if th := b.Context.WithDefaults().Threshold(window.Budget(b.Model.ContextWindow, b.Model.MaxOutput, b.Model.SafetyMargin), 0); th >= 16000 || th <= 0 {
 		t.Fatalf("threshold %d not derived from the 16000 window", th)
 	}
 	if err := a.LearnWindow("openai", "local-model", 9000); err != nil {

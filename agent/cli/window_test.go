@@ -1,0 +1,276 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"polly/agent/llmtest"
+)
+
+// smallTask scripts a model working through a task of `steps` tool calls
+// the way a local coding model does: a plan first (task_plan), then ~5 KB
+// file reads, a command every fifth step, a plan update every ninth, and
+// ~300 characters of narration per step, each marked ITEM-n. At pauseAt
+// calls it asks the user a question (the run ends; the test answers with a
+// follow-up). Summarizer requests get a structured summary that names the
+// plan steps with the statuses they had when it was written, as models do.
+type smallTask struct {
+	steps, pauseAt int
+
+	mu          sync.Mutex
+	done        int
+	paused      bool
+	plan        []map[string]string
+	sums        int      // summarizer requests
+	mainAt      []int    // per main request: calls made when it arrived
+	sumBefore   []int    // per main request: summaries made before it
+	tokens      []int    // per main request: prompt tokens as the server counts them
+	planAt      []string // per main request: the live plan ("1. [DONE] …" lines)
+	asked       []bool   // per main request: the follow-up had been given
+	gotFollowUp bool
+}
+
+const smallRequest = "Refactor the handlers under src/ so that every error is wrapped with context. Check each file, run the checks every few files, and keep a list of what changed. REQUEST-MARKER-5521"
+
+const smallFollowUp = "FOLLOW-UP-MARKER-8830: yes, go on, and also list the handlers that ignore an error."
+
+func (w *smallTask) setPlan(cur int) llmtest.ToolCall {
+	w.plan = nil
+	for k := 0; k < 5; k++ {
+		status := "todo"
+		switch {
+		case k < cur:
+			status = "done"
+		case k == cur:
+			status = "in_progress"
+		}
+		w.plan = append(w.plan, map[string]string{"title": fmt.Sprintf("PLAN-%c refactor part %d", 'A'+k, k+1), "status": status})
+	}
+	b, _ := json.Marshal(map[string]any{"steps": w.plan})
+	return llmtest.ToolCall{Name: "task_plan", Args: string(b)}
+}
+
+// planText is the live plan as the task block shows it.
+func (w *smallTask) planText() string {
+	var b strings.Builder
+	for i, s := range w.plan {
+		fmt.Fprintf(&b, "%d. [%s] %s\n", i+1, strings.ToUpper(strings.ReplaceAll(s["status"], "_", " ")), s["title"])
+	}
+	return b.String()
+}
+
+// followUpSeen: the request comes after the user's follow-up (its run).
+func (w *smallTask) followUpSeen(r llmtest.Request) bool {
+	for _, m := range r.Messages {
+		if m.Role == "user" && strings.HasPrefix(m.Content, smallFollowUp) {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *smallTask) step(r llmtest.Request) llmtest.Step {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(r.Messages) > 0 && strings.Contains(r.Messages[0].Content, "You are compacting") {
+		w.sums++
+		var plan strings.Builder
+		for _, s := range w.plan {
+			fmt.Fprintf(&plan, "- %s [%s]\n", s["title"], strings.ToUpper(strings.ReplaceAll(s["status"], "_", " ")))
+		}
+		return llmtest.Text(fmt.Sprintf("## CURRENT TASK\nRefactor the handlers under src/ (REQUEST-MARKER-5521).\n\n## COMPLETED SO FAR\n- SUMMARY-%d: checked files up to ITEM-%d.\n%s\n## IN PROGRESS / NEXT\n- keep going through src/.\n\n## KEY FACTS\n- handlers return fmt.Errorf without %%w.\n\n## BLOCKED / ISSUES\nnone\n", w.sums, w.done, plan.String()))
+	}
+	w.mainAt = append(w.mainAt, w.done)
+	w.sumBefore = append(w.sumBefore, w.sums)
+	w.tokens = append(w.tokens, r.PromptTokens())
+	w.planAt = append(w.planAt, w.planText())
+	w.gotFollowUp = w.gotFollowUp || w.followUpSeen(r)
+	w.asked = append(w.asked, w.gotFollowUp)
+	if w.done >= w.steps {
+		return llmtest.Text("All handlers wrap their errors now; the list of changes is above.")
+	}
+	if w.done == w.pauseAt && !w.paused {
+		w.paused = true
+		return llmtest.Text(fmt.Sprintf("I have checked %d files. Should I go on the same way?", w.done))
+	}
+	w.done++
+	n := w.done
+	var text strings.Builder
+	fmt.Fprintf(&text, "ITEM-%d: ", n)
+	for text.Len() < 300 {
+		fmt.Fprintf(&text, "handler%d returns its error without context; ", text.Len())
+	}
+	var call llmtest.ToolCall
+	switch {
+	case n == 1:
+		text.Reset()
+		text.WriteString("ITEM-1: I'll refactor it in five parts: A) the read handlers, B) the write handlers, C) the auth handlers, D) the admin handlers, E) a final check with the list of changes.")
+		call = w.setPlan(0)
+	case n%9 == 0:
+		call = w.setPlan(min(4, n/9))
+	case n%5 == 0:
+		call = llmtest.ToolCall{Name: "run_command", Args: fmt.Sprintf(`{"command":"for i in $(seq 1 60); do echo \"check %d: handler $i ok, error paths wrapped\"; done"}`, n)}
+	default:
+		call = llmtest.ToolCall{Name: "read_file", Args: fmt.Sprintf(`{"path":"src/f%02d.go"}`, n%40)}
+	}
+	return llmtest.Reply{Text: text.String(), ToolCalls: []llmtest.ToolCall{call}}
+}
+
+// writeHandlers writes 40 files of ~5 KB under dir/src.
+func writeHandlers(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 40; i++ {
+		var b strings.Builder
+		for j := 0; b.Len() < 5000; j++ {
+			fmt.Fprintf(&b, "func handler%d_%d() error { return fmt.Errorf(\"load: %%v\", err) }\n", i, j)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "src", fmt.Sprintf("f%02d.go", i)), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+type smallRun struct {
+	w     *smallTask
+	reqs  []llmtest.Request
+	limit int
+}
+
+// runSmallWindow runs the 45-step task through the real CLI (the real
+// workspace template, tools and system prompt) against a fake server that
+// refuses prompts over limit tokens; Polly is told nothing of the window and
+// learns it from the first refusal.
+func runSmallWindow(t *testing.T, limit int) smallRun {
+	t.Helper()
+	w := &smallTask{steps: 45, pauseAt: 20}
+	srv := llmtest.NewServer(t)
+	srv.SetContextLimit(limit)
+	srv.Serve(w.step)
+	env, polly := cliEnv(t, srv.URL(), nil)
+	writeHandlers(t, env.Dir)
+	if r := polly("-p", smallRequest, "--yolo"); r.code != 0 {
+		t.Fatalf("first run: code %d: %s", r.code, r.stderr)
+	}
+	if r := polly("-p", smallFollowUp, "--continue", "--yolo"); r.code != 0 {
+		t.Fatalf("follow-up run: code %d: %s", r.code, r.stderr)
+	}
+	if w.done != w.steps {
+		t.Fatalf("%d of %d steps made", w.done, w.steps)
+	}
+	return smallRun{w: w, reqs: srv.Requests(), limit: limit}
+}
+
+// curve is the prompt tokens of each main request, "|" before the ones a
+// summary preceded.
+func (r smallRun) curve() string {
+	var b strings.Builder
+	for i, n := range r.w.tokens {
+		if i > 0 && r.w.sumBefore[i] > r.w.sumBefore[i-1] {
+			b.WriteString("| ")
+		}
+		fmt.Fprintf(&b, "%d ", n)
+	}
+	return b.String()
+}
+
+// Issue 27 #1: a 45-step task at a 16k and a 20k window.
+func TestSmallWindowFortyFiveSteps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long task")
+	}
+	for _, limit := range []int{16000, 20000} {
+		t.Run(fmt.Sprint(limit), func(t *testing.T) {
+			r := runSmallWindow(t, limit)
+			refused := 0
+			for _, q := range r.reqs {
+				if q.PromptTokens() > limit {
+					refused++
+				}
+			}
+			t.Logf("limit %d: %d steps, %d summaries, %d requests (%d refused); prompt tokens per request: %s", limit, r.w.done, r.w.sums, len(r.reqs), refused, r.curve())
+			if r.w.sums > r.w.done/8 {
+				t.Errorf("%d summaries for %d steps: more than one per 8 steps", r.w.sums, r.w.done)
+			}
+			if refused > 1 {
+				t.Errorf("%d requests refused as too long: the learned limit was not kept to", refused)
+			}
+			r.checkNothingLost(t)
+		})
+	}
+}
+
+// checkNothingLost asserts on every request the server received: each
+// main request after the first tool call ends with one task block holding
+// the whole request, the follow-up once given, and the live plan; every
+// item the model wrote is in the request or was in a summarizer request
+// before it.
+func (r smallRun) checkNothingLost(t *testing.T) {
+	t.Helper()
+	covered := map[string]bool{}
+	main := 0
+	for i, q := range r.reqs {
+		if strings.Contains(q.Messages[0].Content, "You are compacting") {
+			for _, item := range itemsIn(q.LastMessage().Content) {
+				covered[item] = true
+			}
+			continue
+		}
+		if q.PromptTokens() > r.limit {
+			continue // refused: the script never saw it
+		}
+		done, plan, asked := r.w.mainAt[main], r.w.planAt[main], r.w.asked[main]
+		main++
+		if done == 0 {
+			continue
+		}
+		blocks := q.TaskBlocks()
+		if len(blocks) != 1 || !llmtest.IsTaskBlock(q.LastMessage()) {
+			t.Fatalf("request %d: %d task blocks", i, len(blocks))
+		}
+		b := blocks[0].Content
+		if !strings.Contains(b, "Original request:\n"+smallRequest) {
+			t.Fatalf("request %d: the block lacks the request:\n%s", i, b)
+		}
+		if asked && !strings.Contains(b, smallFollowUp) {
+			t.Fatalf("request %d: the block lacks the follow-up:\n%s", i, b)
+		}
+		if !strings.Contains(b, "Plan (live statuses):\n"+plan) {
+			t.Fatalf("request %d: the block's plan is not the live plan\n%s\nwant\n%s", i, b, plan)
+		}
+		sent := map[string]bool{}
+		for _, m := range q.Messages {
+			if m.Role == "assistant" {
+				for _, item := range itemsIn(m.Content) {
+					sent[item] = true
+				}
+			}
+		}
+		for n := 1; n <= done; n++ {
+			item := fmt.Sprintf("ITEM-%d:", n)
+			if !sent[item] && !covered[item] {
+				t.Fatalf("request %d: %s is neither sent nor summarized", i, item)
+			}
+		}
+	}
+	if main != len(r.w.mainAt) {
+		t.Fatalf("matched %d of %d answered requests", main, len(r.w.mainAt))
+	}
+}
+
+func itemsIn(s string) []string {
+	var out []string
+	for _, f := range strings.Fields(s) {
+		if strings.HasPrefix(f, "ITEM-") && strings.HasSuffix(f, ":") {
+			out = append(out, f)
+		}
+	}
+	return out
+}
