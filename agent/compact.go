@@ -361,7 +361,8 @@ func (a *Agent) modelSummary(ctx context.Context, in summarize.Input) (p summari
 		}
 		p = got
 		facts = append(facts, got.Facts...)
-		merged = got.Text()
+		// The next part merges this one as checked: no plan status in it.
+		merged, _ = got.Check(in.Task)
 	}
 	if len(parts) > 1 {
 		a.send(Notice{Header: a.header(), Level: "info", Text: fmt.Sprintf("summarized %d messages in %d parts", len(in.Messages), len(parts))})
