@@ -8,21 +8,57 @@ import (
 	"time"
 )
 
+// Issue 27 #3: the approach as 20 real models state it is captured as
+// the expanded understanding; acknowledgements and answers are not.
 func TestIsPlanLike(t *testing.T) {
-	cases := []struct {
-		reply string
-		want  bool
-	}{
-		{"Let me look.", false},
-		{"I'll read the file first.", false},
-		{"Sure! Here's my plan:\n1. Read the parser\n2. Split the lexer out\n3. Run the tests", true},
-		{"- read main.go\n- find the handler\n- add the flag and a test for it", true},
-		{"I will first read the parser to see how tokens flow, then split the lexer into its own file, and finally run the tests to make sure nothing broke.", true},
-		{"The answer is 42. It comes from the config file where the value is set explicitly by the team.", false},
+	plans := []string{
+		// the seed's own example
+		"I'll implement: A) login, B) signup, C) reset, D) profile",
+		"Sure! Here's my plan:\n1. Read the parser\n2. Split the lexer out\n3. Run the tests",
+		"- read main.go\n- find the handler\n- add the flag and a test for it",
+		"I will first read the parser to see how tokens flow, then split the lexer into its own file, and finally run the tests to make sure nothing broke.",
+		"Plan:\n1) inspect the failing test\n2) fix the off-by-one\n3) rerun",
+		"Here's what I'll do:\n* inspect the schema\n* write the migration\n* update the queries",
+		"I'll: read the config, fix the parser and run the tests.",
+		"First I'll read config.go, then I'll patch the loader.",
+		"Let me start by reading the handler, then I will add the validation.",
+		"Step 1: reproduce the crash.\nStep 2: find the nil map.\nStep 3: add a test.",
+		"### Step 1 — reproduce\nRun the failing command.\n### Step 2 — fix\nPatch the nil check.",
+		"a. list the endpoints\nb. check each for auth\nc. report the gaps",
+		"To do this I'll (1) grep for the flag (2) remove the dead branch (3) update the docs.",
+		"- [ ] read the spec\n- [ ] implement the parser\n- [ ] add fuzz tests",
+		"**1.** Read the logs\n**2.** Find the timeout\n**3.** Raise it",
+		"The approach: scan the repo for TODOs, group them by package, and write a report.",
+		"read the failing test → find the regression → fix it → rerun the suite",
+		"1️⃣ Read the code\n2️⃣ Write the fix\n3️⃣ Test it",
+		"I'm going to do three things: update the Dockerfile, pin the base image, and rebuild.",
+		"Okay. My approach is to reproduce the bug with a small test first, and then bisect the commits until I find the change that introduced it; after that I will write the fix.",
 	}
-	for _, c := range cases {
-		if got := IsPlanLike(c.reply); got != c.want {
-			t.Errorf("IsPlanLike(%q) = %v, want %v", c.reply, got, c.want)
+	notPlans := []string{
+		"Let me look.",
+		"I'll read the file first.",
+		"Let me read main.go to understand the structure.",
+		"The answer is 42. It comes from the config file where the value is set explicitly by the team.",
+		"Done! The file now compiles and the test passes on my machine.",
+		"Reading the configuration file now to check the port setting.",
+	}
+	if len(plans) != 20 {
+		t.Fatalf("%d plan shapes", len(plans))
+	}
+	for _, p := range plans {
+		if !IsPlanLike(p) {
+			t.Errorf("not captured: %q", p)
+		}
+		var s State
+		s.Begin("do it", time.Now())
+		s.Observe(p)
+		if s.Understanding != strings.TrimSpace(p) {
+			t.Errorf("understanding = %q", s.Understanding)
+		}
+	}
+	for _, p := range notPlans {
+		if IsPlanLike(p) {
+			t.Errorf("captured: %q", p)
 		}
 	}
 }
