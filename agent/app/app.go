@@ -45,6 +45,9 @@ type Options struct {
 	// (windows) when they are not cached: a headless run waits a moment,
 	// the TUI (0) never does and picks them up from its next run on.
 	DiscoveryWait time.Duration
+	// KillPoint is agent.Deps.KillPoint: crash tests end the process at a
+	// named point of the summary swap. nil in normal runs.
+	KillPoint func(point string)
 }
 
 // HeadlessDiscoveryWait bounds the wait of a headless run for windows.
@@ -216,6 +219,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		MaxParallel: cfg.Team.MaxParallel,
 		MaxDepth:    depthOf(cfg.Team.MaxDepth),
 		Now:         opts.Now,
+		KillPoint:   opts.KillPoint,
 		Models:      a,
 	}
 	cacheDir := opts.CacheDir
