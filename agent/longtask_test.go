@@ -438,7 +438,7 @@ func checkBlocks(t *testing.T, reqs []llmtest.Request, w *planWorker) int {
 func TestTaskBlockOnTheWire(t *testing.T) {
 	h := newHarness(t)
 	os.WriteFile(filepath.Join(h.dir, "a.txt"), []byte("alpha\n"), 0o644)
-	w := &planWorker{calls: 23, steps: 4, final: "all parts checked", readArgs: func(int) string { return `{"path":"a.txt"}` }}
+	w := &planWorker{calls: 23, steps: 4, final: "all parts checked", readArgs: func(n int) string { return fmt.Sprintf(`{"path":"a.txt","limit":%d}`, n) }}
 	h.srv.Serve(w.step)
 	out, err := h.send(context.Background(), "Check the four parts of a.txt.")
 	if err != nil || out.ToolCalls != 23 {
