@@ -65,6 +65,14 @@ type PromptSource interface {
 	SystemPrompt(p personas.Persona) (string, error)
 }
 
+// PromptParts is a PromptSource that also says how many bytes of the
+// prompt it built come from the workspace memory files (MEMORY.md,
+// learnings, daily logs), for the token breakdown of `polly inspect` and
+// /context.
+type PromptParts interface {
+	SystemPromptParts(p personas.Persona) (text string, memoryBytes int, err error)
+}
+
 // Journal is where the harness itself writes what happened: the daily log
 // entry when a task ends, and errors the model recovered from (the
 // workspace memory implements it).
@@ -165,6 +173,12 @@ type Agent struct {
 	retrySummaryAt     int    // after a rejected summary: context size at which to try again
 	sysText            string // the last system prompt and its token count
 	sysTok             int
+	memText            string             // the last system prompt assembled…
+	memBytes           int                // … and its bytes from the workspace memory files (PromptParts)
+	hashedText, hashed string             // the last system prompt hashed for a request record, and its hash
+	toolsJSON          string             // the tool set as sent, as JSON, for request records
+	toolsHash          string             //
+	toolsFor           []llm.ToolSpec     // the specs toolsJSON was made from
 	toolSpecs          []llm.ToolSpec     // built once
 	wire               *llm.WireCache     // the encoded messages and tools of the last request, reused by the next
 	pendingCalls       []store.LLMCall    // model calls accounted, stored with the next write

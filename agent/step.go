@@ -85,6 +85,15 @@ func (a *Agent) systemPrompt() string {
 	if a.deps.Prompts == nil {
 		return a.persona.SystemPrompt
 	}
+	if pp, ok := a.deps.Prompts.(PromptParts); ok {
+		s, memory, err := pp.SystemPromptParts(a.persona)
+		if err != nil {
+			a.warnOnce("prompt", fmt.Sprintf("could not read the workspace memory (%v); using the bare persona prompt", err))
+			return a.persona.SystemPrompt
+		}
+		a.memText, a.memBytes = s, memory
+		return s
+	}
 	s, err := a.deps.Prompts.SystemPrompt(a.persona)
 	if err != nil {
 		a.warnOnce("prompt", fmt.Sprintf("could not read the workspace memory (%v); using the bare persona prompt", err))
@@ -156,6 +165,7 @@ func (a *Agent) call(ctx context.Context, out window.Output) (llm.Response, erro
 	if t := a.persona.Temperature; t > 0 {
 		req.Temperature = &t
 	}
+	rec := a.requestRecord("main", req, &out)
 	start := time.Now()
 	resp, err := a.deps.LLM.Stream(ctx, req, llm.Observer{
 		OnDelta: func(d llm.Delta) {
@@ -175,7 +185,7 @@ func (a *Agent) call(ctx context.Context, out window.Output) (llm.Response, erro
 		},
 	})
 	latency := time.Since(start)
-	cost := a.account(ctx, req.Model, latency, resp, err)
+	cost := a.account(ctx, req.Model, latency, resp, err, rec)
 	if err == nil {
 		a.task.TokensIn += resp.Usage.PromptTokens
 		a.task.TokensOut += resp.Usage.CompletionTokens
@@ -193,8 +203,8 @@ func (a *Agent) call(ctx context.Context, out window.Output) (llm.Response, erro
 
 // account adds a model call's usage and cost to the agent and stores the
 // call (failed ones too) in llm_calls. It returns the call's cost.
-func (a *Agent) account(ctx context.Context, model string, latency time.Duration, resp llm.Response, err error) float64 {
-	call := store.LLMCall{SessionID: a.session, Persona: a.persona.ID, Model: model, Latency: latency, Attempts: resp.Attempts}
+func (a *Agent) account(ctx context.Context, model string, latency time.Duration, resp llm.Response, err error, rec *store.RequestRecord) float64 {
+	call := store.LLMCall{SessionID: a.session, Persona: a.persona.ID, Model: model, Latency: latency, Attempts: resp.Attempts, Request: rec}
 	var cost float64
 	if err != nil {
 		call.Error, call.ErrorKind = err.Error(), llm.KindOf(err).String()

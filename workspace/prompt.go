@@ -50,6 +50,23 @@ type PromptPart struct {
 	Truncated bool   // the file was cut to its cap
 }
 
+// MemoryBytes is how much of the prompt came from the memory files —
+// MEMORY.md, the learnings and feature requests, the daily logs — as
+// opposed to the instructions (SOUL, persona, TOOLS, AGENTS, the
+// project's AGENTS.md): the token breakdown of `polly inspect` shows them
+// apart.
+func (p Prompt) MemoryBytes() int {
+	n := 0
+	for _, part := range p.Parts {
+		switch {
+		case part.Name == MemoryFile, part.Name == "learnings", part.Name == "feature requests", part.Name == "older logs",
+			strings.HasPrefix(part.Name, LogDir+"/"):
+			n += part.Bytes
+		}
+	}
+	return n
+}
+
 // capSpec says how much of a file goes into the prompt.
 type capSpec struct {
 	bytes int

@@ -389,7 +389,14 @@ type prompts struct {
 }
 
 func (p prompts) SystemPrompt(per personas.Persona) (string, error) {
-	text := per.SystemPrompt
+	text, _, err := p.SystemPromptParts(per)
+	return text, err
+}
+
+// SystemPromptParts is agent.PromptParts: the prompt and how many of its
+// bytes come from the workspace memory files.
+func (p prompts) SystemPromptParts(per personas.Persona) (string, int, error) {
+	text, memory := per.SystemPrompt, 0
 	if p.ws != nil {
 		now := time.Now()
 		if p.now != nil {
@@ -397,16 +404,16 @@ func (p prompts) SystemPrompt(per personas.Persona) (string, error) {
 		}
 		pr, err := p.ws.SystemPrompt(workspace.PromptInput{PersonaPrompt: per.SystemPrompt, PersonaName: per.Name, ProjectDir: p.project, Now: now})
 		if err != nil {
-			return "", err
+			return "", 0, err
 		}
-		text = pr.Text
+		text, memory = pr.Text, pr.MemoryBytes()
 	}
 	// Skills are loaded with read_file or skill; a persona with neither
 	// could not use the list.
 	if p.skills != "" && (per.Tools == nil || per.Allows("read_file")) {
 		text += "\n\n" + p.skills
 	}
-	return text, nil
+	return text, memory, nil
 }
 
 // skillBook adapts the skill set to the skill tool.

@@ -23,9 +23,15 @@ func (a *App) FindSession(ctx context.Context, id string) (string, error) {
 	if a.Store == nil {
 		return "", errors.New("no session store (.agent/polly.db could not be opened)")
 	}
+	return FindSessionIn(ctx, a.Store, id)
+}
+
+// FindSessionIn is FindSession on a store opened without an App (polly
+// inspect).
+func FindSessionIn(ctx context.Context, st *store.Store, id string) (string, error) {
 	id = strings.TrimSpace(id)
 	if id == "latest" {
-		s, err := a.Store.LatestSession(ctx)
+		s, err := st.LatestSession(ctx)
 		if errors.Is(err, store.ErrNotFound) {
 			return "", &NoSessionError{Msg: "no earlier session in this directory to continue (start one with polly, or list them with polly sessions)"}
 		}
@@ -37,12 +43,12 @@ func (a *App) FindSession(ctx context.Context, id string) (string, error) {
 	if id == "" {
 		return "", &NoSessionError{Msg: "no session id given"}
 	}
-	if _, err := a.Store.Session(ctx, id); err == nil {
+	if _, err := st.Session(ctx, id); err == nil {
 		return id, nil
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return "", err
 	}
-	all, err := a.Store.ListSessions(ctx, 0)
+	all, err := st.ListSessions(ctx, 0)
 	if err != nil {
 		return "", err
 	}

@@ -158,7 +158,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.showVersion, "version", false, "print the version and exit")
 	fs.BoolVar(&o.help, "help", false, "show this help")
 	fs.BoolVar(&o.help, "h", false, "show this help")
-	fs.BoolVar(&o.configJSON, "json", false, "polly config: print JSON")
+	fs.BoolVar(&o.configJSON, "json", false, "polly config: print JSON; polly inspect: the request body as sent")
 	fs.BoolVar(&o.trust, "trust", false, "trust this project's .agent/config.json (providers, mode, allow rules…) as it is now, then run")
 	fs.Func("older-than", "polly gc: remove sessions idle for more than `DAYS` days (default: retention.days, 90)", func(s string) error {
 		n, err := strconv.Atoi(s)
@@ -206,6 +206,10 @@ Usage:
   polly -p "PROMPT" [flags]     run headless: answer on stdout, progress on stderr
   polly run "PROMPT" [flags]    same as -p
   polly sessions                list stored sessions (resume with --session ID or --continue)
+  polly inspect [SESSION] [CALL] [--json]
+                                what the model received on a call: the request rebuilt from its record,
+                                tokens by part (system, memory files, tools, summary, history, task block);
+                                without CALL the session's calls; --json the request body as sent
   polly init                    create the workspace memory (~/.agent/workspace)
   polly config [--json]         print the effective configuration and where each value came from
   polly trust [DIR]             show the settings of DIR/.agent/config.json that need trust, and trust them
@@ -346,6 +350,8 @@ func run(ctx context.Context, env Env) error {
 			return usagef("polly %s takes flags only (got %q)", cmd, strings.Join(o.args[1:], " "))
 		}
 	case "mcp": // mcpCommand checks its own arguments
+	case "inspect":
+		return inspectCommand(ctx, env, o)
 	case "sessions", "init", "config", "gc", "models", "skills":
 		if len(o.args) > 1 {
 			return usagef("polly %s takes no arguments (got %q)", cmd, strings.Join(o.args[1:], " "))
