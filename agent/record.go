@@ -31,16 +31,19 @@ func (a *Agent) requestRecord(kind string, req llm.Request, out *window.Output) 
 		r.ToolsText, r.Tools = a.toolsText(req.Tools)
 		r.ToolCount = len(req.Tools)
 	}
-	stored := make(map[int64]*chat.Message, len(a.history))
-	for i := range a.history {
-		if a.history[i].ID != 0 {
-			stored[a.history[i].ID] = &a.history[i]
-		}
-	}
-	r.Messages = make([]store.RecordedMessage, len(msgs))
+	r.Messages = make(store.RecordedMessages, len(msgs))
+	j := 0 // the sent messages come from the history in its order: one walk finds each
 	for i, m := range msgs {
-		s, ok := stored[m.ID]
-		if m.ID == 0 || !ok || s.Role != m.Role || s.ToolCallID != m.ToolCallID || len(s.ToolCalls) != len(m.ToolCalls) {
+		s := (*chat.Message)(nil)
+		if m.ID != 0 {
+			for k := j; k < len(a.history); k++ {
+				if a.history[k].ID == m.ID {
+					s, j = &a.history[k], k+1
+					break
+				}
+			}
+		}
+		if s == nil || s.Role != m.Role || s.ToolCallID != m.ToolCallID || len(s.ToolCalls) != len(m.ToolCalls) {
 			whole := chat.Message{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, ToolName: m.ToolName, Kind: m.Kind}
 			r.Messages[i] = store.RecordedMessage{Message: &whole}
 			continue

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,15 +21,15 @@ import (
 // whole; the system prompt and the tool set by hash, their texts stored
 // once per session; and the request's token breakdown.
 type RequestRecord struct {
-	Kind        string            `json:"kind"` // "main" or "summarizer"
-	Persona     string            `json:"persona,omitempty"`
-	Model       string            `json:"model"`
-	Temperature *float64          `json:"temperature,omitempty"`
-	MaxTokens   int               `json:"max_tokens,omitempty"`
-	System      string            `json:"system,omitempty"` // sha256 of the system prompt
-	Tools       string            `json:"tools,omitempty"`  // sha256 of the tools array as sent (JSON)
-	ToolCount   int               `json:"tool_count,omitempty"`
-	Messages    []RecordedMessage `json:"messages"` // after the system message, in order
+	Kind        string           `json:"kind"` // "main" or "summarizer"
+	Persona     string           `json:"persona,omitempty"`
+	Model       string           `json:"model"`
+	Temperature *float64         `json:"temperature,omitempty"`
+	MaxTokens   int              `json:"max_tokens,omitempty"`
+	System      string           `json:"system,omitempty"` // sha256 of the system prompt
+	Tools       string           `json:"tools,omitempty"`  // sha256 of the tools array as sent (JSON)
+	ToolCount   int              `json:"tool_count,omitempty"`
+	Messages    RecordedMessages `json:"messages"` // after the system message, in order
 	// Sum is WireSum of the request's messages, the system prompt first: a
 	// rebuild must give it again, or the record no longer matches the store.
 	Sum       string    `json:"sum"`
@@ -52,6 +53,88 @@ type RecordedMessage struct {
 	Message *chat.Message     `json:"message,omitempty"` // a message no row holds (the task block, an "interrupted" result, a summarizer prompt)
 }
 
+// RecordedMessages are a request's messages. In JSON a run of stored
+// messages sent as stored with consecutive ids is one string, "12-40"
+// (the usual case: a record costs a few bytes, not one object a message).
+type RecordedMessages []RecordedMessage
+
+// MarshalJSON writes runs of plain consecutive ids as "first-last".
+func (ms RecordedMessages) MarshalJSON() ([]byte, error) {
+	b := []byte{'['}
+	for i := 0; i < len(ms); {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		m := ms[i]
+		if m.plain() {
+			j := i
+			for j+1 < len(ms) && ms[j+1].plain() && ms[j+1].ID == ms[j].ID+1 {
+				j++
+			}
+			b = append(b, '"')
+			b = strconv.AppendInt(b, m.ID, 10)
+			if j > i {
+				b = append(b, '-')
+				b = strconv.AppendInt(b, ms[j].ID, 10)
+			}
+			b = append(b, '"')
+			i = j + 1
+			continue
+		}
+		e, err := json.Marshal(m)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, e...)
+		i++
+	}
+	return append(b, ']'), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (ms *RecordedMessages) UnmarshalJSON(data []byte) error {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	out := RecordedMessages{}
+	for _, r := range raw {
+		if len(r) > 0 && r[0] == '"' {
+			var run string
+			if err := json.Unmarshal(r, &run); err != nil {
+				return err
+			}
+			first, last, found := strings.Cut(run, "-")
+			a, err := strconv.ParseInt(first, 10, 64)
+			if err != nil {
+				return fmt.Errorf("message run %q: %w", run, err)
+			}
+			z := a
+			if found {
+				if z, err = strconv.ParseInt(last, 10, 64); err != nil || z < a || z-a > 1_000_000 {
+					return fmt.Errorf("message run %q is not a range of ids", run)
+				}
+			}
+			for id := a; id <= z; id++ {
+				out = append(out, RecordedMessage{ID: id})
+			}
+			continue
+		}
+		var m RecordedMessage
+		if err := json.Unmarshal(r, &m); err != nil {
+			return err
+		}
+		out = append(out, m)
+	}
+	*ms = out
+	return nil
+}
+
+// plain: a stored message sent as it is stored.
+func (m RecordedMessage) plain() bool {
+	return m.ID != 0 && m.Content == nil && len(m.Args) == 0 && m.Message == nil
+}
+
 // Breakdown is a request's estimated tokens by part, calibrated as the
 // agent counted them when it sent it.
 type Breakdown struct {
@@ -72,13 +155,37 @@ func (b Breakdown) Total() int {
 // content, tool calls, tool_call_id), in order.
 func WireSum(ms []chat.Message) string {
 	h := sha256.New()
-	for _, m := range ms {
-		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", m.Role, m.Content, m.ToolCallID)
-		for _, tc := range m.ToolCalls {
-			fmt.Fprintf(h, "%s\x00%s\x00%s\x00", tc.ID, tc.Name, tc.Arguments)
+	var buf []byte
+	field := func(s string) {
+		// Through one buffer: a string written to the hash directly would
+		// be copied to a new []byte each time.
+		for len(s) > 0 {
+			if len(buf) == cap(buf) {
+				h.Write(buf)
+				buf = buf[:0]
+			}
+			n := copy(buf[len(buf):cap(buf)], s)
+			buf, s = buf[:len(buf)+n], s[n:]
 		}
-		h.Write([]byte{1})
+		if len(buf) == cap(buf) {
+			h.Write(buf)
+			buf = buf[:0]
+		}
+		buf = append(buf, 0)
 	}
+	buf = make([]byte, 0, 32<<10)
+	for _, m := range ms {
+		field(string(m.Role))
+		field(m.Content)
+		field(m.ToolCallID)
+		for _, tc := range m.ToolCalls {
+			field(tc.ID)
+			field(tc.Name)
+			field(tc.Arguments)
+		}
+		field("\x01")
+	}
+	h.Write(buf)
 	return hex.EncodeToString(h.Sum(nil))
 }
 
