@@ -620,3 +620,26 @@ func TestResumeRestoresTeamRows(t *testing.T) {
 		t.Fatal("the restored row has no transcript")
 	}
 }
+
+// /context shows what the model received on this persona's last call,
+// rebuilt from its record: the token breakdown by part and the messages,
+// the task block among them.
+func TestContextCommand(t *testing.T) {
+	h := newHarness(t, harnessOpts{}, llmtest.Call("list_dir", `{"path":"."}`), llmtest.Text("the directory is empty"))
+	h.prompt("what is here?")
+	h.until("idle", h.idle)
+	h.prompt("/context")
+	p := h.m.current()
+	h.until("the context view", func() bool { return hasItem(p.tr, kSystem, "Context: ") })
+	var text string
+	for _, it := range p.tr.items {
+		if it.kind == kSystem && strings.Contains(it.text, "Context: ") {
+			text = it.text
+		}
+	}
+	for _, want := range []string{"call 2 of 2", "system prompt", "memory files", "tools (", "history", "task block", "user [task block]", "→ list_dir(path=.)"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("/context lacks %q:\n%s", want, text)
+		}
+	}
+}
