@@ -72,7 +72,7 @@ func (a *Agent) requestRecord(kind string, req llm.Request, out *window.Output) 
 		return n
 	}
 	if out != nil {
-		r.Threshold = out.Threshold
+		r.Threshold, r.Fixed = out.Threshold, scale(out.Fixed)
 		sys := scale(out.Parts.System)
 		memory := 0
 		if req.Messages[0].Content == a.memText && len(a.memText) > 0 {

@@ -399,7 +399,7 @@ func run(ctx context.Context, env Env) error {
 	switch cmd {
 	case "config":
 		app.DiscoverModels(ctx, cfg, app.HeadlessDiscoveryWait)
-		return printConfig(env, cfg, o.configJSON)
+		return printConfig(ctx, env, cfg, o.configJSON)
 	case "models":
 		return listModels(ctx, env, cfg)
 	case "init":
@@ -460,13 +460,46 @@ func version(env Env) string {
 	return env.Version
 }
 
-func printConfig(env Env, cfg *config.Config, asJSON bool) error {
+func printConfig(ctx context.Context, env Env, cfg *config.Config, asJSON bool) error {
+	if f, ok := lastFixedCost(ctx, env.Dir); ok {
+		cfg.SetFixedCost(f)
+	}
 	if asJSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(cfg.Values())
 	}
 	return cfg.Print(env.Stdout)
+}
+
+// lastFixedCost is the fixed cost (system prompt, tool schemas, task
+// block) the agent measured on the latest model call of this project, from
+// its request record: the summarization threshold depends on it, and
+// `polly config` shows the agent's own number. false when there is none.
+func lastFixedCost(ctx context.Context, dir string) (config.FixedCost, bool) {
+	path := filepath.Join(dir, ".agent", "polly.db")
+	if _, err := os.Stat(path); err != nil {
+		return config.FixedCost{}, false
+	}
+	st, err := store.Open(path)
+	if err != nil {
+		return config.FixedCost{}, false
+	}
+	defer st.Close()
+	s, err := st.LatestSession(ctx)
+	if err != nil {
+		return config.FixedCost{}, false
+	}
+	calls, err := st.Calls(ctx, s.ID)
+	if err != nil {
+		return config.FixedCost{}, false
+	}
+	for i := len(calls) - 1; i >= 0; i-- {
+		if r := calls[i].Record; r != nil && r.Kind == "main" && r.Fixed > 0 {
+			return config.FixedCost{Tokens: r.Fixed, Model: r.Model, From: fmt.Sprintf("measured on call %d of session %s", calls[i].Number, s.ID)}, true
+		}
+	}
+	return config.FixedCost{}, false
 }
 
 // listModels prints the table the TUI's /model picker shows: configured

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -273,4 +275,63 @@ func itemsIn(s string) []string {
 		}
 	}
 	return out
+}
+
+// Issue 27 #9: one threshold. For a 32k model, `polly config`, the agent's
+// usage events (what the status bar shows) and the request record report
+// the same number, derived from the fixed cost the agent measured; before
+// any call, config says the fixed cost is not measured yet.
+func TestOneThresholdEverywhere(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Call("list_dir", `{"path":"."}`), llmtest.Text("empty"))
+	env, polly := cliEnv(t, srv.URL(), nil)
+	cfg := filepath.Join(env.Home, ".config", "polly", "config.json")
+	os.MkdirAll(filepath.Dir(cfg), 0o755)
+	os.WriteFile(cfg, []byte(`{"providers": {"openai": {"models": {"gpt-4.1": {"context_window": 32000}}}}}`), 0o644)
+	threshold := func(out string) int {
+		t.Helper()
+		m := regexp.MustCompile(`(?m)^summarize_threshold +(\d+) +(.*)$`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("no threshold in polly config:\n%s", out)
+		}
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	r := polly("config")
+	if before := threshold(r.stdout); before != 27360*3/4 || !strings.Contains(r.stdout, "fixed cost not measured yet") {
+		t.Fatalf("before any call: %d\n%s", before, r.stdout)
+	}
+	r = polly("-p", "what is here?", "--output-format", "stream-json")
+	if r.code != 0 {
+		t.Fatalf("run: %d %s", r.code, r.stderr)
+	}
+	var events []int
+	lastUsage, lastStatus := 0, 0
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var e struct {
+			Type      string `json:"type"`
+			Threshold int    `json:"threshold"`
+			Status    struct {
+				Threshold int `json:"threshold"`
+			} `json:"status"`
+		}
+		json.Unmarshal([]byte(line), &e)
+		switch {
+		case e.Type == "usage":
+			events = append(events, e.Threshold)
+			lastUsage = e.Threshold
+		case e.Type == "status" && e.Status.Threshold > 0:
+			events = append(events, e.Status.Threshold)
+			lastStatus = e.Status.Threshold
+		}
+	}
+	// The threshold moves with the fixed cost (the task block comes with
+	// the first tool call); at each moment the three agree.
+	r = polly("config")
+	shown := threshold(r.stdout)
+	if shown != lastUsage || shown != lastStatus || shown <= 27360*3/4 || shown >= 27360 {
+		t.Fatalf("polly config shows %d; the agent's usage events and status (the status bar's) %v\n%s", shown, events, r.stdout)
+	}
+	if !strings.Contains(r.stdout, "measured on call 2 of session") {
+		t.Fatalf("config does not say where the fixed cost comes from:\n%s", r.stdout)
+	}
 }

@@ -37,6 +37,7 @@ type RequestRecord struct {
 	Window    int       `json:"window,omitempty"`    // the model's window
 	Budget    int       `json:"budget,omitempty"`    // what the context may fill
 	Threshold int       `json:"threshold,omitempty"` // the summarization threshold
+	Fixed     int       `json:"fixed,omitempty"`     // the fixed cost it was derived from (system prompt, tools, task block; calibrated)
 	// The texts behind System and Tools: written to context_texts on save,
 	// read from it on load; not in the JSON.
 	SystemText string `json:"-"`
