@@ -102,7 +102,7 @@ type Deps struct {
 	Prompts    PromptSource
 	Journal    Journal    // nil: no daily log or learnings
 	Facts      FactStore  // nil: durable facts from summaries are not kept
-	Limits     LimitStore // nil: context limits learned from errors last one session
+	Limits     LimitStore // learned context limits; nil: kept in memory for this process
 	Secrets    []string   // API keys: redacted from tool outputs before they are stored or sent
 	Personas   *personas.Set
 	Model      Model
@@ -124,7 +124,6 @@ type Deps struct {
 	// swap; kill -9 tests end the process there. nil in normal runs.
 	KillPoint func(point string)
 
-	limits *limitBook // learned context limits, shared by every copy of these Deps (bind copies them per persona)
 	// Models resolves each persona's model (nil: all use LLM, Model and
 	// Context above).
 	Models ModelResolver

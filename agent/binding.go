@@ -25,14 +25,6 @@ type ModelResolver interface {
 	ResolveModel(p personas.Persona) (Binding, error)
 }
 
-// WindowLearner records a model's window stated by its provider (a
-// context-length error's "maximum context length is N tokens"). The
-// resolver (agent/app) implements it; the next bind of any agent on that
-// model gets the learned window, which wins over every other source.
-type WindowLearner interface {
-	LearnWindow(provider, model string, tokens int) error
-}
-
 // bind resolves the agent's model against the shared deps. Without a
 // resolver every agent uses Deps.LLM, Deps.Model and Deps.Context. It runs
 // before each run, so a window discovered or learned since then applies.

@@ -485,20 +485,19 @@ type mapLimits struct {
 	m  map[string]int
 }
 
-func (l *mapLimits) Limit(model string) (int, bool) {
+func (l *mapLimits) Limit(provider, model string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n, ok := l.m[model]
-	return n, ok
+	return l.m[provider+"/"+model]
 }
 
-func (l *mapLimits) SaveLimit(model string, n int) error {
+func (l *mapLimits) SaveLimit(provider, model string, n int) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.m == nil {
 		l.m = map[string]int{}
 	}
-	l.m[model] = n
+	l.m[provider+"/"+model] = n
 	return nil
 }
 
@@ -587,7 +586,7 @@ func TestLearnedContextLimit(t *testing.T) {
 	if err != nil || out.Reason != "completed" || out.ToolCalls != 150 {
 		t.Fatalf("out=%+v err=%v", out, err)
 	}
-	if n, _ := limits.Limit("local-model"); n != 30000 {
+	if n := limits.Limit("", "local-model"); n != 30000 {
 		t.Fatalf("stored limit = %d", n)
 	}
 	sums := 0

@@ -13,11 +13,13 @@ import (
 )
 
 // LimitStore remembers the context limit a provider stated for a model in
-// a context-length error, across sessions. The app keeps it in the user's
-// cache dir; a model catalogue may take its place.
+// a context-length error. It is the one cache of learned limits: the app
+// gives the model catalogue's (agent/models: kept in the user's cache dir,
+// and the window every later resolution of that model starts from);
+// without one, a session keeps them in memory (memLimits).
 type LimitStore interface {
-	Limit(model string) (tokens int, ok bool)
-	SaveLimit(model string, tokens int) error
+	Limit(provider, model string) int // 0: none learned
+	SaveLimit(provider, model string, tokens int) error
 	Where() string // for messages: where the limits are kept
 }
 
@@ -51,54 +53,50 @@ func ParseContextLimit(msg string) (int, bool) {
 	return 0, false
 }
 
-// limitBook holds the limits learned this session. Deps point at one book
-// so the per-persona copies bind makes share what any of them learned.
-type limitBook struct {
+// memLimits keeps learned limits for the life of the process, when there
+// is no store that outlives it.
+type memLimits struct {
 	mu      sync.Mutex
 	learned map[string]int
 }
 
-// ensureLimits gives Deps its book; OpenSession and newAgent call it before
-// any copy is made or any agent runs.
+func (m *memLimits) Limit(provider, model string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.learned[provider+"/"+model]
+}
+
+func (m *memLimits) SaveLimit(provider, model string, tokens int) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.learned[provider+"/"+model] = tokens
+	return nil
+}
+
+func (m *memLimits) Where() string { return "" }
+
+// ensureLimits gives Deps a limit store when it has none; OpenSession and
+// newAgent call it before any copy of Deps is made (bind copies them per
+// persona: all share the one store).
 func (d *Deps) ensureLimits() {
-	if d.limits == nil {
-		d.limits = &limitBook{learned: map[string]int{}}
+	if d.Limits == nil {
+		d.Limits = &memLimits{learned: map[string]int{}}
 	}
 }
 
-// limitFor is the context limit learned for a model: this session's, else
-// the stored one; 0 when none.
+// limitFor is the context limit learned for a model of this provider; 0
+// when none.
 func (d *Deps) limitFor(model string) int {
-	b := d.limits
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if n, ok := b.learned[model]; ok {
-		return n
-	}
-	n := 0
-	if d.Limits != nil {
-		if l, ok := d.Limits.Limit(model); ok {
-			n = l
-		}
-	}
-	b.learned[model] = n
-	return n
+	return d.Limits.Limit(d.Model.Provider, model)
 }
 
-// learnLimit records a model's stated limit for the session and stores it;
-// it reports whether the limit is new and smaller than what was known.
+// learnLimit records a model's stated limit; it reports whether the limit
+// is new and smaller than what was known.
 func (d *Deps) learnLimit(model string, tokens int) (bool, error) {
-	known := d.limitFor(model)
-	if known > 0 && known <= tokens {
+	if known := d.limitFor(model); known > 0 && known <= tokens {
 		return false, nil
 	}
-	d.limits.mu.Lock()
-	d.limits.learned[model] = tokens
-	d.limits.mu.Unlock()
-	if d.Limits == nil {
-		return true, nil
-	}
-	if err := d.Limits.SaveLimit(model, tokens); err != nil {
+	if err := d.Limits.SaveLimit(d.Model.Provider, model, tokens); err != nil {
 		return true, fmt.Errorf("store the context limit of %s: %w", model, err)
 	}
 	return true, nil

@@ -284,16 +284,9 @@ func (a *Agent) learnFromError(err error) {
 	if !smaller {
 		return
 	}
-	// The model catalogue keeps it too, per provider: `polly models` and
-	// `polly config` then show the window as learned.
-	if wl, ok := a.root.Models.(WindowLearner); ok {
-		if err := wl.LearnWindow(a.deps.Model.Provider, a.model(), n); err != nil {
-			a.warnOnce("learn-window", "could not store the learned window: "+err.Error())
-		}
-	}
 	where := "for this session"
-	if a.deps.Limits != nil && serr == nil {
-		where = "and stored in " + a.deps.Limits.Where()
+	if w := a.deps.Limits.Where(); w != "" && serr == nil {
+		where = "and stored in " + w
 	}
 	a.send(Notice{Header: a.header(), Level: "warn", Text: fmt.Sprintf("learned: %s accepts at most %d tokens (from the provider's error) — the context budget is now %d tokens, %s", a.model(), n, a.budget(), where)})
 	if serr != nil {

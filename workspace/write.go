@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"polly/workspace/atomicfile"
 )
 
 const (
@@ -389,46 +391,8 @@ func (w *Workspace) update(rel string, fn func(old string, exists bool) (string,
 	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", rel, err)
 	}
-	if err := atomicWrite(target, []byte(doc), perm); err != nil {
+	if err := atomicfile.Write(target, []byte(doc), perm); err != nil {
 		return fmt.Errorf("write %s: %w", rel, err)
 	}
 	return nil
-}
-
-// atomicWrite replaces p with data: readers see the old or the new file,
-// never a part.
-func atomicWrite(p string, data []byte, perm fs.FileMode) error {
-	tmp, err := writeTemp(filepath.Dir(p), filepath.Base(p), data, perm)
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
-}
-
-// writeTemp writes data to a new hidden temp file in dir and returns its path.
-func writeTemp(dir, base string, data []byte, perm fs.FileMode) (string, error) {
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return "", err
-	}
-	name := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(name, perm)
-	}
-	if err != nil {
-		os.Remove(name)
-		return "", err
-	}
-	return name, nil
 }

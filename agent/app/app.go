@@ -39,7 +39,6 @@ type Options struct {
 	Asker      permission.Asker // nil: headless (what would ask is denied)
 	LLM        llm.Streamer     // nil: an llm.Client for the configured model
 	Now        func() time.Time // nil: time.Now
-	CacheDir   string           // learned context limits live here; "": the user cache dir's polly/
 	Home       string           // the user's home: user skill folders; "" skips them
 	// DiscoveryWait is how long Open waits for the providers' model lists
 	// (windows) when they are not cached: a headless run waits a moment,
@@ -222,13 +221,10 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		KillPoint:   opts.KillPoint,
 		Models:      a,
 	}
-	cacheDir := opts.CacheDir
-	if cacheDir == "" {
-		cacheDir = cfg.CacheDir() // $XDG_CACHE_HOME/polly or ~/.cache/polly, as the config sees the home
-	}
-	if l := openLimits(cacheDir); l != nil {
-		a.Deps.Limits = l
-	}
+	// The catalogue is the one cache of learned context limits: the agent
+	// learns into it, and every later resolution of the model starts from
+	// the window it learned.
+	a.Deps.Limits = learnedLimits{cat}
 	if a.MCP != nil {
 		a.Deps.Extra = a.MCP
 	}

@@ -19,6 +19,7 @@ import (
 
 	"polly/memory/chat"
 	"polly/memory/task"
+	"polly/workspace/atomicfile"
 )
 
 // Sections every summary has, in order.
@@ -336,7 +337,7 @@ func Archive(dir, agentID, session string, ms []chat.Message, now time.Time) (st
 	if err != nil {
 		return "", fmt.Errorf("archive: %w", err)
 	}
-	if err := task.WriteFileAtomic(path, data); err != nil {
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
 		return "", fmt.Errorf("archive: %w", err)
 	}
 	return path, nil

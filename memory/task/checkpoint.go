@@ -10,6 +10,8 @@ import (
 	"sync"
 	"text/template"
 	"time"
+
+	"polly/workspace/atomicfile"
 )
 
 // Checkpoint is what active_task.md records besides the state itself.
@@ -111,43 +113,13 @@ func Path(stateDir, agentID string) string {
 // so a reader — or a crash — never sees half a file.
 func Write(stateDir string, s *State, c Checkpoint) (string, error) {
 	path := Path(stateDir, c.AgentID)
-	if err := WriteFileAtomic(path, []byte(Render(s, c))); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", fmt.Errorf("write checkpoint: %w", err)
+	}
+	if err := atomicfile.Write(path, []byte(Render(s, c)), 0o644); err != nil {
 		return "", fmt.Errorf("write checkpoint: %w", err)
 	}
 	return path, nil
-}
-
-// WriteFileAtomic writes data to path through a temp file in the same
-// directory and a rename.
-func WriteFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
 }
 
 // safeName keeps an agent id usable as a directory name.
