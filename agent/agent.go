@@ -293,6 +293,9 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 	if a.pendingResume != "" {
 		a.append(ctx, chat.Message{Role: chat.User, Kind: chat.KindResume, Content: a.pendingResume})
 		a.pendingResume = ""
+		// active_task.md may hold another session's task since: this
+		// task's checkpoint is current again.
+		a.checkpoint(ctx, "resume")
 	}
 	if a.pendingHandoff != "" {
 		a.append(ctx, chat.Message{Role: chat.User, Kind: chat.KindHandoff, Content: a.pendingHandoff})

@@ -25,13 +25,16 @@ func (a *Agent) checkpoint(ctx context.Context, reason string) string {
 	if !a.task.Active() || a.deps.StateDir == "" {
 		return ""
 	}
-	path, err := task.Write(a.deps.StateDir, &a.task, task.Checkpoint{
+	path, aside, err := task.Write(a.deps.StateDir, &a.task, task.Checkpoint{
 		AgentID: a.id, Persona: a.persona.ID, Session: a.session, Reason: reason, SavedAt: a.deps.now(),
 		Context: tokensOf(a),
 	})
 	if err != nil {
 		a.warnOnce("checkpoint", fmt.Sprintf("could not write the task checkpoint: %v — the run goes on", err))
 		return task.Path(a.deps.StateDir, a.id)
+	}
+	if aside != "" {
+		a.send(Notice{Header: a.header(), Level: "info", Text: fmt.Sprintf("the checkpoint of another session's unfinished task was kept as %s (this task's is %s)", aside, path)})
 	}
 	a.task.Checkpoint = path
 	a.send(CheckpointWritten{Header: a.header(), Path: path, Reason: reason, ToolCalls: a.task.ToolCalls})

@@ -107,10 +107,12 @@ func (m *Model) memorySource() func() ([]memFile, error) {
 			}
 		}
 		if state != "" {
-			matches, _ := filepath.Glob(filepath.Join(state, "*", "active_task.md"))
+			// active_task.md, and beside it other sessions' unfinished tasks
+			// (active_task.<session>.md).
+			matches, _ := filepath.Glob(filepath.Join(state, "*", "active_task*.md"))
 			sort.Strings(matches)
 			for _, f := range matches {
-				out = append(out, memFile{label: ".agent/" + filepath.Base(filepath.Dir(f)) + "/active_task.md", path: f})
+				out = append(out, memFile{label: ".agent/" + filepath.Base(filepath.Dir(f)) + "/" + filepath.Base(f), path: f})
 			}
 		}
 		return out, nil

@@ -126,7 +126,7 @@ func (w *Workspace) SystemPrompt(in PromptInput) (Prompt, error) {
 		rel := LogDir + "/" + day.date + ".md"
 		p := w.path(rel)
 		pb.file(rel, p, fmt.Sprintf("# Daily log: %s, %s — summary lines (%s)", day.label, day.date, p),
-			capSpec{bytes: logReadCap, tail: true, render: renderLog(rel), kind: "log"})
+			capSpec{bytes: logReadCap, tail: true, render: renderLog(rel, ProjectTag(in.ProjectDir)), kind: "log\x00" + in.ProjectDir})
 	}
 	if in.ProjectDir != "" {
 		p, err := filepath.Abs(filepath.Join(in.ProjectDir, "AGENTS.md"))

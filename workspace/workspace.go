@@ -130,6 +130,7 @@ type Workspace struct {
 	real     string // dir with symlinks resolved, for containment checks
 	template fs.FS  // to recreate MEMORY.md or a log's shape when deleted
 	now      func() time.Time
+	project  string // the daily log's tag for this process's project ("" : none)
 
 	writeMu sync.Mutex // one writer in this process; flock covers other processes
 
@@ -161,6 +162,11 @@ func Open(dir string, template fs.FS) (*Workspace, error) {
 		prompts:  make(map[string]assembled),
 	}, nil
 }
+
+// SetProject tags this process's daily-log entries with the project in
+// dir (ProjectTag): the workspace is shared by every project, and a
+// prompt shows only its own project's entries. Call it once, before use.
+func (w *Workspace) SetProject(dir string) { w.project = ProjectTag(dir) }
 
 // Dir is the workspace's absolute path.
 func (w *Workspace) Dir() string { return w.dir }

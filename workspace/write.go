@@ -234,7 +234,15 @@ func (w *Workspace) DailyLog(entry string) (string, error) {
 		return "", errors.New("workspace_daily_log: entry is empty")
 	}
 	now := w.now()
-	return w.appendLog("workspace_daily_log", now, "- "+now.Format("15:04")+" note: "+indent(entry)+"\n")
+	return w.appendLog("workspace_daily_log", now, "- "+now.Format("15:04")+w.tag()+" note: "+indent(entry)+"\n")
+}
+
+// tag is " [project]" for a log entry, "" when no project is set.
+func (w *Workspace) tag() string {
+	if w.project == "" {
+		return ""
+	}
+	return " [" + w.project + "]"
 }
 
 // TaskEntry is what the harness logs when a task ends.
@@ -263,8 +271,8 @@ func (w *Workspace) LogTaskEnd(t TaskEntry) (string, error) {
 	if t.Persona != "" {
 		who = " " + oneLine(t.Persona) + ":"
 	}
-	line := fmt.Sprintf("- %s%s %s → %s\n", now.Format("15:04"), who, shorten(oneLine(t.Asked), askedCap),
-		shorten(oneLine(firstLines(strings.TrimSpace(t.Outcome), 1)), outcomeCap))
+	line := fmt.Sprintf("- %s%s%s %s → %s\n", now.Format("15:04"), w.tag(), who, shorten(oneLine(t.Asked), askedCap),
+		shorten(oneLine(outcomeLine(t.Outcome)), outcomeCap))
 	var detail []string
 	if len(t.Files) > 0 {
 		files := t.Files
@@ -279,6 +287,27 @@ func (w *Workspace) LogTaskEnd(t TaskEntry) (string, error) {
 		detail = append(detail, "session "+oneLine(t.Session))
 	}
 	return w.appendLog("task end log", now, line+"  "+strings.Join(detail, " · ")+"\n")
+}
+
+// outcomeLine is the first line of an outcome that says something: an
+// answer starting with a Markdown heading ("## What I did") gives its
+// first line of text instead, as "completed: Read hello.go …".
+func outcomeLine(outcome string) string {
+	reason, text, _ := strings.Cut(strings.TrimSpace(outcome), ": ")
+	if text == "" {
+		return firstLines(reason, 1)
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if t := strings.TrimSpace(l); t == "" || strings.HasPrefix(t, "#") || strings.HasPrefix(t, "---") || strings.HasPrefix(t, "```") {
+			continue // a heading or a rule says nothing of the outcome
+		}
+		l = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), ">*-+ \t"))
+		l = strings.NewReplacer("**", "", "__", "", "`", "").Replace(l)
+		if l != "" {
+			return reason + ": " + l
+		}
+	}
+	return reason
 }
 
 func (w *Workspace) appendLog(op string, now time.Time, item string) (string, error) {

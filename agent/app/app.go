@@ -121,6 +121,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		if err != nil {
 			a.Warnings = append(a.Warnings, fmt.Sprintf("workspace memory unavailable: %v", err))
 		} else {
+			ws.SetProject(root)
 			a.Workspace = ws
 			personaDir = filepath.Join(ws.Dir(), "personas")
 		}

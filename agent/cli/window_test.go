@@ -335,3 +335,63 @@ func TestOneThresholdEverywhere(t *testing.T) {
 		t.Fatalf("config does not say where the fixed cost comes from:\n%s", r.stdout)
 	}
 }
+
+// Issue 27 #6: a one-word headless run in a new session no longer
+// overwrites the long task's checkpoint: active_task.md is the current
+// task's, the unfinished one is kept beside it by session, and is current
+// again when its session resumes. The daily log's entries carry the
+// project.
+func TestCheckpointPerTaskAcrossSessions(t *testing.T) {
+	w := &itemWorker{steps: 10}
+	srv := llmtest.NewServer(t)
+	srv.Serve(w.step)
+	env, polly := cliEnv(t, srv.URL(), nil)
+	for k := 0; k < 4; k++ {
+		os.WriteFile(filepath.Join(env.Dir, fmt.Sprintf("note%d.txt", k)), []byte("a note\n"), 0o644)
+	}
+	r := polly("-p", "LONG-TASK: read every note and report", "--max-turns", "3")
+	if r.code == 0 {
+		t.Fatalf("the long task was expected to stop at its turn cap: %s", r.stderr)
+	}
+	longSession, _ := storedMessages(t, env.Dir)
+	srv.Serve(func(llmtest.Request) llmtest.Step { return llmtest.Text("hello!") })
+	if r := polly("-p", "hi"); r.code != 0 {
+		t.Fatalf("hi: %d %s", r.code, r.stderr)
+	}
+	dir := filepath.Join(env.Dir, ".agent", "default")
+	cur, _ := os.ReadFile(filepath.Join(dir, "active_task.md"))
+	kept, err := os.ReadFile(filepath.Join(dir, "active_task."+longSession+".md"))
+	if err != nil || !strings.Contains(string(kept), "LONG-TASK") || !strings.Contains(string(kept), "The task is not finished.") || !strings.Contains(string(cur), "> hi") {
+		t.Fatalf("after the one-word run: active_task.md\n%s\nkept beside it (%v):\n%s", cur, err, kept)
+	}
+	w.mu.Lock()
+	w.steps = w.done
+	w.mu.Unlock()
+	srv.Serve(w.step)
+	if r := polly("-p", "go on", "--session", longSession); r.code != 0 {
+		t.Fatalf("resume: %d %s", r.code, r.stderr)
+	}
+	cur, _ = os.ReadFile(filepath.Join(dir, "active_task.md"))
+	if !strings.Contains(string(cur), "LONG-TASK") {
+		t.Fatalf("the resumed task's checkpoint is not current:\n%s", cur)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "active_task."+longSession+".md")); err == nil {
+		t.Fatal("the copy kept beside it outlived its task's return")
+	}
+	// The daily log: a task that did work is logged with this project's tag.
+	srv.Serve(nil)
+	srv.Push(llmtest.Call("write_file", `{"path":"done.txt","content":"done\n"}`), llmtest.Text("## Result\n\nWrote done.txt."))
+	if r := polly("-p", "WRITE-TASK: write done.txt", "--yolo"); r.code != 0 {
+		t.Fatalf("write task: %d %s", r.code, r.stderr)
+	}
+	logs, _ := filepath.Glob(filepath.Join(env.Home, ".agent", "workspace", "memory", "*.md"))
+	var log []byte
+	for _, l := range logs {
+		if b, _ := os.ReadFile(l); strings.Contains(string(b), "WRITE-TASK") {
+			log = b
+		}
+	}
+	if want := "[" + filepath.Base(env.Dir) + "] Polly: WRITE-TASK: write done.txt → completed: Wrote done.txt."; !strings.Contains(string(log), want) {
+		t.Fatalf("the daily log lacks %q:\n%s", want, log)
+	}
+}

@@ -148,7 +148,7 @@ func TestCheckpointIsWrittenAtomicallyWithEverySection(t *testing.T) {
 	s := State{OriginalRequest: "Build the thing\nwith details", Understanding: "1. a\n2. b", ToolCalls: 31}
 	s.SetPlan([]Step{{Title: "a", Status: Done}, {Title: "b", Status: Todo}})
 	s.Record(Action{Tool: "edit_file", Brief: "path=x.go", OK: false, Note: "old_string not found", At: time.Now()}, []string{"x.go"}, nil)
-	path, err := Write(dir, &s, Checkpoint{AgentID: "coder#2", Persona: "coder", Session: "s1", Reason: "periodic", SavedAt: time.Now()})
+	path, _, err := Write(dir, &s, Checkpoint{AgentID: "coder#2", Persona: "coder", Session: "s1", Reason: "periodic", SavedAt: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,8 +172,50 @@ func TestCheckpointUnwritableDir(t *testing.T) {
 	block := filepath.Join(dir, "file")
 	os.WriteFile(block, []byte("x"), 0o644)
 	s := State{OriginalRequest: "x"}
-	if _, err := Write(block, &s, Checkpoint{AgentID: "a"}); err == nil {
+	if _, _, err := Write(block, &s, Checkpoint{AgentID: "a"}); err == nil {
 		t.Fatal("writing under a file succeeded")
+	}
+}
+
+// Issue 27 #6: active_task.md is the current task's; a new task (another
+// session's) never overwrites a task that is not finished: that one is
+// kept beside it by session, and comes back when its session writes again.
+// A finished task's checkpoint is simply replaced.
+func TestCheckpointPerTask(t *testing.T) {
+	dir := t.TempDir()
+	long := State{OriginalRequest: "LONG-TASK: audit every handler", ToolCalls: 140, StartedAt: time.Unix(1000, 0)}
+	path, aside, err := Write(dir, &long, Checkpoint{AgentID: "default", Session: "sessA", Reason: "end"})
+	if err != nil || aside != "" {
+		t.Fatal(err, aside)
+	}
+	hi := State{OriginalRequest: "hi", StartedAt: time.Unix(2000, 0), Finished: true}
+	_, aside, err = Write(dir, &hi, Checkpoint{AgentID: "default", Session: "sessB", Reason: "end"})
+	if err != nil || aside != filepath.Join(dir, "default", "active_task.sessA.md") {
+		t.Fatalf("aside %q, %v", aside, err)
+	}
+	if b, _ := os.ReadFile(aside); !strings.Contains(string(b), "LONG-TASK") || !strings.Contains(string(b), "Tool calls: 140") {
+		t.Fatalf("the long task's checkpoint was not kept:\n%s", b)
+	}
+	if b, _ := os.ReadFile(path); !strings.Contains(string(b), "> hi") {
+		t.Fatalf("active_task.md is not the current task's:\n%s", b)
+	}
+	// The long task resumes: its checkpoint is current again; the finished
+	// one is replaced, and the copy beside it goes.
+	long.ToolCalls = 141
+	if _, aside, err = Write(dir, &long, Checkpoint{AgentID: "default", Session: "sessA", Reason: "periodic"}); err != nil || aside != "" {
+		t.Fatalf("aside %q, %v", aside, err)
+	}
+	if b, _ := os.ReadFile(path); !strings.Contains(string(b), "LONG-TASK") {
+		t.Fatal("the resumed task's checkpoint is not current")
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, "default"))
+	if len(entries) != 1 {
+		t.Fatalf("files: %v", entries)
+	}
+	// A legacy checkpoint (no marker) of another session is kept too.
+	os.WriteFile(path, []byte("# Active task — default\n\n_Written by Polly (end) at 2026-11-20T10:00:00Z. Session old1, persona default._\n"), 0o644)
+	if _, aside, _ = Write(dir, &hi, Checkpoint{AgentID: "default", Session: "sessB"}); aside != filepath.Join(dir, "default", "active_task.old1.md") {
+		t.Fatalf("legacy checkpoint: aside %q", aside)
 	}
 }
 
