@@ -124,6 +124,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 			ws.SetProject(root)
 			a.Workspace = ws
 			personaDir = filepath.Join(ws.Dir(), "personas")
+			a.Warnings = append(a.Warnings, templateNotices(ws)...)
 		}
 	}
 	set, perrs := personas.Load(personaDir)
@@ -411,6 +412,24 @@ func (p prompts) SystemPromptParts(per personas.Persona) (string, int, error) {
 		text += "\n\n" + p.skills
 	}
 	return text, memory, nil
+}
+
+// templateNotices brings the workspace's instruction files to the current
+// template and says what it could not update: a file the user changed
+// keeps their text, and the memory inspector shows and applies the
+// template's change.
+func templateNotices(ws *workspace.Workspace) []string {
+	updates, err := ws.SyncTemplate()
+	var out []string
+	if err != nil {
+		out = append(out, fmt.Sprintf("workspace template: %v", err))
+	}
+	for _, u := range updates {
+		if u.Notice {
+			out = append(out, fmt.Sprintf("%s in %s has edits of yours and an older template's text; Polly's template changed: /memory in the TUI shows the change and applies it (a to apply; your edits are kept)", u.File, ws.Dir()))
+		}
+	}
+	return out
 }
 
 // skillBook adapts the skill set to the skill tool.
