@@ -823,3 +823,62 @@ func TestHeavyFixedCostIsToldOnce(t *testing.T) {
 		}
 	}
 }
+
+// Bad input (issue 27): the summarizer answers empty, huge or malformed.
+// Each is said in a notice; the task goes on to its end, and nothing is
+// lost: every reply of the model is in a request or was given to a
+// summarizer, and the stored history is valid.
+func TestSummarizerBadReplies(t *testing.T) {
+	huge := "## CURRENT TASK\nread the file\n## COMPLETED SO FAR\n" + strings.Repeat("- a very long line the model would not stop writing, item after item\n", 8000) +
+		"## IN PROGRESS / NEXT\nmore\n## KEY FACTS\nx\n## BLOCKED / ISSUES\nnone\n"
+	for _, c := range []struct {
+		name, reply, notice string
+	}{
+		{"empty", "", "the summarizer's reply was rejected: the reply has none of the five parts"},
+		{"malformed", "<html><body>502 Bad Gateway</body></html>", "the summarizer's reply was rejected: the reply has none of the five parts"},
+		{"huge", huge, "was longer than its cap"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.deps.MaxTurns = 0
+			h.deps.Context = window.Settings{SummarizeAt: 9000, KeepRecent: 4, StaleAfter: 100}
+			writeSrc(t, h.dir, 40)
+			var w *planWorker
+			w = &planWorker{calls: 24, steps: 3, final: "done",
+				text:      func(n int) string { return fmt.Sprintf("ITEM-%d ", n) + narrate(600)(n) },
+				readArgs:  func(n int) string { return fmt.Sprintf(`{"path":"src/f%02d.go","limit":40}`, n%40) },
+				onSummary: func(llmtest.Request) llmtest.Step { return llmtest.Reply{Text: c.reply, ChunkSize: 4096} }}
+			h.srv.Serve(w.step)
+			out, err := h.send(context.Background(), "Audit src/ for error handling.")
+			if err != nil || out.Reason != "completed" || out.ToolCalls != 24 {
+				t.Fatalf("out=%+v err=%v", out, err)
+			}
+			if !strings.Contains(noticeText(h), c.notice) {
+				t.Fatalf("notices lack %q:\n%s", c.notice, noticeText(h))
+			}
+			accepted := 0
+			for _, s := range eventsOf[SummaryFinished](h) {
+				if s.Accepted {
+					accepted++
+					if len(s.Summary) > 4*a(h).summaryCap()+2000 {
+						t.Fatalf("a summary of %d chars was kept", len(s.Summary))
+					}
+				}
+			}
+			if accepted == 0 {
+				t.Fatal("no summary was made: the case proves nothing")
+			}
+			covered := map[int]bool{}
+			for i, r := range h.srv.Requests() {
+				checkCovered(t, i, r, w, covered)
+			}
+			stored, err := h.store.Messages(context.Background(), h.session.ID(), "default")
+			if err != nil || window.Validate(stored) != nil {
+				t.Fatalf("stored history: %v / %v", err, window.Validate(stored))
+			}
+		})
+	}
+}
+
+// a is the session's default agent.
+func a(h *harness) *Agent { return h.session.agents["default"] }
