@@ -85,6 +85,11 @@ func TestSummarizerFailureFallsBackToHeuristic(t *testing.T) {
 			if !llmtest.IsTaskBlock(r.LastMessage()) || len(r.TaskBlocks()) != 1 {
 				t.Fatalf("the request after the summary does not end with the one task block: %.80q", r.LastMessage().Content)
 			}
+			// keep_recent_messages (4) bounds what the summary keeps raw:
+			// system, summary, the kept messages, the block.
+			if kept := len(r.Messages) - 3; kept > 4 || kept < 1 {
+				t.Fatalf("the summary kept %d messages raw, keep_recent_messages is 4", kept)
+			}
 			return
 		}
 	}

@@ -638,6 +638,13 @@ func TestThreeHundredCallTaskOnTheWire(t *testing.T) {
 		for _, m := range r.Messages {
 			all.WriteString(m.Content + "\n")
 		}
+		// Right after a summary the request holds the system prompt, the
+		// summary, the last keep_recent_messages (15) kept raw — one more
+		// when they would start with a tool result, whose call comes along —
+		// and the block.
+		if i > 0 && isSummarizer(reqs[i-1]) && strings.HasPrefix(r.Messages[1].Content, "[CONTEXT SUMMARY #") && len(r.Messages)-3 > 16 {
+			t.Fatalf("request %d: the summary kept %d messages raw, keep_recent_messages is 15", i, len(r.Messages)-3)
+		}
 		if len(sumReqs) > 0 && i > sumReqs[0] {
 			afterSummary++
 			text := all.String()

@@ -395,3 +395,22 @@ func TestCheckpointPerTaskAcrossSessions(t *testing.T) {
 		t.Fatalf("the daily log lacks %q:\n%s", want, log)
 	}
 }
+
+// The context numbers of the config reach the request: anchor_every 2 in
+// the user's file makes the block's anchor advance every second call (the
+// default, 5, would still show #0 after four).
+func TestConfigAnchorCadenceReachesTheWire(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Call("list_dir", `{"path":"."}`), llmtest.Call("list_dir", `{"path":"."}`),
+		llmtest.Call("list_dir", `{"path":"."}`), llmtest.Call("list_dir", `{"path":"."}`), llmtest.Text("done"))
+	env, polly := cliEnv(t, srv.URL(), nil)
+	cfg := filepath.Join(env.Home, ".config", "polly", "config.json")
+	os.MkdirAll(filepath.Dir(cfg), 0o755)
+	os.WriteFile(cfg, []byte(`{"context": {"anchor_every": 2}}`), 0o644)
+	if r := polly("-p", "look around"); r.code != 0 {
+		t.Fatalf("run: %d %s", r.code, r.stderr)
+	}
+	blocks := srv.Last().TaskBlocks()
+	if len(blocks) != 1 || !strings.HasPrefix(blocks[0].Content, "[TASK — anchor #2 —") {
+		t.Fatalf("the last request's block: %+v", blocks)
+	}
+}
