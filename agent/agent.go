@@ -41,6 +41,7 @@ type Model struct {
 	InputPrice    float64 // USD per 1M prompt tokens; 0 when unknown
 	OutputPrice   float64 // USD per 1M completion tokens
 	CachedPrice   float64 // USD per 1M cached prompt tokens; 0 = InputPrice
+	Tools         []string // the only tools this model is given (MCP ones by pattern); nil: every tool
 }
 
 // Cost prices a usage; 0 when prices are unknown.

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"slices"
 
 	"polly/agent/llm"
 	"polly/memory/window"
@@ -39,6 +40,10 @@ func (a *Agent) bind() error {
 	}
 	d := *a.root
 	d.LLM, d.Model, d.Context = b.LLM, b.Model, b.Context
+	before := a.deps.Model.Tools
 	a.deps = &d
+	if !slices.Equal(before, d.Model.Tools) {
+		a.buildTools() // the model's tool allow-list changed
+	}
 	return nil
 }

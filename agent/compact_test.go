@@ -797,7 +797,7 @@ func TestWindowSmallerThanTheFixedPrompt(t *testing.T) {
 		}
 	}
 	notices := noticeText(h)
-	if strings.Count(notices, "sending the persona prompt alone") != 1 || !strings.Contains(notices, `shorter tool list ("tools" in its config entry)`) {
+	if strings.Count(notices, "sending the persona prompt alone") != 1 || !strings.Contains(notices, `shorter tool list ("tools": [...] under providers.<provider>.models.tiny-local)`) {
 		t.Fatalf("notices:\n%s", notices)
 	}
 	// Nothing lost: both turns are stored.

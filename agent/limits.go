@@ -140,11 +140,11 @@ func (a *Agent) fitSystem(sys string) (string, error) {
 	lean := a.persona.SystemPrompt
 	if lean != sys {
 		if n := tokens.Message(a.counter, chat.SystemText(lean)) + tools; n < b*9/10 {
-			a.warnOnce("lean-prompt", fmt.Sprintf("model %s: %s is %d tokens (a budget of %d after reserving output), but the system prompt with the workspace memory files and the tool schemas take %d tokens; sending the persona prompt alone (%d tokens with the tools) so the task goes on — shorten the workspace memory files or give this model a shorter tool list (\"tools\" in its config entry)",
-				a.model(), where, w, b, full, n))
+			a.warnOnce("lean-prompt", fmt.Sprintf("model %s: %s is %d tokens (a budget of %d after reserving output), but the system prompt with the workspace memory files and the tool schemas take %d tokens; sending the persona prompt alone (%d tokens with the tools) so the task goes on — shorten the workspace memory files or give this model a shorter tool list (%s)",
+				a.model(), where, w, b, full, n, a.toolsKey()))
 			return lean, nil
 		}
 	}
-	return "", fmt.Errorf("model %s: %s is %d tokens (a budget of %d after reserving output), but the system prompt and tool schemas alone take %d tokens; use a model with a bigger window, give it a shorter tool list (\"tools\" in its config entry) or shorten the workspace memory files",
-		a.model(), where, w, b, full)
+	return "", fmt.Errorf("model %s: %s is %d tokens (a budget of %d after reserving output), but the system prompt and tool schemas alone take %d tokens; use a model with a bigger window, give it a shorter tool list (%s) or shorten the workspace memory files",
+		a.model(), where, w, b, full, a.toolsKey())
 }

@@ -73,8 +73,17 @@ func (a *Agent) warnFixedCost(out window.Output) {
 	if float64(out.Fixed) <= s.FixedWarnShare*float64(b) {
 		return
 	}
-	a.warnOnce("fixed-cost", fmt.Sprintf("model %s: the system prompt (%d tokens) and %d tool schemas (%d tokens) take %d%% of the %d-token context budget, so summaries free little and come often; give this model a shorter tool list (\"tools\": [...] in its config entry or the persona file) or shorten the workspace memory files (MEMORY.md, daily logs)",
-		a.model(), out.Parts.System, len(a.allowed), out.Parts.Tools, out.Fixed*100/b, b))
+	a.warnOnce("fixed-cost", fmt.Sprintf("model %s: the system prompt (%d tokens) and %d tool schemas (%d tokens) take %d%% of the %d-token context budget, so summaries free little and come often; give this model a shorter tool list (%s, or \"tools\" in the persona file) or shorten the workspace memory files (MEMORY.md, daily logs)",
+		a.model(), out.Parts.System, len(a.allowed), out.Parts.Tools, out.Fixed*100/b, b, a.toolsKey()))
+}
+
+// toolsKey is where a model's tool allow-list is set in the config.
+func (a *Agent) toolsKey() string {
+	p := a.deps.Model.Provider
+	if p == "" {
+		p = "<provider>"
+	}
+	return fmt.Sprintf(`"tools": [...] under providers.%s.models.%s`, p, a.model())
 }
 
 func (a *Agent) settings() window.Settings { return a.deps.Context.WithDefaults() }

@@ -370,7 +370,7 @@ func rulesOf(in []config.Rule) []permission.Rule {
 }
 
 func modelOf(m config.ModelInfo) agent.Model {
-	out := agent.Model{Name: m.Name, Provider: m.Provider, ContextWindow: m.ContextWindow, MaxOutput: m.MaxOutput, SafetyMargin: m.SafetyMargin}
+	out := agent.Model{Name: m.Name, Provider: m.Provider, ContextWindow: m.ContextWindow, MaxOutput: m.MaxOutput, SafetyMargin: m.SafetyMargin, Tools: m.Tools}
 	if m.Price != nil {
 		out.InputPrice, out.OutputPrice, out.CachedPrice = m.Price.Input, m.Price.Output, m.Price.CachedInput
 	}

@@ -414,3 +414,23 @@ func TestConfigAnchorCadenceReachesTheWire(t *testing.T) {
 		t.Fatalf("the last request's block: %+v", blocks)
 	}
 }
+
+// A lighter tool set for a small model: the config's per-model "tools"
+// allow-list is what the requests carry, and polly config shows it.
+func TestModelToolAllowList(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Text("hi"))
+	env, polly := cliEnv(t, srv.URL(), nil)
+	cfg := filepath.Join(env.Home, ".config", "polly", "config.json")
+	os.MkdirAll(filepath.Dir(cfg), 0o755)
+	os.WriteFile(cfg, []byte(`{"providers": {"openai": {"models": {"gpt-4.1": {"context_window": 16000, "tools": ["read_file", "list_dir", "task_plan"]}}}}}`), 0o644)
+	if r := polly("-p", "hello"); r.code != 0 {
+		t.Fatalf("run: %d %s", r.code, r.stderr)
+	}
+	if got := strings.Join(srv.Last().Tools, ","); got != "read_file,list_dir,task_plan" {
+		t.Fatalf("tools sent: %s", got)
+	}
+	r := polly("config")
+	if !regexp.MustCompile(`(?m)^tools +read_file, list_dir, task_plan +user `).MatchString(r.stdout) {
+		t.Fatalf("polly config:\n%s", r.stdout)
+	}
+}

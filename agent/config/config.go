@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -91,6 +92,10 @@ type ModelSpec struct {
 	// Per-model context numbers: those a file sets replace the global
 	// ones (Config.Context) for this model, whichever layer set those.
 	Context ContextSettings `json:"context"`
+	// Tools, when set, is the only tools this model is given (a persona's
+	// own list narrows it further): a lighter tool set for a small window.
+	// MCP tools are named by pattern ("mcp__github__*").
+	Tools []string `json:"tools"`
 }
 
 // ContextSettings are the numbers of the context engine (PRODUCT §3):
@@ -360,6 +365,7 @@ type ModelInfo struct {
 	Price         *Price // nil when unknown: no cost is shown
 	PriceSource   string // SourceConfig, SourceBuiltin or SourceUnknown
 	Context       ContextSettings
+	Tools         []string // the model's tool allow-list; nil: every tool
 }
 
 // Price is USD per million tokens.
@@ -457,6 +463,7 @@ func (c *Config) resolve(provider, name string) ModelInfo {
 		MaxOutput:    spec.MaxOutputTokens,
 		SafetyMargin: spec.SafetyMargin,
 		Context:      c.modelContext(provider, name, spec),
+		Tools:        slices.Clone(spec.Tools),
 	}
 	if k := c.envKeys[provider]; k != "" {
 		m.APIKey = k

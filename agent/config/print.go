@@ -127,6 +127,13 @@ func (c *Config) groups() [][]Value {
 	if c.fixed.Tokens > 0 && c.fixed.Model == m.Name {
 		fixed = c.fixed.Tokens
 	}
+	if m.Tools != nil {
+		src := c.Source(specPath + ".tools")
+		if src.Kind == KindDefault && len(m.Tools) > 0 {
+			src = c.Source(indexPath(specPath+".tools", 0)) // a list's source is its items'
+		}
+		add(&model, "tools", strings.Join(m.Tools, ", "), src)
+	}
 	add(&model, "summarize_threshold", strconv.Itoa(m.Threshold(fixed)), Source{Detail: c.thresholdWhy(m, fixed)})
 	if m.Price == nil {
 		add(&model, "price", "unknown (no cost shown)", Source{Detail: SourceUnknown})
