@@ -34,13 +34,13 @@ var ErrLoop = errors.New("stopped: the model is repeating itself")
 // Model describes the model an agent talks to.
 type Model struct {
 	Name          string
-	Provider      string  // the configured provider it is reached through; "" when not known
-	ContextWindow int     // tokens; 0 when unknown
-	MaxOutput     int     // tokens reserved for (and sent as) the reply's max; 0: not sent, 4,096 reserved
-	SafetyMargin  int     // tokens kept free for estimate errors; 0: 2% of the window
-	InputPrice    float64 // USD per 1M prompt tokens; 0 when unknown
-	OutputPrice   float64 // USD per 1M completion tokens
-	CachedPrice   float64 // USD per 1M cached prompt tokens; 0 = InputPrice
+	Provider      string   // the configured provider it is reached through; "" when not known
+	ContextWindow int      // tokens; 0 when unknown
+	MaxOutput     int      // tokens reserved for (and sent as) the reply's max; 0: not sent, 4,096 reserved
+	SafetyMargin  int      // tokens kept free for estimate errors; 0: 2% of the window
+	InputPrice    float64  // USD per 1M prompt tokens; 0 when unknown
+	OutputPrice   float64  // USD per 1M completion tokens
+	CachedPrice   float64  // USD per 1M cached prompt tokens; 0 = InputPrice
 	Tools         []string // the only tools this model is given (MCP ones by pattern); nil: every tool
 }
 
