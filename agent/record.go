@@ -89,7 +89,9 @@ func (a *Agent) requestRecord(kind string, req llm.Request, out *window.Output) 
 				r.Tokens.History += n
 			}
 		}
-		r.Tokens.Tools = tokens.Message(a.counter, chat.Message{Content: r.ToolsText})
+		if r.ToolsText != "" {
+			r.Tokens.Tools = tokens.Message(a.counter, chat.Message{Content: r.ToolsText})
+		}
 	}
 	return r
 }

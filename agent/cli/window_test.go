@@ -144,6 +144,8 @@ type smallRun struct {
 	w     *smallTask
 	reqs  []llmtest.Request
 	limit int
+	env   Env
+	polly func(args ...string) runResult
 }
 
 // runSmallWindow runs the 45-step task through the real CLI (the real
@@ -167,7 +169,7 @@ func runSmallWindow(t *testing.T, limit int) smallRun {
 	if w.done != w.steps {
 		t.Fatalf("%d of %d steps made", w.done, w.steps)
 	}
-	return smallRun{w: w, reqs: srv.Requests(), limit: limit}
+	return smallRun{w: w, reqs: srv.Requests(), limit: limit, env: env, polly: polly}
 }
 
 // curve is the prompt tokens of each main request, "|" before the ones a
@@ -205,6 +207,20 @@ func TestSmallWindowFortyFiveSteps(t *testing.T) {
 				t.Errorf("%d requests refused as too long: the learned limit was not kept to", refused)
 			}
 			r.checkNothingLost(t)
+			// What the model received on the first call after a summary, as
+			// polly inspect shows it.
+			for i, q := range r.reqs {
+				if i > 0 && strings.Contains(r.reqs[i-1].Messages[0].Content, "You are compacting") && !strings.Contains(q.Messages[0].Content, "You are compacting") && q.PromptTokens() <= limit {
+					sessions := r.polly("sessions")
+					id := regexp.MustCompile(`\b[0-9a-f]{8}\b`).FindString(sessions.stdout)
+					out := r.polly("inspect", id, fmt.Sprint(i+1))
+					if out.code != 0 || !strings.Contains(out.stdout, "user [summary]") {
+						t.Fatalf("polly inspect %s %d: %d %s\n%s", id, i+1, out.code, out.stderr, out.stdout)
+					}
+					t.Logf("polly inspect %s %d:\n%s", id, i+1, out.stdout)
+					break
+				}
+			}
 		})
 	}
 }
