@@ -485,28 +485,6 @@ func trunc(s string) string {
 }
 
 // mapLimits is a LimitStore in memory.
-type mapLimits struct {
-	mu sync.Mutex
-	m  map[string]int
-}
-
-func (l *mapLimits) Limit(provider, model string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.m[provider+"/"+model]
-}
-
-func (l *mapLimits) SaveLimit(provider, model string, n int) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.m == nil {
-		l.m = map[string]int{}
-	}
-	l.m[provider+"/"+model] = n
-	return nil
-}
-
-func (l *mapLimits) Where() string { return "the test's map" }
 
 // limited wraps a scripted model in a provider with a real context limit:
 // a request whose body exceeds limit tokens (≈ 4 bytes per token, counted
@@ -579,7 +557,7 @@ func TestLearnedContextLimit(t *testing.T) {
 	h := newHarness(t)
 	h.deps.MaxTurns = 0 // the default: no cap (issue 12 #5: a 150-call task finishes)
 	h.deps.Model = Model{Name: "local-model", ContextWindow: 128000}
-	limits := &mapLimits{}
+	limits := &memLimits{learned: map[string]int{}}
 	h.deps.Limits = limits
 	writeSrc(t, h.dir, 40)
 	w := &planWorker{calls: 150, steps: 5, final: "audit done", text: narrate(1200),

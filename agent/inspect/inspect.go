@@ -46,7 +46,9 @@ func Find(ctx context.Context, st *store.Store, session string, n int) (store.Ca
 
 // wireMessage is a message as the chat-completions API takes it, the way
 // Polly's client sends it: an assistant message with tool calls and no text
-// has no content field.
+// has no content field. It is written here from the chat-completions format
+// itself, not from agent/llm's encoder, whose internals follow the HTTP
+// client (TestInspectRebuildsEveryRequest compares the two on the wire).
 type wireMessage struct {
 	Role       string         `json:"role"`
 	Content    *string        `json:"content,omitempty"`

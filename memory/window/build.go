@@ -261,21 +261,31 @@ func shrinkStale(h []chat.Message, keep int) ([]chat.Message, int) {
 		if m.Role != chat.Tool || m.Output == nil || m.Output.ExecID == 0 || m.Kind != chat.KindNormal {
 			continue
 		}
-		stub := m.Output.Stub
-		if stub == "" {
-			if calls == nil {
-				calls = callsByID(h)
-			}
-			stub = Stub(m, calls[m.ToolCallID])
+		if toStub(h, i, &calls) {
+			n++
 		}
-		if len(stub) >= len(m.Content) {
-			continue
-		}
-		h[i].Content = stub
-		h[i].Tokens = len(stub)/4 + 6
-		n++
 	}
 	return h, n
+}
+
+// toStub shrinks the tool output h[i] to its one-line stub (made when it
+// was stored, or here with the calls of h, looked up once into *calls); it
+// reports whether the stub is shorter and replaced the output.
+func toStub(h []chat.Message, i int, calls *map[string]chat.ToolCall) bool {
+	m := h[i]
+	stub := m.Output.Stub
+	if stub == "" {
+		if *calls == nil {
+			*calls = callsByID(h)
+		}
+		stub = Stub(m, (*calls)[m.ToolCallID])
+	}
+	if len(stub) >= len(m.Content) {
+		return false
+	}
+	h[i].Content = stub
+	h[i].Tokens = len(stub)/4 + 6
+	return true
 }
 
 // shrinkArgs shrinks tool-call arguments the way outputs shrink: those
@@ -339,19 +349,9 @@ func shrinkForRoom(h []chat.Message, limit, argLimit int, c tokens.Counter) ([]c
 				used += m.Tokens
 				continue
 			}
-			stub := m.Output.Stub
-			if stub == "" {
-				if calls == nil {
-					calls = callsByID(h)
-				}
-				stub = Stub(m, calls[m.ToolCallID])
+			if toStub(h, i, &calls) {
+				n++
 			}
-			if len(stub) >= len(m.Content) {
-				continue
-			}
-			h[i].Content = stub
-			h[i].Tokens = len(stub)/4 + 6
-			n++
 		case len(m.ToolCalls) > 0:
 			long := 0
 			for _, tc := range m.ToolCalls {
