@@ -826,8 +826,7 @@ func TestSummarizerBadReplies(t *testing.T) {
 			h.deps.MaxTurns = 0
 			h.deps.Context = window.Settings{SummarizeAt: 9000, KeepRecent: 4, StaleAfter: 100}
 			writeSrc(t, h.dir, 40)
-			var w *planWorker
-			w = &planWorker{calls: 24, steps: 3, final: "done",
+			w := &planWorker{calls: 24, steps: 3, final: "done",
 				text:      func(n int) string { return fmt.Sprintf("ITEM-%d ", n) + narrate(600)(n) },
 				readArgs:  func(n int) string { return fmt.Sprintf(`{"path":"src/f%02d.go","limit":40}`, n%40) },
 				onSummary: func(llmtest.Request) llmtest.Step { return llmtest.Reply{Text: c.reply, ChunkSize: 4096} }}
