@@ -179,6 +179,7 @@ type Agent struct {
 	toolsJSON          string             // the tool set as sent, as JSON, for request records
 	toolsHash          string             //
 	toolsFor           []llm.ToolSpec     // the specs toolsJSON was made from
+	textsSaved         map[string]bool    // hashes of the prompt and tool texts already sent to the store with a record
 	toolSpecs          []llm.ToolSpec     // built once
 	wire               *llm.WireCache     // the encoded messages and tools of the last request, reused by the next
 	pendingCalls       []store.LLMCall    // model calls accounted, stored with the next write

@@ -256,6 +256,7 @@ func (a *Agent) swapSummary(ctx context.Context, sum store.Summary, h, next []ch
 		return nil
 	})
 	if err != nil {
+		a.textsSaved = nil // the records' texts may not have been committed
 		return nil, err
 	}
 	a.pendingCalls = a.pendingCalls[:0]

@@ -31,9 +31,23 @@ func (a *Agent) requestRecord(kind string, req llm.Request, out *window.Output) 
 		r.ToolsText, r.Tools = a.toolsText(req.Tools)
 		r.ToolCount = len(req.Tools)
 	}
-	r.Messages = make(store.RecordedMessages, len(msgs))
+	// A text goes to the store with the first record that names it (its
+	// hash is enough after that); storeBatch forgets them all when a batch
+	// does not commit.
+	if a.textsSaved == nil {
+		a.textsSaved = map[string]bool{}
+	}
+	keep := func(hash, text string) string {
+		if hash == "" || a.textsSaved[hash] {
+			return ""
+		}
+		a.textsSaved[hash] = true
+		return text
+	}
+	saveSystem, saveTools := keep(r.System, r.SystemText), keep(r.Tools, r.ToolsText)
+	r.Messages = make(store.RecordedMessages, 0, 16)
 	j := 0 // the sent messages come from the history in its order: one walk finds each
-	for i, m := range msgs {
+	for _, m := range msgs {
 		s := (*chat.Message)(nil)
 		if m.ID != 0 {
 			for k := j; k < len(a.history); k++ {
@@ -45,7 +59,7 @@ func (a *Agent) requestRecord(kind string, req llm.Request, out *window.Output) 
 		}
 		if s == nil || s.Role != m.Role || s.ToolCallID != m.ToolCallID || len(s.ToolCalls) != len(m.ToolCalls) {
 			whole := chat.Message{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, ToolName: m.ToolName, Kind: m.Kind}
-			r.Messages[i] = store.RecordedMessage{Message: &whole}
+			r.Messages = r.Messages.Add(store.RecordedMessage{Message: &whole})
 			continue
 		}
 		rm := store.RecordedMessage{ID: m.ID}
@@ -61,7 +75,7 @@ func (a *Agent) requestRecord(kind string, req llm.Request, out *window.Output) 
 				rm.Args[tc.ID] = tc.Arguments
 			}
 		}
-		r.Messages[i] = rm
+		r.Messages = r.Messages.Add(rm)
 	}
 	w, _ := a.contextWindow()
 	r.Window, r.Budget = w, a.budget()
@@ -93,6 +107,7 @@ func (a *Agent) requestRecord(kind string, req llm.Request, out *window.Output) 
 			r.Tokens.Tools = tokens.Message(a.counter, chat.Message{Content: r.ToolsText})
 		}
 	}
+	r.SystemText, r.ToolsText = saveSystem, saveTools
 	return r
 }
 

@@ -251,6 +251,7 @@ func (a *Agent) storeBatch(ctx context.Context, fn func(ctx context.Context)) bo
 	})
 	if err != nil {
 		a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, err))
+		a.textsSaved = nil // the records' texts may not have been committed: send them again
 		return false
 	}
 	return true

@@ -160,6 +160,7 @@ func Render(w io.Writer, rb store.Rebuilt, of int) error {
 	}
 
 	fmt.Fprintf(&b, "\nMessages (%d):\n", len(rb.Messages))
+	sent := expand(r.Messages)
 	for i, m := range rb.Messages {
 		what := string(m.Role)
 		switch {
@@ -172,7 +173,7 @@ func Render(w io.Writer, rb store.Rebuilt, of int) error {
 		case m.Kind != chat.KindNormal:
 			what += " [" + string(m.Kind) + "]"
 		}
-		fmt.Fprintf(&b, "%4d  %-20s %s\n", i, what, preview(m, r.Messages, i))
+		fmt.Fprintf(&b, "%4d  %-20s %s\n", i, what, preview(m, sent, i))
 	}
 	fmt.Fprintf(&b, "\npolly inspect %s %d --json prints the request body as sent.\n", c.SessionID, c.Number)
 	_, err := io.WriteString(w, b.String())
@@ -224,6 +225,22 @@ func preview(m chat.Message, rec []store.RecordedMessage, i int) string {
 		}
 	}
 	return s
+}
+
+// expand is one entry per message: a run of stored messages becomes its
+// messages.
+func expand(ms store.RecordedMessages) []store.RecordedMessage {
+	var out []store.RecordedMessage
+	for _, m := range ms {
+		if m.Message != nil || m.Through <= m.ID {
+			out = append(out, m)
+			continue
+		}
+		for id := m.ID; id <= m.Through; id++ {
+			out = append(out, store.RecordedMessage{ID: id})
+		}
+	}
+	return out
 }
 
 // Explain turns a rebuild failure into what the user reads.

@@ -8,9 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
+	"unsafe"
 
 	"polly/memory/chat"
 )
@@ -38,8 +41,9 @@ type RequestRecord struct {
 	Budget    int       `json:"budget,omitempty"`    // what the context may fill
 	Threshold int       `json:"threshold,omitempty"` // the summarization threshold
 	Fixed     int       `json:"fixed,omitempty"`     // the fixed cost it was derived from (system prompt, tools, task block; calibrated)
-	// The texts behind System and Tools: written to context_texts on save,
-	// read from it on load; not in the JSON.
+	// The texts behind System and Tools: written to context_texts on save
+	// (when set: a text an earlier record of the session stored is left
+	// out), read from it on load; not in the JSON.
 	SystemText string `json:"-"`
 	ToolsText  string `json:"-"`
 }
@@ -48,16 +52,47 @@ type RequestRecord struct {
 // was sent (Content, Args: what replaced its content or arguments), or a
 // message never stored, whole (Message).
 type RecordedMessage struct {
-	ID      int64             `json:"id,omitempty"`
+	ID int64 `json:"id,omitempty"`
+	// Through, when set, makes this entry a run: the stored messages ID,
+	// ID+1, … Through, each sent as stored (a record holds one entry per
+	// run, not one per message).
+	Through int64             `json:"-"`
 	Content *string           `json:"content,omitempty"` // sent instead of the stored content
 	Args    map[string]string `json:"args,omitempty"`    // tool call id → arguments sent instead of the stored ones
 	Message *chat.Message     `json:"message,omitempty"` // a message no row holds (the task block, an "interrupted" result, a summarizer prompt)
 }
 
-// RecordedMessages are a request's messages. In JSON a run of stored
-// messages sent as stored with consecutive ids is one string, "12-40"
-// (the usual case: a record costs a few bytes, not one object a message).
+// RecordedMessages are a request's messages. A run of stored messages
+// sent as stored with consecutive ids is one entry (Through), and in JSON
+// one string, "12-40": the usual case, so a record costs a few bytes, not
+// one object a message.
 type RecordedMessages []RecordedMessage
+
+// Add appends m, joining it to the run before it when it continues it.
+func (ms RecordedMessages) Add(m RecordedMessage) RecordedMessages {
+	if n := len(ms); n > 0 && m.plain() && ms[n-1].plain() && m.ID == ms[n-1].last()+1 {
+		ms[n-1].Through = m.ID
+		return ms
+	}
+	return append(ms, m)
+}
+
+// Len is the number of messages the entries stand for.
+func (ms RecordedMessages) Len() int {
+	n := 0
+	for _, m := range ms {
+		n += int(m.last()-m.ID) + 1
+	}
+	return n
+}
+
+// last is the last id of a run (ID for a single message).
+func (m RecordedMessage) last() int64 {
+	if m.Through > m.ID {
+		return m.Through
+	}
+	return m.ID
+}
 
 // MarshalJSON writes runs of plain consecutive ids as "first-last".
 func (ms RecordedMessages) MarshalJSON() ([]byte, error) {
@@ -68,15 +103,16 @@ func (ms RecordedMessages) MarshalJSON() ([]byte, error) {
 		}
 		m := ms[i]
 		if m.plain() {
-			j := i
-			for j+1 < len(ms) && ms[j+1].plain() && ms[j+1].ID == ms[j].ID+1 {
+			j, last := i, m.last()
+			for j+1 < len(ms) && ms[j+1].plain() && ms[j+1].ID == last+1 {
 				j++
+				last = ms[j].last()
 			}
 			b = append(b, '"')
 			b = strconv.AppendInt(b, m.ID, 10)
-			if j > i {
+			if last > m.ID {
 				b = append(b, '-')
-				b = strconv.AppendInt(b, ms[j].ID, 10)
+				b = strconv.AppendInt(b, last, 10)
 			}
 			b = append(b, '"')
 			i = j + 1
@@ -116,9 +152,11 @@ func (ms *RecordedMessages) UnmarshalJSON(data []byte) error {
 					return fmt.Errorf("message run %q is not a range of ids", run)
 				}
 			}
-			for id := a; id <= z; id++ {
-				out = append(out, RecordedMessage{ID: id})
+			m := RecordedMessage{ID: a}
+			if z > a {
+				m.Through = z
 			}
+			out = append(out, m)
 			continue
 		}
 		var m RecordedMessage
@@ -152,29 +190,18 @@ func (b Breakdown) Total() int {
 	return b.System + b.Memory + b.Tools + b.Summary + b.History + b.Block
 }
 
-// WireSum hashes the fields of messages that go on the wire (role,
-// content, tool calls, tool_call_id), in order.
+// WireSum is a checksum of the fields of messages that go on the wire
+// (role, content, tool calls, tool_call_id), in order: CRC-32C, which the
+// CPU computes, over the strings in place — it runs over the whole context
+// with every request, and guards against accidents (a row changed since),
+// not against forgery.
 func WireSum(ms []chat.Message) string {
-	h := sha256.New()
-	var buf []byte
+	tab, sep := castagnoli(), [2]byte{0, 1} // after each field, after each message
+	sum := uint32(0)
 	field := func(s string) {
-		// Through one buffer: a string written to the hash directly would
-		// be copied to a new []byte each time.
-		for len(s) > 0 {
-			if len(buf) == cap(buf) {
-				h.Write(buf)
-				buf = buf[:0]
-			}
-			n := copy(buf[len(buf):cap(buf)], s)
-			buf, s = buf[:len(buf)+n], s[n:]
-		}
-		if len(buf) == cap(buf) {
-			h.Write(buf)
-			buf = buf[:0]
-		}
-		buf = append(buf, 0)
+		sum = crc32.Update(sum, tab, unsafe.Slice(unsafe.StringData(s), len(s)))
+		sum = crc32.Update(sum, tab, sep[:1])
 	}
-	buf = make([]byte, 0, 32<<10)
 	for _, m := range ms {
 		field(string(m.Role))
 		field(m.Content)
@@ -184,11 +211,13 @@ func WireSum(ms []chat.Message) string {
 			field(tc.Name)
 			field(tc.Arguments)
 		}
-		field("\x01")
+		sum = crc32.Update(sum, tab, sep[1:])
 	}
-	h.Write(buf)
-	return hex.EncodeToString(h.Sum(nil))
+	return fmt.Sprintf("crc32c:%08x:%d", sum, len(ms))
 }
+
+// castagnoli is made on first use, not at start-up.
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // TextHash is the key of a text in context_texts.
 func TextHash(text string) string {
@@ -200,8 +229,8 @@ func TextHash(text string) string {
 // JSON for llm_calls.request.
 func (s *Store) saveRequest(ctx context.Context, sessionID string, r *RequestRecord) (string, error) {
 	for _, t := range []struct{ hash, kind, text string }{{r.System, "system", r.SystemText}, {r.Tools, "tools", r.ToolsText}} {
-		if t.hash == "" {
-			continue
+		if t.hash == "" || t.text == "" {
+			continue // no text, or stored with an earlier record
 		}
 		if _, err := s.exec(ctx, `INSERT INTO context_texts (session_id, hash, kind, text, created_at) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (session_id, hash) DO NOTHING`, sessionID, t.hash, t.kind, t.text, s.nowMs()); err != nil {
@@ -328,16 +357,18 @@ func (s *Store) Rebuild(ctx context.Context, call CallInfo) (Rebuilt, error) {
 	}
 	out.Messages = append(out.Messages, chat.Message{Role: chat.System, Content: r.SystemText})
 	for i, rm := range r.Messages {
-		var m chat.Message
-		switch {
-		case rm.Message != nil:
-			m = *rm.Message
-		case rm.ID != 0:
-			sm, ok := stored[rm.ID]
+		if rm.Message != nil {
+			out.Messages = append(out.Messages, *rm.Message)
+			continue
+		}
+		if rm.ID == 0 {
+			return bad("the %d. entry has neither an id nor a text", i+1)
+		}
+		for id := rm.ID; id <= rm.last(); id++ {
+			m, ok := stored[id]
 			if !ok {
-				return bad("message %d (the %d. sent) is no longer stored", rm.ID, i+1)
+				return bad("message %d is no longer stored", id)
 			}
-			m = sm
 			if rm.Content != nil {
 				m.Content = *rm.Content
 			}
@@ -349,10 +380,8 @@ func (s *Store) Rebuild(ctx context.Context, call CallInfo) (Rebuilt, error) {
 					}
 				}
 			}
-		default:
-			return bad("the %d. message has neither an id nor a text", i+1)
+			out.Messages = append(out.Messages, m)
 		}
-		out.Messages = append(out.Messages, m)
 	}
 	if got := WireSum(out.Messages); got != r.Sum {
 		return bad("the messages it names no longer give the request that was sent (sum %.12s, recorded %.12s): a stored message changed", got, r.Sum)
@@ -362,11 +391,14 @@ func (s *Store) Rebuild(ctx context.Context, call CallInfo) (Rebuilt, error) {
 
 // messagesByID reads the stored messages a record names, archived ones
 // included.
-func (s *Store) messagesByID(ctx context.Context, sessionID string, rms []RecordedMessage) (map[int64]chat.Message, error) {
+func (s *Store) messagesByID(ctx context.Context, sessionID string, rms RecordedMessages) (map[int64]chat.Message, error) {
 	var ids []any
 	for _, rm := range rms {
-		if rm.ID != 0 && rm.Message == nil {
-			ids = append(ids, rm.ID)
+		if rm.Message != nil {
+			continue
+		}
+		for id := rm.ID; id != 0 && id <= rm.last(); id++ {
+			ids = append(ids, id)
 		}
 	}
 	out := make(map[int64]chat.Message, len(ids))
