@@ -65,8 +65,11 @@ func (w *Workspace) SyncTemplate() ([]TemplateUpdate, error) {
 	if w.template == nil {
 		return nil, nil
 	}
-	w.writeMu.Lock()
-	defer w.writeMu.Unlock()
+	unlock, err := w.lockAll()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	st := w.loadTemplateState()
 	var out []TemplateUpdate
 	for _, f := range Versioned {
@@ -125,8 +128,11 @@ func (w *Workspace) ApplyTemplateUpdate(f string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s is not a template file", f)
 	}
-	w.writeMu.Lock()
-	defer w.writeMu.Unlock()
+	unlock, err := w.lockAll()
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
 	curB, err := os.ReadFile(w.path(f))
 	if err != nil {
 		return "", fmt.Errorf("apply the template update: %w", err)
@@ -164,6 +170,18 @@ func (w *Workspace) ApplyTemplateUpdate(f string) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("applied the template's change to %s, keeping your edits (the text before is in %s)", f, archive), nil
+}
+
+// lockAll holds the workspace against writers of this process and of
+// others (two Pollys starting at once update the template once).
+func (w *Workspace) lockAll() (func(), error) {
+	w.writeMu.Lock()
+	unlock, err := lockPath(filepath.Join(w.dir, lockFile))
+	if err != nil {
+		w.writeMu.Unlock()
+		return nil, fmt.Errorf("lock workspace: %w", err)
+	}
+	return func() { unlock(); w.writeMu.Unlock() }, nil
 }
 
 // updatePath is where a file's pending template change is kept.
