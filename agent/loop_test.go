@@ -302,6 +302,39 @@ func TestRepeatingModelIsStopped(t *testing.T) {
 	}
 }
 
+// Issue 27 #8: a model alternating two identical reads (the seeds' run
+// went 40 calls) is noted at the third repeat and stopped at the eighth,
+// with the cycle named; the wire shows the note.
+func TestAlternatingCallsAreStopped(t *testing.T) {
+	h := newHarness(t)
+	h.deps.MaxTurns = 0
+	os.WriteFile(filepath.Join(h.dir, "a.txt"), []byte("alpha\n"), 0o644)
+	os.WriteFile(filepath.Join(h.dir, "b.txt"), []byte("beta\n"), 0o644)
+	calls := 0
+	h.srv.Serve(func(llmtest.Request) llmtest.Step {
+		if calls == 40 {
+			return llmtest.Text("gave up")
+		}
+		calls++
+		return llmtest.Call("read_file", `{"path":"`+string(rune('a'+(calls-1)%2))+`.txt"}`)
+	})
+	out, err := h.send(context.Background(), "compare a.txt and b.txt")
+	if !errors.Is(err, ErrLoop) || out.Reason != "loop" ||
+		!strings.Contains(err.Error(), "read_file path=a.txt was called 8 times in the last 15 calls in a cycle with read_file path=b.txt") {
+		t.Fatalf("out=%+v err=%v", out, err)
+	}
+	reqs := h.srv.Requests()
+	if len(reqs) != 15 {
+		t.Fatalf("%d requests: the cycle was not stopped at the 15th call", len(reqs))
+	}
+	for i := 1; i < len(reqs); i++ {
+		noted := strings.Contains(reqs[i].LastTurn().Content, "times in your last")
+		if noted != (i >= 5) {
+			t.Fatalf("request %d: noted=%v: %q", i, noted, reqs[i].LastTurn().Content)
+		}
+	}
+}
+
 // A changing result is not a loop: the same command whose output differs
 // each time runs on.
 func TestChangingResultIsNotALoop(t *testing.T) {

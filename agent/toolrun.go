@@ -161,7 +161,7 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 				execID = id
 			}
 		}
-		content, offloaded = contextOutput(output, chars, execID, call.Name, s)
+		content, offloaded = window.OutputContent(output, chars, execID, call.Name, s)
 		if offloaded {
 			// What the model saw in place of the output, for the output browser and audits.
 			if err := a.deps.Store.SetToolPreview(ctx, execID, content); err != nil {

@@ -159,14 +159,16 @@ func (m *Model) statusLine() string {
 	if info, err := m.app.PersonaModel(p.p.ID); err == nil {
 		model = info.Name // before its first status: the persona's own model
 		if threshold == 0 {
-			threshold = info.SummarizeAt()
+			// Until the agent's status comes (with the fixed cost it
+			// measured): its formula without the fixed cost.
+			threshold = info.Threshold(0)
 		}
 	}
 	if p.hasStatus && s.Model != "" {
 		model = s.Model
 	}
 	if threshold == 0 {
-		threshold = m.app.Deps.Context.WithDefaults().Threshold(m.app.Deps.Model.ContextWindow)
+		threshold = m.app.Model.Threshold(0)
 	}
 	type seg struct {
 		text string

@@ -24,7 +24,6 @@ import (
 	"polly/agent/owner"
 	"polly/agent/redact"
 	"polly/memory/store"
-	"polly/memory/window"
 	"polly/personas"
 	"polly/tools"
 	"polly/tools/mcp"
@@ -44,12 +43,14 @@ type Options struct {
 	Asker      permission.Asker // nil: headless (what would ask is denied)
 	LLM        llm.Streamer     // nil: an llm.Client for the configured model
 	Now        func() time.Time // nil: time.Now
-	CacheDir   string           // learned context limits live here; "": the user cache dir's polly/
 	Home       string           // the user's home: user skill folders; "" skips them
 	// DiscoveryWait is how long Open waits for the providers' model lists
 	// (windows) when they are not cached: a headless run waits a moment,
 	// the TUI (0) never does and picks them up from its next run on.
 	DiscoveryWait time.Duration
+	// KillPoint is agent.Deps.KillPoint: crash tests end the process at a
+	// named point of the summary swap. nil in normal runs.
+	KillPoint func(point string)
 }
 
 // HeadlessDiscoveryWait bounds the wait of a headless run for windows.
@@ -148,8 +149,10 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		if err != nil {
 			a.Warnings = append(a.Warnings, fmt.Sprintf("workspace memory unavailable: %v", err))
 		} else {
+			ws.SetProject(root)
 			a.Workspace = ws
 			personaDir = filepath.Join(ws.Dir(), "personas")
+			a.Warnings = append(a.Warnings, templateNotices(ws)...)
 		}
 	}
 	set, perrs := personas.Load(personaDir, personas.MarkdownDirs(root, opts.Home)...)
@@ -239,7 +242,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		Tools:       reg,
 		Personas:    set,
 		Model:       modelOf(a.Model),
-		Context:     settingsOf(a.Model.Context),
+		Context:     a.Model.Context,
 		Gate:        a.Policy,
 		Hooks:       hookSet,
 		Mode:        string(cfg.Mode),
@@ -251,15 +254,13 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		MaxParallel: cfg.Team.MaxParallel,
 		MaxDepth:    depthOf(cfg.Team.MaxDepth),
 		Now:         opts.Now,
+		KillPoint:   opts.KillPoint,
 		Models:      a,
 	}
-	cacheDir := opts.CacheDir
-	if cacheDir == "" {
-		cacheDir = cfg.CacheDir() // $XDG_CACHE_HOME/polly or ~/.cache/polly, as the config sees the home
-	}
-	if l := openLimits(cacheDir); l != nil {
-		a.Deps.Limits = l
-	}
+	// The catalogue is the one cache of learned context limits: the agent
+	// learns into it, and every later resolution of the model starts from
+	// the window it learned.
+	a.Deps.Limits = learnedLimits{cat}
 	if a.MCP != nil {
 		a.Deps.Extra = a.MCP
 	}
@@ -433,33 +434,11 @@ func rulesOf(in []config.Rule) []permission.Rule {
 }
 
 func modelOf(m config.ModelInfo) agent.Model {
-	out := agent.Model{Name: m.Name, Provider: m.Provider, ContextWindow: m.ContextWindow, MaxOutput: m.MaxOutput, SafetyMargin: m.SafetyMargin}
+	out := agent.Model{Name: m.Name, Provider: m.Provider, ContextWindow: m.ContextWindow, MaxOutput: m.MaxOutput, SafetyMargin: m.SafetyMargin, Tools: m.Tools}
 	if m.Price != nil {
 		out.InputPrice, out.OutputPrice, out.CachedPrice = m.Price.Input, m.Price.Output, m.Price.CachedInput
 	}
 	return out
-}
-
-func settingsOf(c config.ContextSettings) window.Settings {
-	return window.Settings{
-		AnchorEvery:      c.AnchorEvery,
-		CheckpointEvery:  c.CheckpointEvery,
-		OffloadChars:     c.OffloadChars,
-		OffloadCharsRead: c.OffloadCharsRead,
-		PreviewHead:      c.PreviewHeadChars,
-		PreviewTail:      c.PreviewTailChars,
-		StaleAfter:       c.StaleAfterMessages,
-		SummarizeAt:      c.SummarizeAtTokens,
-		SummarizeRatio:   c.SummarizeWindowRatio,
-		KeepRecent:       c.KeepRecentMessages,
-		HardLimit:        c.HardLimitTokens,
-		HardKeep:         c.HardKeepMessages,
-		RecentActions:    c.RecentActions,
-		RecoveryKeep:     c.ContextErrorKeepOutputs,
-		RecoveryCut:      c.ContextErrorCutChars,
-		SummaryMaxTokens: c.SummaryMaxTokens,
-		SummaryShare:     c.SummaryShare,
-	}
 }
 
 // prompts assembles system prompts from the workspace memory (when there
@@ -474,7 +453,14 @@ type prompts struct {
 }
 
 func (p prompts) SystemPrompt(per personas.Persona) (string, error) {
-	text := per.SystemPrompt
+	text, _, err := p.SystemPromptParts(per)
+	return text, err
+}
+
+// SystemPromptParts is agent.PromptParts: the prompt and how many of its
+// bytes come from the workspace memory files.
+func (p prompts) SystemPromptParts(per personas.Persona) (string, int, error) {
+	text, memory := per.SystemPrompt, 0
 	if p.ws != nil {
 		now := time.Now()
 		if p.now != nil {
@@ -482,9 +468,9 @@ func (p prompts) SystemPrompt(per personas.Persona) (string, error) {
 		}
 		pr, err := p.ws.SystemPrompt(workspace.PromptInput{PersonaPrompt: per.SystemPrompt, PersonaName: per.Name, ProjectDir: p.project, WorkDir: p.workDir, Now: now})
 		if err != nil {
-			return "", err
+			return "", 0, err
 		}
-		text = pr.Text
+		text, memory = pr.Text, pr.MemoryBytes()
 	}
 	// Skills are loaded with read_file or skill; a persona with neither
 	// could not use the list.
@@ -494,7 +480,25 @@ func (p prompts) SystemPrompt(per personas.Persona) (string, error) {
 	for _, in := range p.mcp.Instructions() {
 		text += fmt.Sprintf("\n\n# How to use the MCP server %s (its own instructions)\n%s", in.Server, in.Text)
 	}
-	return text, nil
+	return text, memory, nil
+}
+
+// templateNotices brings the workspace's instruction files to the current
+// template and says what it could not update: a file the user changed
+// keeps their text, and the memory inspector shows and applies the
+// template's change.
+func templateNotices(ws *workspace.Workspace) []string {
+	updates, err := ws.SyncTemplate()
+	var out []string
+	if err != nil {
+		out = append(out, fmt.Sprintf("workspace template: %v", err))
+	}
+	for _, u := range updates {
+		if u.Notice {
+			out = append(out, fmt.Sprintf("%s in %s has edits of yours and an older template's text; Polly's template changed: /memory in the TUI shows the change and applies it (a to apply; your edits are kept)", u.File, ws.Dir()))
+		}
+	}
+	return out
 }
 
 // skillBook adapts the skill set to the skill tool.

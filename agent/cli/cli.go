@@ -220,6 +220,10 @@ Usage:
   polly sessions                list stored sessions (resume with --session ID or --continue)
   polly sessions --adopt [ID]   take over sessions Polly did not make here (copied, cloned, moved),
                                 after showing what they are
+  polly inspect [SESSION] [CALL] [--json]
+                                what the model received on a call: the request rebuilt from its record,
+                                tokens by part (system, memory files, tools, summary, history, task block);
+                                without CALL the session's calls; --json the request body as sent
   polly init                    create the workspace memory (~/.agent/workspace)
   polly config [--json]         print the effective configuration and where each value came from
   polly trust [DIR]             show the settings of DIR/.agent/config.json that need trust, and trust them
@@ -381,6 +385,7 @@ func run(ctx context.Context, env Env) error {
 			return usagef("polly %s takes flags only (got %q)", cmd, strings.Join(o.args[1:], " "))
 		}
 	case "mcp": // mcpCommand checks its own arguments
+	case "inspect": // inspectCommand checks its own arguments
 	case "sessions":
 		if len(o.args) > 2 || len(o.args) == 2 && !o.adopt {
 			return usagef("polly sessions takes no arguments, or one session id after --adopt (got %q)", strings.Join(o.args[1:], " "))
@@ -435,11 +440,13 @@ func run(ctx context.Context, env Env) error {
 	switch cmd {
 	case "config":
 		app.DiscoverModels(ctx, cfg, app.HeadlessDiscoveryWait)
-		return printConfig(env, cfg, o.configJSON)
+		return printConfig(ctx, env, cfg, o.configJSON)
 	case "models":
 		return listModels(ctx, env, cfg)
 	case "init":
 		return initWorkspace(env, cfg)
+	case "inspect":
+		return inspectCommand(ctx, env, cfg, o)
 	case "sessions":
 		if o.adopt {
 			return adoptSessions(ctx, env, cfg, o.args[1:])
@@ -499,13 +506,46 @@ func version(env Env) string {
 	return env.Version
 }
 
-func printConfig(env Env, cfg *config.Config, asJSON bool) error {
+func printConfig(ctx context.Context, env Env, cfg *config.Config, asJSON bool) error {
+	if f, ok := lastFixedCost(ctx, env.Dir); ok {
+		cfg.SetFixedCost(f)
+	}
 	if asJSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(cfg.Values())
 	}
 	return cfg.Print(env.Stdout)
+}
+
+// lastFixedCost is the fixed cost (system prompt, tool schemas, task
+// block) the agent measured on the latest model call of this project, from
+// its request record: the summarization threshold depends on it, and
+// `polly config` shows the agent's own number. false when there is none.
+func lastFixedCost(ctx context.Context, dir string) (config.FixedCost, bool) {
+	path := filepath.Join(dir, ".agent", "polly.db")
+	if _, err := os.Stat(path); err != nil {
+		return config.FixedCost{}, false
+	}
+	st, err := store.Open(path)
+	if err != nil {
+		return config.FixedCost{}, false
+	}
+	defer st.Close()
+	s, err := st.LatestSession(ctx)
+	if err != nil {
+		return config.FixedCost{}, false
+	}
+	calls, err := st.Calls(ctx, s.ID)
+	if err != nil {
+		return config.FixedCost{}, false
+	}
+	for i := len(calls) - 1; i >= 0; i-- {
+		if r := calls[i].Record; r != nil && r.Kind == "main" && r.Fixed > 0 {
+			return config.FixedCost{Tokens: r.Fixed, Model: r.Model, From: fmt.Sprintf("measured on call %d of session %s", calls[i].Number, s.ID)}, true
+		}
+	}
+	return config.FixedCost{}, false
 }
 
 // listModels prints the table the TUI's /model picker shows: configured

@@ -10,6 +10,8 @@
 // containing "team" delegates two tasks in parallel (coder and scraper),
 // so the team panel has rows; one containing "build" sets a plan and runs
 // a slow command whose output streams into its block. Replies stream slowly enough to watch.
+// -context-limit N refuses prompts over N tokens the way OpenAI does, so a
+// small local window (16k, 20k) can be tried without one.
 package main
 
 import (
@@ -27,6 +29,7 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8089", "listen `ADDR`")
 	delay := flag.Duration("delay", 40*time.Millisecond, "pause between streamed chunks")
+	limit := flag.Int("context-limit", 0, "refuse requests over `TOKENS` prompt tokens (about 4 characters each) with OpenAI's context_length_exceeded error, as a small local model would; 0: no limit")
 	flag.Parse()
 	d := demo{delay: *delay}
 	srv, err := llmtest.Start(*addr, llmtest.Repeat(100000, d.step)...)
@@ -34,6 +37,7 @@ func main() {
 		log.Fatal(err)
 	}
 	srv.Strict(false)
+	srv.SetContextLimit(*limit)
 	fmt.Printf("fake OpenAI server on %s\n", srv.URL())
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, os.Interrupt)
