@@ -29,8 +29,8 @@ type memoryPanel struct {
 	list   []memFile
 	sel    int
 	err    string
-	note   string          // a problem that leaves the list usable
-	marked map[string]bool // files changed since the last opening, as found when this one began
+	note   string                            // a problem that leaves the list usable
+	marked map[string]bool                   // files changed since the last opening, as found when this one began
 	apply  func(file string) (string, error) // applies a pending template update (workspace.ApplyTemplateUpdate); nil: none
 
 	path    string // shown now
