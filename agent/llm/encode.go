@@ -3,19 +3,26 @@ package llm
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"sync"
 	"unsafe"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
 
 	"polly/memory/chat"
 )
 
-// The request body is encoded here rather than by openai-go: its
-// reflection-based encoder re-encoded the whole history for every request,
-// the largest per-step cost that grew with the context. The JSON is the
-// same (TestEncodeMatchesSDK compares it with the SDK's for every kind of
-// message); with a WireCache, a message the previous request already
-// carried keeps its encoded bytes, so a step encodes only what changed.
+// The request body is built from openai-go's own request types: each
+// message is an openai.ChatCompletionMessageParamUnion, the tools are
+// openai.ChatCompletionToolUnionParam, the other fields an
+// openai.ChatCompletionNewParams, each encoded by the SDK. What Polly adds
+// is the WireCache: the SDK encodes a whole ChatCompletionNewParams through
+// reflection, history included, which was the largest per-step cost that
+// grew with the context; with a cache, a message the previous request
+// already carried keeps its encoded bytes, so a step encodes only what
+// changed and the body is those bytes joined. The body then goes to the SDK
+// as it is (option.WithRequestBody). TestEncodeMatchesSDK checks that it
+// means what the SDK's encoding of the whole request means.
 
 // WireCache keeps the encoded JSON of one conversation's messages and
 // tools between its requests. Reuse is decided by comparing each message's
@@ -46,76 +53,86 @@ type encodedMessage struct {
 // NewWireCache returns an empty cache.
 func NewWireCache() *WireCache { return &WireCache{} }
 
-// Wire shapes of the chat-completions request, as openai-go sends them.
-type wireMessage struct {
-	Role       string         `json:"role"`
-	Content    *string        `json:"content,omitempty"`
-	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string         `json:"tool_call_id,omitempty"`
-}
-
-type wireToolCall struct {
-	ID       string       `json:"id"`
-	Type     string       `json:"type"`
-	Function wireFunction `json:"function"`
-}
-
-type wireFunction struct {
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-}
-
-type wireTool struct {
-	Type     string          `json:"type"`
-	Function wireFunctionDef `json:"function"`
-}
-
-type wireFunctionDef struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description,omitempty"`
-	Parameters  map[string]any `json:"parameters"`
-}
-
-// encodeMessage is one message's JSON. Only Role, Content, ToolCalls and
-// ToolCallID go on the wire; harness metadata stays home.
-func encodeMessage(m chat.Message) ([]byte, error) {
-	w := wireMessage{Role: string(m.Role)}
-	content := m.Content
+// messageParam is m as openai-go's request type. Only Role, Content,
+// ToolCalls and ToolCallID go on the wire; harness metadata stays home.
+func messageParam(m chat.Message) (openai.ChatCompletionMessageParamUnion, error) {
 	switch m.Role {
-	case chat.System, chat.User:
-		w.Content = &content
+	case chat.System:
+		return openai.SystemMessage(m.Content), nil
+	case chat.User:
+		return openai.UserMessage(m.Content), nil
 	case chat.Tool:
 		if m.ToolCallID == "" {
-			return nil, fmt.Errorf("tool message without tool_call_id")
+			return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("tool message without tool_call_id")
 		}
-		w.Content, w.ToolCallID = &content, m.ToolCallID
+		return openai.ToolMessage(m.Content, m.ToolCallID), nil
 	case chat.Assistant:
+		var a openai.ChatCompletionAssistantMessageParam
 		// With tool calls and no text the content is omitted, as OpenAI
 		// itself returns it; a bare empty reply still needs a content field.
 		if m.Content != "" || len(m.ToolCalls) == 0 {
-			w.Content = &content
+			a.Content.OfString = openai.String(m.Content)
 		}
 		for _, tc := range m.ToolCalls {
-			w.ToolCalls = append(w.ToolCalls, wireToolCall{ID: tc.ID, Type: "function",
-				Function: wireFunction{Name: tc.Name, Arguments: tc.Arguments}})
+			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+					ID:       tc.ID,
+					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: tc.Arguments},
+				},
+			})
 		}
-	default:
-		return nil, fmt.Errorf("unknown role %q", m.Role)
+		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
 	}
-	return json.Marshal(w)
+	return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown role %q", m.Role)
+}
+
+// toolParam is t as openai-go's request type.
+func toolParam(t ToolSpec) openai.ChatCompletionToolUnionParam {
+	fn := shared.FunctionDefinitionParam{Name: t.Name, Parameters: shared.FunctionParameters(t.Parameters)}
+	if t.Parameters == nil {
+		// Several servers reject a function without a parameters schema.
+		fn.Parameters = shared.FunctionParameters{"type": "object", "properties": map[string]any{}}
+	}
+	if t.Description != "" {
+		fn.Description = openai.String(t.Description)
+	}
+	return openai.ChatCompletionFunctionTool(fn)
+}
+
+func encodeMessage(m chat.Message) ([]byte, error) {
+	p, err := messageParam(m)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(p)
 }
 
 func encodeTools(specs []ToolSpec) ([]byte, error) {
-	ws := make([]wireTool, len(specs))
+	ps := make([]openai.ChatCompletionToolUnionParam, len(specs))
 	for i, t := range specs {
-		params := t.Parameters
-		if params == nil {
-			// Several servers reject a function without a parameters schema.
-			params = map[string]any{"type": "object", "properties": map[string]any{}}
-		}
-		ws[i] = wireTool{Type: "function", Function: wireFunctionDef{Name: t.Name, Description: t.Description, Parameters: params}}
+		ps[i] = toolParam(t)
 	}
-	return json.Marshal(ws)
+	return json.Marshal(ps)
+}
+
+// envelope is the request's other fields (model, stream options,
+// temperature, max tokens) as openai-go encodes them.
+func (c *Client) envelope(req Request) ([]byte, error) {
+	p := openai.ChatCompletionNewParams{
+		Model:         shared.ChatModel(req.Model),
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	}
+	if req.Temperature != nil {
+		p.Temperature = openai.Float(*req.Temperature)
+	}
+	if req.MaxTokens > 0 {
+		if c.maxCompletionTokens {
+			p.MaxCompletionTokens = openai.Int(int64(req.MaxTokens))
+		} else {
+			p.MaxTokens = openai.Int(int64(req.MaxTokens))
+		}
+	}
+	return p.MarshalJSON()
 }
 
 // encodes reports whether e is m's encoding. Strings that share their
@@ -177,10 +194,16 @@ func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, erro
 		}
 	}
 
-	// "stream" first, where openai-go put it.
-	b := append(buf[:0], `{"stream":true,"model":`...)
-	b = appendJSONString(b, req.Model)
-	b = append(b, `,"messages":[`...)
+	env, err := c.envelope(req)
+	if err != nil {
+		return nil, err
+	}
+	if len(env) < 2 || env[0] != '{' || env[len(env)-1] != '}' {
+		return nil, fmt.Errorf("request fields encoded as %q, want an object", env)
+	}
+
+	// "stream" first, where NewStreaming sets it again: found at once.
+	b := append(buf[:0], `{"stream":true,"messages":[`...)
 	for i, m := range msgs {
 		if i > 0 {
 			b = append(b, ',')
@@ -192,22 +215,9 @@ func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, erro
 		b = append(b, `,"tools":`...)
 		b = append(b, toolsJSON...)
 	}
-	b = append(b, `,"stream_options":{"include_usage":true}`...)
-	if req.Temperature != nil {
-		t, err := json.Marshal(*req.Temperature)
-		if err != nil {
-			return nil, fmt.Errorf("temperature: %w", err)
-		}
-		b = append(b, `,"temperature":`...)
-		b = append(b, t...)
-	}
-	if req.MaxTokens > 0 {
-		if c.maxCompletionTokens {
-			b = append(b, `,"max_completion_tokens":`...)
-		} else {
-			b = append(b, `,"max_tokens":`...)
-		}
-		b = strconv.AppendInt(b, int64(req.MaxTokens), 10)
+	if len(env) > 2 {
+		b = append(b, ',')
+		b = append(b, env[1:len(env)-1]...)
 	}
 	b = append(b, '}')
 
@@ -243,10 +253,4 @@ func (w *WireCache) giveBuffer(b []byte) {
 	w.mu.Lock()
 	w.buf = b
 	w.mu.Unlock()
-}
-
-// appendJSONString appends s as a JSON string.
-func appendJSONString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s) // a string always encodes
-	return append(b, q...)
 }

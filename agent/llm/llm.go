@@ -1,7 +1,8 @@
 // Package llm adapts an OpenAI-compatible chat-completions endpoint to
-// Polly's conversation types over net/http: one streaming call with tools,
-// retries with backoff, an idle-stream watchdog and classified errors. It
-// holds no policy: what to do with an error is the agent loop's decision.
+// Polly's conversation types through the official openai-go SDK: one
+// streaming call with tools, retries with backoff, an idle-stream watchdog
+// and classified errors. It holds no policy: what to do with an error is
+// the agent loop's decision.
 package llm
 
 import (
