@@ -38,6 +38,8 @@ type WireCache struct {
 	spare     []encodedMessage // the list before msgs, reused for the next request
 	tools     []ToolSpec       // the slice toolsJSON was encoded from (kept alive, compared by identity)
 	toolsJSON []byte
+	env       envelopeKey // what envJSON was encoded from
+	envJSON   []byte
 	buf       []byte // the last body's buffer, reused by the next request
 }
 
@@ -115,24 +117,46 @@ func encodeTools(specs []ToolSpec) ([]byte, error) {
 	return json.Marshal(ps)
 }
 
-// envelope is the request's other fields (model, stream options,
-// temperature, max tokens) as openai-go encodes them.
-func (c *Client) envelope(req Request) ([]byte, error) {
+// envelopeKey is what a request's other fields (model, stream options,
+// temperature, max tokens) are encoded from.
+type envelopeKey struct {
+	model               string
+	temperature         float64
+	hasTemperature      bool
+	maxTokens           int
+	maxCompletionTokens bool
+}
+
+func (c *Client) envelopeKey(req Request) envelopeKey {
+	k := envelopeKey{model: req.Model, maxTokens: req.MaxTokens, maxCompletionTokens: c.maxCompletionTokens}
+	if req.Temperature != nil {
+		k.temperature, k.hasTemperature = *req.Temperature, true
+	}
+	return k
+}
+
+// encode is the request's other fields as openai-go encodes them: a JSON
+// object without messages and tools.
+func (k envelopeKey) encode() ([]byte, error) {
 	p := openai.ChatCompletionNewParams{
-		Model:         shared.ChatModel(req.Model),
+		Model:         shared.ChatModel(k.model),
 		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
 	}
-	if req.Temperature != nil {
-		p.Temperature = openai.Float(*req.Temperature)
+	if k.hasTemperature {
+		p.Temperature = openai.Float(k.temperature)
 	}
-	if req.MaxTokens > 0 {
-		if c.maxCompletionTokens {
-			p.MaxCompletionTokens = openai.Int(int64(req.MaxTokens))
+	if k.maxTokens > 0 {
+		if k.maxCompletionTokens {
+			p.MaxCompletionTokens = openai.Int(int64(k.maxTokens))
 		} else {
-			p.MaxTokens = openai.Int(int64(req.MaxTokens))
+			p.MaxTokens = openai.Int(int64(k.maxTokens))
 		}
 	}
-	return p.MarshalJSON()
+	b, err := p.MarshalJSON()
+	if err == nil && (len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}') {
+		err = fmt.Errorf("request fields encoded as %q, want an object", b)
+	}
+	return b, err
 }
 
 // encodes reports whether e is m's encoding. Strings that share their
@@ -161,13 +185,17 @@ func sameSlice(a, b []ToolSpec) bool {
 // one).
 func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, error) {
 	var prev, msgs []encodedMessage
-	var toolsJSON []byte
+	var toolsJSON, env []byte
+	envKey := c.envelopeKey(req)
 	if cache != nil {
 		cache.mu.Lock()
 		prev, msgs = cache.msgs, cache.spare
 		cache.msgs, cache.spare = nil, nil // this request's now
 		if sameSlice(cache.tools, req.Tools) && cache.toolsJSON != nil {
 			toolsJSON = cache.toolsJSON
+		}
+		if cache.envJSON != nil && cache.env == envKey {
+			env = cache.envJSON
 		}
 		cache.mu.Unlock()
 	}
@@ -194,12 +222,11 @@ func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, erro
 		}
 	}
 
-	env, err := c.envelope(req)
-	if err != nil {
-		return nil, err
-	}
-	if len(env) < 2 || env[0] != '{' || env[len(env)-1] != '}' {
-		return nil, fmt.Errorf("request fields encoded as %q, want an object", env)
+	if env == nil {
+		var err error
+		if env, err = envKey.encode(); err != nil {
+			return nil, err
+		}
 	}
 
 	// "stream" first, where NewStreaming sets it again: found at once.
@@ -228,6 +255,7 @@ func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, erro
 		if len(req.Tools) > 0 {
 			cache.tools, cache.toolsJSON = req.Tools, toolsJSON
 		}
+		cache.env, cache.envJSON = envKey, env
 		cache.mu.Unlock()
 	}
 	return b, nil
