@@ -12,6 +12,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/pagination"
 )
 
 // Defaults for the zero fields of Config.
@@ -257,29 +258,34 @@ type Model struct {
 	Raw json.RawMessage
 }
 
-// Models lists the endpoint's models (GET /models, through openai-go's
-// Models.List).
+// Models lists the endpoint's models: GET /models through openai-go's
+// client, the answer read as its page of openai.Model. The body is taken
+// as it comes rather than by Models.List, which refuses JSON served as
+// text/plain, as some local servers and proxies serve it.
 func (c *Client) Models(ctx context.Context) ([]Model, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, c.cfg.CallTimeout, errCallTimeout)
 	defer cancel()
+	fail := func(e *Error) ([]Model, error) { return nil, fmt.Errorf("list models: %w", e) }
 	if c.ep.err != nil {
-		return nil, fmt.Errorf("list models: %w", &Error{Kind: KindBadRequest, Message: c.ep.err.Error(), Err: c.ep.err})
+		return fail(&Error{Kind: KindBadRequest, Message: c.ep.err.Error(), Err: c.ep.err})
 	}
 	tap := &bodyTap{limit: maxModelList}
-	page, err := c.ep.sdk.Models.List(ctx, tap.option())
-	if err != nil {
-		var e *Error
-		switch res := tap.response(); {
-		case ctx.Err() != nil:
-			e = c.ctxError(ctx, "", err)
-		case res != nil && res.StatusCode/100 == 2:
-			// The SDK could not read the body as a model list.
-			e = &Error{Kind: KindUnknown, Status: res.StatusCode, Err: err,
-				Message: fmt.Sprintf("response is not a model list (Content-Type %q): %s", res.Header.Get("Content-Type"), snippet(tap.body()))}
-		default:
-			e = classify(err, false, tap)
+	var body []byte
+	if err := c.ep.sdk.Get(ctx, "models", nil, &body, tap.option()); err != nil {
+		if ctx.Err() != nil {
+			return fail(c.ctxError(ctx, "", err))
 		}
-		return nil, fmt.Errorf("list models: %w", e)
+		return fail(classify(err, false, tap))
+	}
+	var page pagination.Page[openai.Model]
+	if err := json.Unmarshal(body, &page); err != nil || !page.JSON.Data.Valid() {
+		var status int
+		var ct string
+		if res := tap.response(); res != nil {
+			status, ct = res.StatusCode, res.Header.Get("Content-Type")
+		}
+		return fail(&Error{Kind: KindUnknown, Status: status, Err: err,
+			Message: fmt.Sprintf("response is not a model list (Content-Type %q): %s", ct, snippet(body))})
 	}
 	out := make([]Model, len(page.Data))
 	for i, m := range page.Data {

@@ -101,12 +101,14 @@ func toolParam(t ToolSpec) openai.ChatCompletionToolUnionParam {
 	return openai.ChatCompletionFunctionTool(fn)
 }
 
+// encodeMessage is m's JSON. MarshalJSON is called directly: through
+// json.Marshal the SDK's output would be checked and compacted again.
 func encodeMessage(m chat.Message) ([]byte, error) {
 	p, err := messageParam(m)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(p)
+	return p.MarshalJSON()
 }
 
 func encodeTools(specs []ToolSpec) ([]byte, error) {

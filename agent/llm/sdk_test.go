@@ -186,3 +186,20 @@ func TestProductionBinaryLinksSDK(t *testing.T) {
 		}
 	}
 }
+
+// TestModelListShapes: a list served as text/plain (some local servers and
+// proxies) is still a list; an answer without a "data" list is not one.
+func TestModelListShapes(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	c := newClient(t, srv.URL())
+	srv.SetModelsResponse(http.StatusOK, "text/plain; charset=utf-8", `{"data":[{"id":"a","context_length":8192},{"id":"b"}]}`)
+	if got, err := c.ListModels(context.Background()); err != nil || strings.Join(got, ",") != "a,b" {
+		t.Errorf("text/plain list: %v, %v", got, err)
+	}
+	for _, body := range []string{`{"models":[]}`, `{"data":null}`, `{"data":"a,b"}`} {
+		srv.SetModelsResponse(http.StatusOK, "application/json", body)
+		if got, err := c.ListModels(context.Background()); err == nil || !strings.Contains(err.Error(), "not a model list") {
+			t.Errorf("%s: %v, %v; want an error", body, got, err)
+		}
+	}
+}
