@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -46,6 +47,7 @@ type Options struct {
 	// (windows) when they are not cached: a headless run waits a moment,
 	// the TUI (0) never does and picks them up from its next run on.
 	DiscoveryWait time.Duration
+	Log           *slog.Logger // --debug: the provider client logs each HTTP request here; nil: no log
 }
 
 // HeadlessDiscoveryWait bounds the wait of a headless run for windows.
@@ -111,7 +113,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		llmCfg: func(m config.ModelInfo) llm.Config {
 			return llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, MaxRetries: retries(cfg.LLM.MaxRetries),
 				IdleTimeout: cfg.LLM.IdleTimeout(), CallTimeout: cfg.LLM.CallTimeout(), Headers: m.Headers,
-				UserAgent: "Polly/" + cfg.Version()}
+				UserAgent: "Polly/" + cfg.Version(), Log: opts.Log}
 		}}
 
 	var personaDir string

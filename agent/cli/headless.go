@@ -42,7 +42,7 @@ func headless(ctx context.Context, env Env, cfg *config.Config, o options, log *
 		}
 	}
 	a, err := app.Open(ctx, app.Options{Config: cfg, ProjectDir: env.Dir, Template: env.Template, LLM: env.LLM, Home: env.Home,
-		DiscoveryWait: app.HeadlessDiscoveryWait})
+		DiscoveryWait: app.HeadlessDiscoveryWait, Log: log})
 	if err != nil {
 		return err
 	}
