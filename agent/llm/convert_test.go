@@ -48,8 +48,39 @@ func (c *Client) params(req Request) (openai.ChatCompletionNewParams, error) {
 	return p, nil
 }
 
+// messageParam is m as openai-go's request type: the reference
+// encodeMessage is checked against.
+func messageParam(m chat.Message) (openai.ChatCompletionMessageParamUnion, error) {
+	switch m.Role {
+	case chat.System:
+		return openai.SystemMessage(m.Content), nil
+	case chat.User:
+		return openai.UserMessage(m.Content), nil
+	case chat.Tool:
+		if m.ToolCallID == "" {
+			return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("tool message without tool_call_id")
+		}
+		return openai.ToolMessage(m.Content, m.ToolCallID), nil
+	case chat.Assistant:
+		var a openai.ChatCompletionAssistantMessageParam
+		if m.Content != "" || len(m.ToolCalls) == 0 {
+			a.Content.OfString = openai.String(m.Content)
+		}
+		for _, tc := range m.ToolCalls {
+			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+					ID:       tc.ID,
+					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: tc.Arguments},
+				},
+			})
+		}
+		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
+	}
+	return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown role %q", m.Role)
+}
+
 // sdkBody is the body openai-go would send for req: its encoding of the
-// params plus the "stream" key NewStreaming sets.
+// params plus the "stream" key NewStreaming adds.
 func sdkBody(t *testing.T, c *Client, req Request) map[string]any {
 	t.Helper()
 	p, err := c.params(req)

@@ -12,17 +12,17 @@ import (
 	"polly/memory/chat"
 )
 
-// The request body is built from openai-go's own request types: each
-// message is an openai.ChatCompletionMessageParamUnion, the tools are
-// openai.ChatCompletionToolUnionParam, the other fields an
-// openai.ChatCompletionNewParams, each encoded by the SDK. What Polly adds
-// is the WireCache: the SDK encodes a whole ChatCompletionNewParams through
-// reflection, history included, which was the largest per-step cost that
-// grew with the context; with a cache, a message the previous request
-// already carried keeps its encoded bytes, so a step encodes only what
-// changed and the body is those bytes joined. The body then goes to the SDK
-// as it is (option.WithRequestBody). TestEncodeMatchesSDK checks that it
-// means what the SDK's encoding of the whole request means.
+// The request body is built per message and cached: openai-go encodes a
+// whole ChatCompletionNewParams through reflection, history included,
+// which was the largest per-step cost that grew with the context. With a
+// WireCache, a message the previous request already carried keeps its
+// encoded bytes, so a step encodes only what changed, and the body is
+// those bytes joined. A new message is encoded here, from a struct of its
+// four wire fields: the SDK's param types encode the same JSON (a step's
+// tool result of a few KB) at about 2.5 times the CPU and garbage. The
+// tools and the other request fields, encoded once per conversation, are
+// the SDK's types. TestEncodeMatchesSDK checks that the body means what
+// the SDK's encoding of the whole request means.
 
 // WireCache keeps the encoded JSON of one conversation's messages and
 // tools between its requests. Reuse is decided by comparing each message's
@@ -55,37 +55,52 @@ type encodedMessage struct {
 // NewWireCache returns an empty cache.
 func NewWireCache() *WireCache { return &WireCache{} }
 
-// messageParam is m as openai-go's request type. Only Role, Content,
-// ToolCalls and ToolCallID go on the wire; harness metadata stays home.
-func messageParam(m chat.Message) (openai.ChatCompletionMessageParamUnion, error) {
+// wireMessage is a message as the chat-completions request carries it.
+type wireMessage struct {
+	Role       string         `json:"role"`
+	Content    *string        `json:"content,omitempty"`
+	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+type wireToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function wireFunction `json:"function"`
+}
+
+type wireFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// encodeMessage is one message's JSON. Only Role, Content, ToolCalls and
+// ToolCallID go on the wire; harness metadata stays home.
+func encodeMessage(m chat.Message) ([]byte, error) {
+	w := wireMessage{Role: string(m.Role)}
+	content := m.Content
 	switch m.Role {
-	case chat.System:
-		return openai.SystemMessage(m.Content), nil
-	case chat.User:
-		return openai.UserMessage(m.Content), nil
+	case chat.System, chat.User:
+		w.Content = &content
 	case chat.Tool:
 		if m.ToolCallID == "" {
-			return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("tool message without tool_call_id")
+			return nil, fmt.Errorf("tool message without tool_call_id")
 		}
-		return openai.ToolMessage(m.Content, m.ToolCallID), nil
+		w.Content, w.ToolCallID = &content, m.ToolCallID
 	case chat.Assistant:
-		var a openai.ChatCompletionAssistantMessageParam
 		// With tool calls and no text the content is omitted, as OpenAI
 		// itself returns it; a bare empty reply still needs a content field.
 		if m.Content != "" || len(m.ToolCalls) == 0 {
-			a.Content.OfString = openai.String(m.Content)
+			w.Content = &content
 		}
 		for _, tc := range m.ToolCalls {
-			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-					ID:       tc.ID,
-					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: tc.Name, Arguments: tc.Arguments},
-				},
-			})
+			w.ToolCalls = append(w.ToolCalls, wireToolCall{ID: tc.ID, Type: "function",
+				Function: wireFunction{Name: tc.Name, Arguments: tc.Arguments}})
 		}
-		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
+	default:
+		return nil, fmt.Errorf("unknown role %q", m.Role)
 	}
-	return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown role %q", m.Role)
+	return json.Marshal(w)
 }
 
 // toolParam is t as openai-go's request type.
@@ -99,16 +114,6 @@ func toolParam(t ToolSpec) openai.ChatCompletionToolUnionParam {
 		fn.Description = openai.String(t.Description)
 	}
 	return openai.ChatCompletionFunctionTool(fn)
-}
-
-// encodeMessage is m's JSON. MarshalJSON is called directly: through
-// json.Marshal the SDK's output would be checked and compacted again.
-func encodeMessage(m chat.Message) ([]byte, error) {
-	p, err := messageParam(m)
-	if err != nil {
-		return nil, err
-	}
-	return p.MarshalJSON()
 }
 
 func encodeTools(specs []ToolSpec) ([]byte, error) {
@@ -231,7 +236,7 @@ func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, erro
 		}
 	}
 
-	// "stream" first, where NewStreaming sets it again: found at once.
+	// "stream": true is what NewStreaming would set (see Client.attempt).
 	b := append(buf[:0], `{"stream":true,"messages":[`...)
 	for i, m := range msgs {
 		if i > 0 {

@@ -68,7 +68,7 @@ func newEndpoint(cfg Config) endpoint {
 		option.WithBaseURL(root.String()),
 		option.WithHTTPClient(guardRedirects(cfg.HTTPClient)),
 		option.WithMaxRetries(0),
-		option.WithMiddleware(wireRequest(ep.header)),
+		option.WithMiddleware(exactHeaders(ep.header)),
 	}
 	for k, vs := range ep.base.Query() {
 		for _, v := range vs {
@@ -82,30 +82,18 @@ func newEndpoint(cfg Config) endpoint {
 	return ep
 }
 
-// wireRequest is the last word on each request the SDK sends.
-//
-// Headers: Polly's and no others. openai.NewClient adds its own
-// (X-Stainless-* telemetry, its User-Agent) and reads OPENAI_API_KEY,
-// OPENAI_ORG_ID, OPENAI_PROJECT_ID and OPENAI_CUSTOM_HEADERS from the
-// environment; Polly's configuration has already decided which key and
-// headers go to which provider, and an OpenAI key or organisation id must
-// not reach another one.
-//
-// Body: the SDK wraps it in a reader net/http cannot hand to the socket in
-// one write, which costs a 32 KiB copy buffer per request; GetBody gives
-// the same bytes as a plain reader.
-func wireRequest(h http.Header) option.Middleware {
+// exactHeaders sends Polly's headers and no others. openai.NewClient adds
+// its own (X-Stainless-* telemetry, its User-Agent) and reads
+// OPENAI_API_KEY, OPENAI_ORG_ID, OPENAI_PROJECT_ID and
+// OPENAI_CUSTOM_HEADERS from the environment; Polly's configuration has
+// already decided which key and headers go to which provider, and an
+// OpenAI key or organisation id must not reach another one.
+func exactHeaders(h http.Header) option.Middleware {
 	return func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
 		ct := req.Header.Get("Content-Type")
 		req.Header = h.Clone()
 		if ct != "" {
 			req.Header.Set("Content-Type", ct)
-		}
-		if req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
-			if body, err := req.GetBody(); err == nil {
-				_ = req.Body.Close()
-				req.Body = body
-			}
 		}
 		return next(req)
 	}
