@@ -105,6 +105,9 @@ func (c *Client) Stream(ctx context.Context, req Request, obs Observer) (Respons
 	}
 	// Every attempt has ended when Stream returns: the buffer is free.
 	defer req.Cache.giveBuffer(body)
+	if obs.OnRequest != nil {
+		obs.OnRequest(body)
+	}
 	callCtx, cancel := context.WithTimeoutCause(ctx, c.cfg.CallTimeout, errCallTimeout)
 	defer cancel()
 

@@ -57,6 +57,10 @@ type Retry struct {
 type Observer struct {
 	OnDelta func(Delta)
 	OnRetry func(Retry)
+	// OnRequest sees the request body exactly as it is sent (every
+	// attempt sends the same), before the first attempt. The bytes are
+	// the call's buffer: copy what is kept past the callback.
+	OnRequest func(body []byte)
 }
 
 // Streamer is what the agent loop needs from a provider. Stream must not
