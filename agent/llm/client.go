@@ -175,7 +175,7 @@ func (c *Client) attempt(callCtx context.Context, body []byte, obs Observer) (Re
 
 	tap := &bodyTap{touch: func() { watchdog.Reset(c.cfg.IdleTimeout) }, cancel: cancel}
 	var res *http.Response
-	err := c.ep.sdk.Post(ctx, "chat/completions", body, &res, tap.option())
+	err := c.ep.post(ctx, "chat/completions", body, &res, tap.option())
 	stream := ssestream.NewStream[openai.ChatCompletionChunk](ssestream.NewDecoder(res), err)
 	defer stream.Close()
 	acc := newAccumulator()
@@ -281,7 +281,7 @@ func (c *Client) Models(ctx context.Context) ([]Model, error) {
 	}
 	tap := &bodyTap{limit: maxModelList}
 	var body []byte
-	if err := c.ep.sdk.Get(ctx, "models", nil, &body, tap.option()); err != nil {
+	if err := c.ep.get(ctx, "models", nil, &body, tap.option()); err != nil {
 		if ctx.Err() != nil {
 			return fail(c.ctxError(ctx, "", err))
 		}
