@@ -14,6 +14,7 @@ import (
 
 	"polly/agent/hooks"
 	"polly/agent/llm"
+	"polly/agent/redact"
 	"polly/memory/chat"
 	"polly/memory/store"
 	"polly/memory/task"
@@ -70,13 +71,17 @@ type PromptSource interface {
 // workspace memory implements it).
 type Journal interface {
 	LogTaskEnd(t workspace.TaskEntry) (string, error)
-	LogToolError(tool, brief, errText, fix string) (string, error)
+	LogToolError(p workspace.Provenance, tool, brief, errText, fix string) (string, error)
 }
 
 // FactStore keeps the durable facts summaries extract (the workspace's
-// MEMORY.md "Learned" sections). It returns the facts it added (new ones).
+// MEMORY.md "Learned" sections). LearnEdit builds the write (added lists
+// the new facts once it is previewed or applied); the permission gate
+// sees its diff before Apply makes it.
 type FactStore interface {
-	LearnFacts(session string, facts []string) ([]string, error)
+	LearnEdit(p workspace.Provenance, facts []string) (e workspace.Edit, added *[]string)
+	Preview(e workspace.Edit) (before, after string, err error)
+	Apply(e workspace.Edit) (string, error)
 }
 
 // ToolSource provides tools that appear while Polly runs (MCP servers that
@@ -86,16 +91,25 @@ type ToolSource interface {
 	Tools() []tools.Tool
 }
 
+// SessionOwner tells the sessions this install made in this project from
+// the others (agent/owner.Checker): a shipped or copied store is data, not
+// a conversation to continue or files to restore. Check returns nil for an
+// own session and an error saying what the session is otherwise.
+type SessionOwner interface {
+	Check(s store.Session) error
+}
+
 // Deps are the long-lived parts every agent of a process shares.
 type Deps struct {
 	Store      *store.Store
+	Owner      SessionOwner // required to resume a stored session
 	LLM        llm.Streamer
 	Tools      *tools.Registry // the shared tools; agents add their own bound tools
 	Prompts    PromptSource
-	Journal    Journal    // nil: no daily log or learnings
-	Facts      FactStore  // nil: durable facts from summaries are not kept
-	Limits     LimitStore // nil: context limits learned from errors last one session
-	Secrets    []string   // API keys: redacted from tool outputs before they are stored or sent
+	Journal    Journal          // nil: no daily log or learnings
+	Facts      FactStore        // nil: durable facts from summaries are not kept
+	Limits     LimitStore       // nil: context limits learned from errors last one session
+	Redactor   *redact.Redactor // API keys in any encoding: hidden from tool outputs before they are stored or sent; nil hides nothing
 	Personas   *personas.Set
 	Model      Model
 	Context    window.Settings
@@ -156,12 +170,14 @@ type Agent struct {
 	allowed  []string
 	bound    []tools.Tool    // the tools bound to this agent (task_plan, delegate_task…)
 	extraGen uint64          // the ToolSource generation the registry was built from
+	deferred *deferredTools  // MCP tools held back until a search loads them; nil when all are sent
 	warned   map[string]bool // warnings already shown once
 	toolTok  int             // cached token estimate of the tool schemas
 
 	retrySummaryAt     int    // after a rejected summary: context size at which to try again
 	sysText            string // the last system prompt and its token count
 	sysTok             int
+	sysBase, sysFull   string             // the last assembled prompt, and it with the untrusted-data rule
 	toolSpecs          []llm.ToolSpec     // built once
 	wire               *llm.WireCache     // the encoded messages and tools of the last request, reused by the next
 	pendingCalls       []store.LLMCall    // model calls accounted, stored with the next write
@@ -438,6 +454,7 @@ func (a *Agent) logTaskEnd(prompt string, out Outcome, err error) {
 	}
 	if _, jerr := a.deps.Journal.LogTaskEnd(workspace.TaskEntry{
 		Persona: a.persona.Name, Asked: asked, Outcome: outcome, Files: a.task.Files, ToolCalls: out.ToolCalls, Session: a.session,
+		Provenance: a.provenance(),
 	}); jerr != nil {
 		a.warnOnce("journal", fmt.Sprintf("could not write the daily log: %v", jerr))
 	}

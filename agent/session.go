@@ -56,10 +56,21 @@ func OpenSession(ctx context.Context, deps *Deps, emit func(Event), opts Session
 			}
 			return nil, fmt.Errorf("resume session %s: %w", opts.ID, err)
 		}
+		if err := checkOwner(deps.Owner, sess); err != nil {
+			return nil, err
+		}
 		s.id, s.title = sess.ID, sess.Title
 		s.resumed = true
 	}
 	return s, nil
+}
+
+// checkOwner fails closed: without an owner check nothing stored is used.
+func checkOwner(o SessionOwner, sess store.Session) error {
+	if o == nil {
+		return fmt.Errorf("session %s: no check of who made it is configured, so it is not used", sess.ID)
+	}
+	return o.Check(sess)
 }
 
 // ID is the session id ("" before the first message of a new session).
@@ -204,6 +215,7 @@ func (a *Agent) buildTools() {
 	}
 	a.registry = base.With(append(extra, a.bound...)...)
 	a.allowed = allowedTools(a.persona, a.registry)
+	a.planMCPTools()
 	a.toolSpecs, a.toolTok = nil, 0
 }
 
@@ -212,7 +224,9 @@ func (a *Agent) buildTools() {
 func (a *Agent) refreshTools() {
 	if a.deps.Extra != nil && a.deps.Extra.Generation() != a.extraGen {
 		a.buildTools()
+		return
 	}
+	a.refreshDeferred()
 }
 
 // allowedTools is the persona's list, restricted to tools that exist. Only
@@ -247,8 +261,9 @@ func allowedTools(p personas.Persona, r *tools.Registry) []string {
 	return out
 }
 
-// mcpPrefix starts the name of every tool an MCP server provides.
-const mcpPrefix = "mcp__"
+// mcpPrefix starts the name of every tool MCP servers provide: their own
+// (mcp__server__tool) and the resource tools (mcp_list_resources).
+const mcpPrefix = "mcp_"
 
 func matchAny(patterns []string, name string) bool {
 	for _, p := range patterns {
@@ -281,6 +296,9 @@ func (a *Agent) load(ctx context.Context) error {
 		return fmt.Errorf("load %s conversation: %w", a.persona.ID, err)
 	}
 	a.history = h
+	if err := a.recallUntrusted(ctx); err != nil {
+		return err
+	}
 	if b, err := a.deps.Store.AgentState(ctx, a.session, a.persona.ID); err == nil {
 		if err := json.Unmarshal(b, &a.task); err != nil {
 			a.warnOnce("state", fmt.Sprintf("the stored task state of %s is unreadable (%v); starting it afresh", a.persona.ID, err))
@@ -302,6 +320,31 @@ func (a *Agent) load(ctx context.Context) error {
 		// A note only: the task block at the end of every request carries
 		// the task state, so no copy of it is written into the history.
 		a.pendingResume = promptText(resumedNote)
+	}
+	return nil
+}
+
+// recallUntrusted marks the session as having read what its stored tool
+// results hold in envelopes, so a resumed session's memory writes ask as
+// they did before. Messages a summary replaced count too.
+func (a *Agent) recallUntrusted(ctx context.Context) error {
+	msgs := a.history
+	if slices.ContainsFunc(msgs, func(m chat.Message) bool { return m.Kind == chat.KindSummary }) {
+		all, err := a.deps.Store.AllMessages(ctx, a.session, a.persona.ID)
+		if err != nil {
+			return fmt.Errorf("load %s conversation: %w", a.persona.ID, err)
+		}
+		msgs = all
+	}
+	for _, m := range msgs {
+		if m.Role != chat.Tool {
+			continue
+		}
+		for _, src := range tools.EnvelopeSources(m.Content) {
+			if src != earlierNote { // the harness quoting ERRORS.md, not a read
+				a.team.readUntrusted(src)
+			}
+		}
 	}
 	return nil
 }

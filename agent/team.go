@@ -18,10 +18,47 @@ import (
 
 // team tracks the sub-agents of one session: which agent ids are running
 // (a second concurrent run of a persona gets "#2"), so checkpoints and
-// events never collide.
+// events never collide, and what untrusted content any agent of the
+// session has read.
 type team struct {
-	mu      sync.Mutex
-	running map[string]bool // agent ids in use
+	mu        sync.Mutex
+	running   map[string]bool // agent ids in use
+	untrusted []string        // sources of untrusted data read in this session, first maxSources
+	readCount int             // how many distinct sources were read
+}
+
+// maxSources bounds the untrusted sources a session remembers by name.
+const maxSources = 8
+
+// readUntrusted records that the session read data from source.
+func (t *team) readUntrusted(source string) {
+	if source == "" {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if slices.Contains(t.untrusted, source) {
+		return
+	}
+	t.readCount++
+	if len(t.untrusted) < maxSources {
+		t.untrusted = append(t.untrusted, source)
+	}
+}
+
+// untrustedRead lists the untrusted sources the session has read (nil:
+// none), with "… N more" when there were more than maxSources.
+func (t *team) untrustedRead() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.untrusted) == 0 {
+		return nil
+	}
+	out := slices.Clone(t.untrusted)
+	if more := t.readCount - len(out); more > 0 {
+		out = append(out, fmt.Sprintf("… %d more", more))
+	}
+	return out
 }
 
 // claim returns a free agent id for a persona: "coder", then "coder#2"…

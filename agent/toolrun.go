@@ -15,6 +15,7 @@ import (
 	"polly/memory/tokens"
 	"polly/memory/window"
 	"polly/tools"
+	"polly/workspace"
 )
 
 // runTools runs one reply's tool calls in order and stores each result as
@@ -94,7 +95,10 @@ func (a *Agent) finishTool(ctx context.Context, call chat.ToolCall, res tools.Re
 // the task state, checkpointing every CheckpointEvery calls.
 func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.Result, dur time.Duration, status store.ExecStatus) {
 	s := a.settings()
-	output := redact(res.Output, a.deps.Secrets)
+	// From here on the session has read untrusted data: what it writes to
+	// the workspace memory says so, and asks (issue 25).
+	a.team.readUntrusted(res.Untrusted)
+	output := a.deps.Redactor.String(res.Output)
 	chars := len([]rune(output))
 	lines := chat.CountLines(output)
 	note := ""
@@ -214,19 +218,15 @@ func firstLine(s string, max int) string {
 	return task.Clip(s, max)
 }
 
-// redact replaces every occurrence of a secret (an API key a tool printed,
-// e.g. from a .env file) so it reaches neither the store nor the model.
-func redact(s string, secrets []string) string {
-	for _, k := range secrets {
-		if len(k) >= 8 && strings.Contains(s, k) {
-			s = strings.ReplaceAll(s, k, "[REDACTED API KEY]")
-		}
-	}
-	return s
-}
-
 // callContext carries the call id and the calling agent to the tool and the
 // permission gate, and the recorder file-writing tools back up through.
 func (a *Agent) callContext(ctx context.Context, call chat.ToolCall) context.Context {
+	ctx = tools.WithProvenance(ctx, a.provenance())
 	return a.withRecorder(tools.WithCaller(context.WithValue(ctx, callIDKey{}, call.ID), a.id), call)
+}
+
+// provenance is who writes to the workspace memory now: this session, its
+// project, this persona, and the untrusted sources the session has read.
+func (a *Agent) provenance() workspace.Provenance {
+	return workspace.Provenance{Session: a.session, Project: a.deps.ProjectDir, Persona: a.persona.ID, Untrusted: a.team.untrustedRead()}
 }

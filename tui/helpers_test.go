@@ -186,6 +186,10 @@ func (h *harness) settle(d time.Duration) {
 
 func (h *harness) key(k string) { h.send(keyMsg(k)) }
 
+// answerable waits until the permission dialog takes keys (keyGuard after
+// the question appeared).
+func (h *harness) answerable() { h.until("the dialog to take keys", h.m.perm.accepting) }
+
 // typeText types into the input, one key per character.
 func (h *harness) typeText(s string) {
 	for _, r := range s {

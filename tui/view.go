@@ -41,6 +41,8 @@ func (m *Model) render() string {
 	out := strings.Join(lines, "\n")
 	if m.perm.open() {
 		out = m.overlay(out, m.perm.View())
+	} else if m.adopt != nil {
+		out = m.overlay(out, m.adoptView())
 	}
 	return out
 }

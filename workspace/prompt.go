@@ -260,8 +260,15 @@ func unchanged(old, cur fs.FileInfo) bool {
 	return old != nil && os.SameFile(old, cur) && old.Size() == cur.Size() && old.ModTime().Equal(cur.ModTime())
 }
 
-// readCapped reads at most spec.bytes of path (the start, or the end when
-// spec.tail) and builds the note that says what was left out.
+// markerSlack is how many times its cap is read of a file: provenance
+// markers are taken out before the cap applies, as they cost no prompt
+// space, so a file of short entries with long markers still fills its cap.
+const markerSlack = 4
+
+// readCapped reads path, shows it as the prompt does (promptView: markers
+// out, entries of sessions that had read untrusted content flagged), keeps
+// at most spec.bytes of that (the start, or the end when spec.tail) and
+// builds the note that says what was left out.
 func readCapped(path, name string, spec capSpec) (cached, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -275,40 +282,50 @@ func readCapped(path, name string, spec capSpec) (cached, error) {
 	size := fi.Size()
 	c := cached{info: fi}
 
-	if spec.render != nil {
-		off := int64(0)
+	raw := int64(spec.bytes) * markerSlack
+	off := int64(0)
+	if spec.tail {
+		off = max(size-raw, 0)
+	}
+	data, err := io.ReadAll(io.NewSectionReader(f, off, min(size-off, raw)))
+	if err != nil {
+		return cached{}, fmt.Errorf("read %s: %w", name, err)
+	}
+	s := string(data)
+	cut := off > 0 || int64(len(data)) < size
+	if off > 0 { // start at a whole line (never mid-rune)
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			s = s[i+1:]
+		}
+	} else if int64(len(data)) < size {
+		s = cutAtLine(s)
+	}
+	s = promptView(s)
+	if len(s) > spec.bytes {
+		cut = true
 		if spec.tail {
-			off = max(size-int64(spec.bytes), 0)
-		}
-		data, err := io.ReadAll(io.NewSectionReader(f, off, min(size-off, int64(spec.bytes))))
-		if err != nil {
-			return cached{}, fmt.Errorf("read %s: %w", name, err)
-		}
-		s := string(data)
-		if off > 0 { // start at a whole line
+			s = s[len(s)-spec.bytes:]
 			if i := strings.IndexByte(s, '\n'); i >= 0 {
 				s = s[i+1:]
 			}
-		} else if int64(len(data)) < size {
-			s = cutAtLine(s)
+		} else {
+			s = cutAtLine(s[:spec.bytes])
 		}
-		c.text, c.note = spec.render(s, size)
+	}
+	// The size the notes speak of: the text as shown, when it was all read.
+	shown := int64(len(s))
+	if cut {
+		shown = size
+	}
+
+	if spec.render != nil {
+		c.text, c.note = spec.render(s, shown)
 		c.truncated = c.note != ""
 		return c, nil
 	}
 
 	if spec.tail {
-		off := max(size-int64(spec.bytes), 0)
-		data, err := io.ReadAll(io.NewSectionReader(f, off, size-off))
-		if err != nil {
-			return cached{}, fmt.Errorf("read %s: %w", name, err)
-		}
-		s := string(data)
-		if off > 0 {
-			// Start at a whole line (never mid-rune).
-			if i := strings.IndexByte(s, '\n'); i >= 0 {
-				s = s[i+1:]
-			}
+		if cut {
 			c.truncated = true
 			c.note = fmt.Sprintf("[%s is %s bytes; only the newest %s are shown — read the rest with workspace_read]",
 				name, humanize.Comma(size), kb(spec.bytes))
@@ -317,15 +334,7 @@ func readCapped(path, name string, spec capSpec) (cached, error) {
 		return c, nil
 	}
 
-	data, err := io.ReadAll(io.LimitReader(f, int64(spec.bytes)))
-	if err != nil {
-		return cached{}, fmt.Errorf("read %s: %w", name, err)
-	}
-	s := string(data)
-	if size > int64(spec.bytes) {
-		s = cutAtLine(s)
-		c.truncated = true
-	}
+	c.truncated = cut
 	lines := strings.Count(s, "\n")
 	if len(s) > 0 && !strings.HasSuffix(s, "\n") {
 		lines++
@@ -345,13 +354,13 @@ func readCapped(path, name string, spec capSpec) (cached, error) {
 	case c.truncated:
 		c.note = fmt.Sprintf("[%s is %s bytes; only the first %s are shown, the rest is in %s — %s]", name, humanize.Comma(size), limit, path, spec.hint)
 	case spec.near:
-		pct := 100 * int(size) / spec.bytes
+		pct := 100 * int(shown) / spec.bytes
 		if spec.lines > 0 {
 			pct = max(pct, 100*lines/spec.lines)
 		}
 		if pct >= nearCapPercent {
 			c.note = fmt.Sprintf("[%s is at %d%% of its cap (%d lines, %s bytes; cap %s) — tidy it soon: merge duplicates, remove stale facts]",
-				name, pct, lines, humanize.Comma(size), limit)
+				name, pct, lines, humanize.Comma(shown), limit)
 		}
 	}
 	return c, nil

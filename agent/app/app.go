@@ -22,6 +22,8 @@ import (
 	"polly/agent/config"
 	"polly/agent/llm"
 	"polly/agent/models"
+	"polly/agent/owner"
+	"polly/agent/redact"
 	"polly/memory/store"
 	"polly/memory/window"
 	"polly/personas"
@@ -60,6 +62,7 @@ type App struct {
 	ProjectDir string
 	StateDir   string
 	Store      *store.Store         // nil when .agent/ is unusable
+	Owner      owner.Checker        // tells the sessions this install made here from the others
 	Workspace  *workspace.Workspace // nil when the workspace is unusable
 	Personas   *personas.Set
 	Policy     *permission.Policy
@@ -68,10 +71,14 @@ type App struct {
 	MCP        *mcp.Manager   // the MCP servers; nil when none is configured
 	Deps       *agent.Deps
 	Warnings   []string // problems that did not stop start-up, for the user
+	// Redactor hides the configured keys (every provider's, in any
+	// encoding) from provider errors, tool outputs and logs.
+	Redactor *redact.Redactor
 
-	current atomic.Pointer[agent.Session] // the session decisions are logged under
-	tmpDir  string                        // the commands' private TMPDIR, removed on Close
-	runner  sandbox.Runner                // keeps a sandbox helper ready for the next command
+	storeErr error                         // why Store is nil
+	current  atomic.Pointer[agent.Session] // the session decisions are logged under
+	tmpDir   string                        // the commands' private TMPDIR, removed on Close
+	runner   sandbox.Runner                // keeps a sandbox helper ready for the next command
 
 	gcOnce sync.Once          // the daily retention pass starts with the first session
 	stopGC context.CancelFunc // nil when no pass runs
@@ -99,17 +106,34 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	a := &App{Config: cfg, ProjectDir: root, StateDir: filepath.Join(root, ".agent")}
 	a.Warnings = append(a.Warnings, cfg.Warnings()...)
 
-	if st, err := store.Open(filepath.Join(a.StateDir, "polly.db")); err != nil {
+	if a.Owner, err = LoadOwner(cfg, root); err != nil {
+		return nil, err
+	}
+	if a.Owner.Problem != nil {
+		a.Warnings = append(a.Warnings, fmt.Sprintf("sessions cannot be tied to this machine (%v): resuming and undo are refused", a.Owner.Problem))
+	}
+	dbPath := filepath.Join(a.StateDir, "polly.db")
+	_, statErr := os.Lstat(dbPath)
+	if st, err := OpenStore(dbPath, a.Owner); err != nil {
+		a.storeErr = err
 		a.Warnings = append(a.Warnings, fmt.Sprintf("sessions will not be saved: %v", err))
 	} else {
 		a.Store = st
+		if errors.Is(statErr, fs.ErrNotExist) {
+			// The store was made just now: keep it out of git.
+			if note := IgnoreStateDir(root); note != "" {
+				a.Warnings = append(a.Warnings, note)
+			}
+		}
 	}
 
+	secrets, secretVars := secretsOf(cfg, cfg.ActiveModel())
+	a.Redactor = redact.New(secrets...)
 	cat := models.New(models.Options{CacheDir: cfg.CacheDir(), Debug: a.debugLog})
 	cfg.SetModelFacts(cat)
 	a.discovery, a.stopDiscovery = startDiscovery(ctx, cat, cfg, opts.DiscoveryWait)
 	a.Model = cfg.ActiveModel()
-	a.models = &modelState{cfg: cfg, cat: cat, overrides: map[string]string{}, clients: map[string]llm.Streamer{},
+	a.models = &modelState{cfg: cfg, cat: cat, overrides: map[string]string{}, clients: map[string]llm.Streamer{}, redactor: a.Redactor,
 		llmCfg: func(m config.ModelInfo) llm.Config {
 			return llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, MaxRetries: retries(cfg.LLM.MaxRetries),
 				IdleTimeout: cfg.LLM.IdleTimeout(), CallTimeout: cfg.LLM.CallTimeout(), Headers: m.Headers,
@@ -179,10 +203,10 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if client == nil {
 		client = a.models.client(a.Model)
 	} else {
+		client = redact.Streamer{Inner: client, Redactor: a.Redactor}
 		a.models.clients[endpointKey(a.Model)] = client // personas on the default endpoint share it
 	}
 
-	secrets, secretVars := secretsOf(cfg, a.Model)
 	reg := tools.NewRegistry(tools.FileTools(root)...)
 	reg.Add(tools.ShellTool(root, tools.ShellOptions{Scrub: secretVars, PassEnv: cfg.Sandbox.PassEnv,
 		Sandbox: &a.Sandbox, Caches: caches, TmpDir: a.tmpDir, StateDir: a.StateDir, Runner: &a.runner}))
@@ -204,6 +228,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 
 	a.Deps = &agent.Deps{
 		Store:       a.Store,
+		Owner:       a.Owner,
 		LLM:         client,
 		Tools:       reg,
 		Personas:    set,
@@ -214,7 +239,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		Mode:        string(cfg.Mode),
 		ProjectDir:  root,
 		StateDir:    a.StateDir,
-		Secrets:     secrets,
+		Redactor:    a.Redactor,
 		MaxTurns:    cfg.MaxTurns,
 		MaxParallel: cfg.Team.MaxParallel,
 		MaxDepth:    depthOf(cfg.Team.MaxDepth),
@@ -241,7 +266,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if a.Skills.Len() > 0 {
 		reg.Add(tools.SkillTool(skillBook{a.Skills}))
 	}
-	a.Deps.Prompts = prompts{ws: a.Workspace, project: root, now: opts.Now, skills: a.Skills.Prompt()}
+	a.Deps.Prompts = prompts{ws: a.Workspace, project: root, now: opts.Now, skills: a.Skills.Prompt(), mcp: a.MCP}
 	if a.Workspace != nil {
 		a.Deps.Journal = a.Workspace
 		if cfg.Memory.LearnFacts {
@@ -283,10 +308,17 @@ func secretsOf(cfg *config.Config, m config.ModelInfo) (secrets, vars []string) 
 	if m.APIKey != "" {
 		secrets = append(secrets, m.APIKey)
 	}
-	// Personas may talk to other providers: their keys are secrets too.
+	// Personas may talk to other providers: their keys are secrets too, and
+	// so are headers that carry credentials.
 	for _, name := range slices.Sorted(maps.Keys(cfg.Providers)) {
-		if k := cfg.ProviderEndpoint(name).APIKey; k != "" && !slices.Contains(secrets, k) {
+		ep := cfg.ProviderEndpoint(name)
+		if k := ep.APIKey; k != "" && !slices.Contains(secrets, k) {
 			secrets = append(secrets, k)
+		}
+		for h, v := range ep.Headers {
+			if config.SecretName(h) && !slices.Contains(secrets, v) {
+				secrets = append(secrets, v)
+			}
 		}
 	}
 	return secrets, vars
@@ -406,7 +438,8 @@ type prompts struct {
 	ws      *workspace.Workspace // nil: the bare persona prompt
 	project string
 	now     func() time.Time
-	skills  string // the skills section; "" when there are none
+	skills  string       // the skills section; "" when there are none
+	mcp     *mcp.Manager // its ready servers' instructions join the prompt
 }
 
 func (p prompts) SystemPrompt(per personas.Persona) (string, error) {
@@ -426,6 +459,9 @@ func (p prompts) SystemPrompt(per personas.Persona) (string, error) {
 	// could not use the list.
 	if p.skills != "" && (per.Tools == nil || per.Allows("read_file")) {
 		text += "\n\n" + p.skills
+	}
+	for _, in := range p.mcp.Instructions() {
+		text += fmt.Sprintf("\n\n# How to use the MCP server %s (its own instructions)\n%s", in.Server, in.Text)
 	}
 	return text, nil
 }

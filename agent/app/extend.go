@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"polly/agent"
 	"polly/agent/config"
 	"polly/agent/hooks"
+	"polly/tools"
 	"polly/tools/mcp"
 )
 
@@ -45,7 +47,14 @@ func hooksOf(cfg *config.Config, root string, trusted bool, scrub []string) (*ho
 	if len(list) == 0 {
 		return nil, warnings, nil
 	}
-	set, err := hooks.New(list, hooks.Options{Dir: root, Env: scrubbedEnv(scrub)})
+	// A hook's git gets the overrides run_command's does: the repository's
+	// settings must not name what it runs.
+	env, err := tools.GitSafeEnv(context.Background(), scrubbedEnv(scrub), root, true)
+	if err != nil {
+		warnings = append(warnings, "hooks: "+err.Error())
+		env, _ = tools.GitSafeEnv(context.Background(), scrubbedEnv(scrub), root, false)
+	}
+	set, err := hooks.New(list, hooks.Options{Dir: root, Env: env})
 	return set, warnings, err
 }
 
@@ -70,18 +79,28 @@ func mcpOf(cfg *config.Config, root string, trusted bool, scrub []string) (*mcp.
 			continue
 		}
 		s := e.Server
-		// ${VAR} in args, url, headers and env values comes from Polly's
-		// environment, as in Claude Code's .mcp.json ("Bearer ${GITHUB_TOKEN}").
+		// ${VAR} and ${VAR:-default} come from Polly's environment, as in
+		// Claude Code's .mcp.json ("Bearer ${GITHUB_TOKEN}"); a variable that
+		// is unset without a default fails this server only, naming it.
+		var bad error
+		expand := func(v string) string {
+			out, err := mcp.Expand(v, os.LookupEnv)
+			if err != nil && bad == nil {
+				bad = err
+			}
+			return out
+		}
 		args := make([]string, len(s.Args))
 		for i, a := range s.Args {
-			args[i] = os.ExpandEnv(a)
+			args[i] = expand(a)
 		}
 		headers := make(map[string]string, len(s.Headers))
 		for k, v := range s.Headers {
-			headers[k] = os.ExpandEnv(v)
+			headers[k] = expand(v)
 		}
-		c := mcp.Config{Name: e.Name, Transport: s.Transport(), Command: s.Command, Args: args, URL: os.ExpandEnv(s.URL),
-			Headers: headers, StartupTimeout: time.Duration(s.StartupTimeout) * time.Second, Source: e.Source.String(), Dir: root}
+		c := mcp.Config{Name: e.Name, Transport: s.Transport(), Command: expand(s.Command), Args: args, URL: expand(s.URL),
+			Headers: headers, StartupTimeout: time.Duration(s.StartupTimeout) * time.Second,
+			ToolTimeout: time.Duration(s.ToolTimeout) * time.Second, Source: e.Source.String(), Dir: root}
 		if s.Cwd != "" {
 			c.Dir = s.Cwd
 			if !filepath.IsAbs(c.Dir) {
@@ -91,8 +110,11 @@ func mcpOf(cfg *config.Config, root string, trusted bool, scrub []string) (*mcp.
 		if c.Transport == "stdio" {
 			c.Env = scrubbedEnv(scrub)
 			for _, k := range slices.Sorted(maps.Keys(s.Env)) {
-				c.Env = append(c.Env, k+"="+os.ExpandEnv(s.Env[k]))
+				c.Env = append(c.Env, k+"="+expand(s.Env[k]))
 			}
+		}
+		if bad != nil {
+			c.Broken = "its configuration: " + bad.Error()
 		}
 		list = append(list, c)
 	}

@@ -86,12 +86,12 @@ func TestGCBadRetention(t *testing.T) {
 	env, polly := cliEnv(t, "", nil)
 	os.MkdirAll(filepath.Join(env.Dir, ".agent"), 0o755)
 	for _, cfg := range []string{`{"retention": {"days": 0}}`, `{"retention": {"days": -3}}`, `{"retention": {"days": "ninety"}}`} {
-		os.WriteFile(filepath.Join(env.Dir, ".agent", "config.json"), []byte(cfg), 0o644)
+		userConfig(t, env, cfg)
 		if r := polly("gc"); r.code != 2 || !strings.Contains(r.stderr, "retention.days") {
 			t.Errorf("%s: code=%d stderr=%q", cfg, r.code, r.stderr)
 		}
 	}
-	os.Remove(filepath.Join(env.Dir, ".agent", "config.json"))
+	os.Remove(filepath.Join(env.Home, ".config", "polly", "config.json"))
 	if r := polly("gc", "--older-than", "-1"); r.code != 2 || !strings.Contains(r.stderr, "older-than") {
 		t.Errorf("--older-than -1: code=%d stderr=%q", r.code, r.stderr)
 	}

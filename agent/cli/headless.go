@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"polly/agent/app"
 	"polly/agent/config"
 	"polly/agent/llm"
+	"polly/agent/termsafe"
 	"polly/memory/chat"
 )
 
@@ -47,6 +49,7 @@ func headless(ctx context.Context, env Env, cfg *config.Config, o options, log *
 		return err
 	}
 	defer a.Close()
+	env.Stdout, env.Stderr = onTerminal(env, env.Stdout), onTerminal(env, env.Stderr)
 	p := newPrinter(o.format, env.Stdout, env.Stderr)
 	for _, w := range a.Warnings {
 		fmt.Fprintf(env.Stderr, "polly: warning: %s\n", w)
@@ -133,4 +136,19 @@ func headless(ctx context.Context, env Env, cfg *config.Config, o options, log *
 		msg = errors.New("cancelled; the session is saved (resume with --continue)")
 	}
 	return &exitError{code: ExitFailed, err: msg}
+}
+
+// onTerminal filters what goes to w when w is a terminal: the answer, tool
+// previews and errors keep their colours but no other escape sequence
+// (termsafe), so a model or a command cannot set the clipboard, rewrite the
+// screen or talk to the terminal through Polly's output.
+func onTerminal(env Env, w io.Writer) io.Writer {
+	isTerm := env.IsTerminal
+	if isTerm == nil {
+		isTerm = isTerminal
+	}
+	if isTerm(w) {
+		return termsafe.Writer(w)
+	}
+	return w
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -140,5 +141,70 @@ func TestProjectMCPFile(t *testing.T) {
 	writeFile(t, filepath.Join(env.Dir, ".mcp.json"), `{"mcpServers": {"web": {"type": "http"}}}`)
 	if r := polly("-p", "hi"); r.code != 2 || !strings.Contains(r.stderr, `mcpServers.web: type "http" needs a url`) {
 		t.Fatalf("http without url: code=%d stderr=%s", r.code, r.stderr)
+	}
+}
+
+// Issue 28 item 3 on the wire: 150 MCP tools are not sent (OpenAI takes
+// 128 at most): the model gets a search tool, finds the tool it needs, and
+// the next request carries it; the server-wide rule "mcp__many" allows its
+// tools. A rich server's instructions reach the system prompt; a tool that
+// never answers ends at tool_timeout_seconds; ${VAR:-default} fills in, and
+// an unset ${VAR} fails only its server.
+func TestMCPBudgetTimeoutsAndVariables(t *testing.T) {
+	bin := buildDemoServer(t)
+	t.Setenv("POLLY_TEST_DEMO_TOKEN", "")
+	os.Unsetenv("POLLY_TEST_DEMO_TOKEN")
+	os.Unsetenv("POLLY_TEST_UNSET")
+	srv := llmtest.NewServer(t,
+		llmtest.Call("mcp_tool_search", `{"query":"invoice customer"}`),
+		llmtest.Call("mcp__many__create_invoice", `{"text":"ACME"}`),
+		llmtest.Call("mcp_tool_search", `{"query":"select:mcp__rich__sleep,mcp__rich__echo"}`),
+		llmtest.Call("mcp__rich__sleep", `{}`),
+		llmtest.Call("mcp__rich__echo", `{"text":"vars"}`),
+		llmtest.Text("done"),
+	)
+	env, polly := cliEnv(t, srv.URL(), nil)
+	userConfig(t, env, `{
+  "permissions": {"allow": ["mcp__many", "mcp__rich"]},
+  "mcp_servers": {
+    "many": {"command": "`+bin+`", "args": ["many"]},
+    "rich": {"command": "`+bin+`", "args": ["${POLLY_TEST_MODE:-rich}"], "env": {"DEMO_TOKEN": "${POLLY_TEST_DEMO_TOKEN:-fallback-tok}"}, "tool_timeout_seconds": 1},
+    "needy": {"command": "`+bin+`", "args": ["ok"], "env": {"DEMO_TOKEN": "${POLLY_TEST_UNSET}"}}
+  }
+}`)
+	r := polly("-p", "bill ACME")
+	if r.code != 0 || r.stdout != "done\n" {
+		t.Fatalf("code=%d stdout=%q stderr=%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "MCP server needy failed: not started because of its configuration: ${POLLY_TEST_UNSET} is not set") {
+		t.Fatalf("the unset variable is not named:\n%s", r.stderr)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 6 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	has := func(req llmtest.Request, name string) bool { return slices.Contains(req.Tools, name) }
+	first := reqs[0]
+	if len(first.Tools) > 128 || !has(first, "mcp_tool_search") || has(first, "mcp__many__create_invoice") || has(first, "mcp__many__tool_000") {
+		t.Fatalf("first request: %d tools, search %v, invoice %v", len(first.Tools), has(first, "mcp_tool_search"), has(first, "mcp__many__create_invoice"))
+	}
+	if found := reqs[1].LastTurn().Content; !strings.Contains(found, "mcp__many__create_invoice") || !strings.Contains(found, "Create an invoice") {
+		t.Fatalf("the search result: %q", found)
+	}
+	if !has(reqs[1], "mcp__many__create_invoice") || len(reqs[1].Tools) > 128 {
+		t.Fatalf("the found tool is not sent next: %d tools", len(reqs[1].Tools))
+	}
+	if got := reqs[2].LastTurn().Content; !strings.Contains(got, "create_invoice done: ACME") {
+		t.Fatalf("the loaded tool's result: %q", got)
+	}
+	if got := reqs[4].LastTurn().Content; !strings.Contains(got, "gave no answer within 1s") {
+		t.Fatalf("the hung tool's result: %q", got)
+	}
+	if got := reqs[5].LastTurn().Content; !strings.Contains(got, "token=fallback-tok") {
+		t.Fatalf("${VAR:-default} in env: %q", got)
+	}
+	if sys := first.Messages[0]; sys.Role != "system" || !strings.Contains(sys.Content, "How to use the MCP server rich") ||
+		!strings.Contains(sys.Content, "Call echo to repeat text") {
+		t.Fatalf("the server's instructions are not in the system prompt")
 	}
 }

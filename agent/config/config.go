@@ -50,18 +50,20 @@ type Config struct {
 	Hooks      map[string][]HookMatcher `json:"hooks"`
 	MCPServers map[string]MCPServer     `json:"mcp_servers"`
 
-	sources  map[string]Source // field path → where its value came from; absent = default
-	baseURL  string            // OPENAI_BASE_URL / --base-url: replaces the active provider's base URL
-	apiKey   string            // --api-key: the active provider's key
-	envKeys  map[string]string // provider name → value of its api_key_env, read at Load
-	userFile string            // display path of the user file, even when it does not exist
-	home     string            // for ~ in displayed paths
-	cacheDir string            // $XDG_CACHE_HOME/polly or ~/.cache/polly; "" when unknown
-	facts    ModelFacts        // windows learned and discovered at run time; nil: none
-	warnings []string
-	mcpFile  map[string]MCPServer // the project's .mcp.json "mcpServers"
-	mcpTrust *jsonfile.Node       // the project's .mcp.json "mcpServers", judged with the settings that need trust
-	mcpData  []byte               // .mcp.json as read, for positions
+	sources     map[string]Source // field path → where its value came from; absent = default
+	envBaseURL  string            // OPENAI_BASE_URL: replaces the openai provider's base URL (only its)
+	flagBaseURL string            // --base-url: replaces the active provider's base URL
+	apiKey      string            // --api-key: the active provider's key
+	envKeys     map[string]string // provider name → value of its api_key_env, read at Load
+	userFile    string            // display path of the user file, even when it does not exist
+	home        string            // for ~ in displayed paths
+	cacheDir    string            // $XDG_CACHE_HOME/polly or ~/.cache/polly; "" when unknown
+	stateDir    string            // $XDG_STATE_HOME/polly or ~/.local/state/polly; "" when unknown
+	facts       ModelFacts        // windows learned and discovered at run time; nil: none
+	warnings    []string
+	mcpFile     map[string]MCPServer // the project's .mcp.json "mcpServers"
+	mcpTrust    *jsonfile.Node       // the project's .mcp.json "mcpServers", judged with the settings that need trust
+	mcpData     []byte               // .mcp.json as read, for positions
 
 	opts        LoadOptions  // what Load was given, for Reload
 	trust       ProjectTrust // the project settings that need trust
@@ -201,6 +203,7 @@ type MCPServer struct {
 	URL            string            `json:"url"`
 	Headers        map[string]string `json:"headers"`
 	StartupTimeout int               `json:"startup_timeout_seconds"` // 0: the default
+	ToolTimeout    int               `json:"tool_timeout_seconds"`    // one tool call; 0: the default (60)
 }
 
 // TUISettings are display preferences.
@@ -241,6 +244,11 @@ func (c *Config) SetModelFacts(f ModelFacts) { c.facts = f }
 // CacheDir is Polly's cache directory ($XDG_CACHE_HOME/polly, else
 // ~/.cache/polly); "" when neither is known.
 func (c *Config) CacheDir() string { return c.cacheDir }
+
+// StateDir is Polly's per-user state directory ($XDG_STATE_HOME/polly,
+// else ~/.local/state/polly): the install id lives there. "" when neither
+// is known.
+func (c *Config) StateDir() string { return c.stateDir }
 
 // officialHosts maps a vendor's official API host to its built-in models.
 // Prices and windows from this table never apply to another endpoint: a
@@ -478,20 +486,34 @@ func (c *Config) resolve(provider, name string) ModelInfo {
 		m.APIKey = k
 	}
 	if active, _ := c.activeProviderAndName(); provider == active {
-		// Overrides from env and flags are meant for the active provider
-		// only; sending a --api-key to another endpoint would leak it.
-		if c.baseURL != "" {
-			m.BaseURL = c.baseURL
-		}
+		// Overrides from flags are meant for the active provider only;
+		// sending a --api-key to another endpoint would leak it.
 		if c.apiKey != "" {
 			m.APIKey = c.apiKey
 		}
+	}
+	if u, _, ok := c.baseURLFor(provider); ok {
+		m.BaseURL = u
 	}
 	builtin, official := builtinModel(m.BaseURL, name)
 	m.Known = official || (listed && c.fromFile(provider, name))
 	m.ContextWindow, m.WindowSource = c.window(provider, name, spec, builtin)
 	m.Price, m.PriceSource = c.price(provider, name, spec, builtin)
 	return m
+}
+
+// baseURLFor is the base URL the environment or a flag sets for provider,
+// and where it came from: --base-url is for the active provider,
+// OPENAI_BASE_URL for the openai provider only (it is OpenAI's variable:
+// another provider's key must never follow it to another host).
+func (c *Config) baseURLFor(provider string) (string, Source, bool) {
+	if active, _ := c.activeProviderAndName(); provider == active && c.flagBaseURL != "" {
+		return c.flagBaseURL, Source{Kind: KindFlag, Detail: "--base-url"}, true
+	}
+	if provider == DefaultProvider && c.envBaseURL != "" {
+		return c.envBaseURL, Source{Kind: KindEnv, Detail: "OPENAI_BASE_URL"}, true
+	}
+	return "", Source{}, false
 }
 
 // fromFile reports whether a config file (or a higher layer) set anything

@@ -99,7 +99,7 @@ func (d *decoder) mergeStruct(v reflect.Value, n *jsonfile.Node, field string, a
 		if !ok {
 			return d.fail(m.Off, field, unknownField(m.Key, v.Type(), field))
 		}
-		if err := d.merge(v.Field(f.index), m.Val, joinPath(field, m.Key), m.Off, secretKey(m.Key)); err != nil {
+		if err := d.merge(v.Field(f.index), m.Val, joinPath(field, m.Key), m.Off, secretKey(m.Key) || namedMap(m.Key)); err != nil {
 			return err
 		}
 	}

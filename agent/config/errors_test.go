@@ -167,9 +167,9 @@ func TestFileErrors(t *testing.T) {
 			line:    1, col: 16, field: "mode"},
 		{name: "project file",
 			project: true,
-			content: "{\n  \"max_turns\": -3\n}",
-			want:    projectFile + `:2:3: max_turns: must be at least 0, got -3`,
-			line:    2, col: 3, field: "max_turns"},
+			content: "{\n  \"tui\": {\"theme\": \"neon\"}\n}",
+			want:    projectFile + `:2:11: tui.theme: expected one of auto, dark, light, got "neon"`,
+			line:    2, col: 11, field: "tui.theme"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -89,8 +89,8 @@ func (c *Config) groups() [][]Value {
 	}
 	add(&model, "provider", prov, provSrc)
 	baseSrc := c.Source(provPath + ".base_url")
-	if c.baseURL != "" {
-		baseSrc = c.Source("base_url")
+	if _, src, ok := c.baseURLFor(prov); ok {
+		baseSrc = src
 	}
 	add(&model, "base_url", m.BaseURL, baseSrc)
 	switch {

@@ -307,6 +307,9 @@ func (s MCPServer) Validate() error {
 	if s.StartupTimeout != 0 {
 		p.add("startup_timeout_seconds", atLeast(s.StartupTimeout, 1))
 	}
+	if s.ToolTimeout != 0 {
+		p.add("tool_timeout_seconds", atLeast(s.ToolTimeout, 1))
+	}
 	return p.join()
 }
 
@@ -321,6 +324,7 @@ func (c *Config) validateServers(p *problems, prefix string, servers map[string]
 		p.nest(path, s.Validate())
 		c.writtenZero(p, path+".type", s.Type == "", func(s string) string { return oneOf(s, mcpTypes()...) })
 		c.writtenZero(p, path+".startup_timeout_seconds", s.StartupTimeout == 0, func(string) string { return atLeast(0, 1) })
+		c.writtenZero(p, path+".tool_timeout_seconds", s.ToolTimeout == 0, func(string) string { return atLeast(0, 1) })
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,20 +48,27 @@ type Root struct {
 }
 
 // Roots lists the places skills are looked for, most specific first: the
-// project's .agents/skills and .claude/skills, the user's
-// ~/.config/agents/skills and ~/.claude/skills, then the workspace's
-// skills/. Empty inputs skip their places.
+// project's folders (.agents/skills, .claude/skills, .opencode/skills,
+// .codex/skills), the user's (~/.agents/skills, ~/.config/agents/skills,
+// ~/.claude/skills, ~/.config/opencode/skills, $CODEX_HOME/skills or
+// ~/.codex/skills) — the places Claude Code, Codex and opencode read — then
+// the workspace's skills/. Empty inputs skip their places.
 func Roots(projectDir, home, workspaceDir string) []Root {
 	var out []Root
 	if projectDir != "" {
-		out = append(out,
-			Root{filepath.Join(projectDir, ".agents", "skills"), "project .agents/skills"},
-			Root{filepath.Join(projectDir, ".claude", "skills"), "project .claude/skills"})
+		for _, d := range []string{".agents", ".claude", ".opencode", ".codex"} {
+			out = append(out, Root{filepath.Join(projectDir, d, "skills"), "project " + d + "/skills"})
+		}
 	}
 	if home != "" {
-		out = append(out,
-			Root{filepath.Join(home, ".config", "agents", "skills"), "~/.config/agents/skills"},
-			Root{filepath.Join(home, ".claude", "skills"), "~/.claude/skills"})
+		for _, d := range []string{".agents/skills", ".config/agents/skills", ".claude/skills", ".config/opencode/skills"} {
+			out = append(out, Root{filepath.Join(home, filepath.FromSlash(d)), "~/" + d})
+		}
+		codex := filepath.Join(home, ".codex")
+		if c := os.Getenv("CODEX_HOME"); c != "" && filepath.IsAbs(c) {
+			codex = c
+		}
+		out = append(out, Root{filepath.Join(codex, "skills"), "Codex skills (" + filepath.Join(codex, "skills") + ")"})
 	}
 	if workspaceDir != "" {
 		out = append(out, Root{filepath.Join(workspaceDir, "skills"), "workspace skills/"})
@@ -109,6 +117,9 @@ func Discover(roots []Root) (*Set, []string) {
 				warnings = append(warnings, fmt.Sprintf("skill skipped: %s: %v", file, err))
 				continue
 			}
+			for _, v := range m.violations(e.Name()) {
+				warnings = append(warnings, fmt.Sprintf("skill %s (%s) breaks the Agent Skills spec: %s; it is used anyway", m.Name, file, v))
+			}
 			if first, dup := seen[m.Name]; dup {
 				warnings = append(warnings, fmt.Sprintf("skill skipped: %s: the name %q is taken by %s", file, m.Name, first))
 				continue
@@ -124,6 +135,37 @@ func Discover(roots []Root) (*Set, []string) {
 type Meta struct {
 	Name        string `yaml:"name"`
 	Description string `yaml:"description"`
+	// unknown are the top-level fields the spec does not define.
+	unknown []string
+}
+
+// specFields are the front-matter fields of the Agent Skills spec.
+var specFields = []string{"name", "description", "license", "allowed-tools", "metadata", "compatibility"}
+
+// violations are what the front matter does against the Agent Skills spec
+// that still lets the skill be used: peers are lenient, so Polly warns.
+func (m Meta) violations(dirName string) []string {
+	var out []string
+	if !validSkillName(m.Name) {
+		out = append(out, fmt.Sprintf("the name %q should be lowercase letters, digits and single hyphens", m.Name))
+	}
+	if m.Name != dirName {
+		out = append(out, fmt.Sprintf("the name %q should match its folder %q", m.Name, dirName))
+	}
+	if n := len([]rune(m.Description)); n > maxDescription {
+		out = append(out, fmt.Sprintf("the description is %d characters (at most %d; the prompt shows the first %d)", n, maxDescription, maxDescription))
+	}
+	if len(m.unknown) > 0 {
+		out = append(out, "unknown front-matter fields ignored: "+strings.Join(m.unknown, ", "))
+	}
+	return out
+}
+
+func validSkillName(n string) bool {
+	if n == "" || strings.HasPrefix(n, "-") || strings.HasSuffix(n, "-") || strings.Contains(n, "--") {
+		return false
+	}
+	return !strings.ContainsFunc(n, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') })
 }
 
 // Parse splits a SKILL.md into its front matter and body and checks the
@@ -146,6 +188,14 @@ func Parse(data []byte) (Meta, string, error) {
 	var m Meta
 	if err := yaml.Unmarshal([]byte(front), &m); err != nil {
 		return Meta{}, "", fmt.Errorf("front matter is not valid YAML: %v", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	var fields map[string]any
+	if yaml.Unmarshal([]byte(front), &fields) == nil {
+		for _, k := range slices.Sorted(maps.Keys(fields)) {
+			if !slices.Contains(specFields, k) {
+				m.unknown = append(m.unknown, k)
+			}
+		}
 	}
 	m.Name, m.Description = strings.TrimSpace(m.Name), strings.TrimSpace(m.Description)
 	switch {

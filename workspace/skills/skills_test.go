@@ -82,3 +82,41 @@ func TestDiscoverOrderDuplicatesAndBrokenFiles(t *testing.T) {
 		t.Fatal("no skills must add nothing to the prompt")
 	}
 }
+
+// The places Codex and opencode keep skills are read; a skill that breaks
+// the spec (name case, name ≠ folder, unknown fields, a long description)
+// is used with a warning that says what, as the peers do.
+func TestPeerPlacesAndSpecWarnings(t *testing.T) {
+	project, home, codex := t.TempDir(), t.TempDir(), t.TempDir()
+	t.Setenv("CODEX_HOME", codex)
+	write(t, filepath.Join(project, ".opencode/skills/release/SKILL.md"), "---\nname: release\ndescription: Cut a release.\nlicense: MIT\ncompatibility: opencode\n---\n")
+	write(t, filepath.Join(project, ".codex/skills/lint/SKILL.md"), "---\nname: lint\ndescription: Lint it.\n---\n")
+	write(t, filepath.Join(home, ".agents/skills/pdf/SKILL.md"), "---\nname: pdf\ndescription: PDFs.\nallowed-tools: Bash(pdftk:*)\nmetadata:\n  owner: me\n---\n")
+	write(t, filepath.Join(home, ".config/opencode/skills/sheets/SKILL.md"), "---\nname: sheets\ndescription: Spreadsheets.\n---\n")
+	write(t, filepath.Join(codex, "skills/My_Tool/SKILL.md"), "---\nname: My_Tool\ndescription: "+strings.Repeat("d", 1100)+"\nversion: 3\nauthor: x\n---\n")
+	set, warns := Discover(Roots(project, home, ""))
+	var names []string
+	for _, k := range set.All() {
+		names = append(names, k.Name)
+	}
+	if got := strings.Join(names, " "); got != "release lint pdf sheets My_Tool" {
+		t.Fatalf("skills = %s (warnings %q)", got, warns)
+	}
+	joined := strings.Join(warns, "\n")
+	for _, want := range []string{
+		`skill My_Tool (` + filepath.Join(codex, "skills/My_Tool/SKILL.md") + `) breaks the Agent Skills spec: the name "My_Tool" should be lowercase letters`,
+		"the description is 1100 characters (at most 1024",
+		"unknown front-matter fields ignored: author, version; it is used anyway",
+	} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("warnings lack %q:\n%s", want, joined)
+		}
+	}
+	if strings.Contains(joined, "skill pdf") || strings.Contains(joined, "skill release") {
+		t.Errorf("spec fields (license, compatibility, allowed-tools, metadata) warned about:\n%s", joined)
+	}
+	write(t, filepath.Join(project, ".agents/skills/folder-a/SKILL.md"), "---\nname: other-name\ndescription: x\n---\n")
+	if _, warns := Discover(Roots(project, "", "")); !strings.Contains(strings.Join(warns, "\n"), `the name "other-name" should match its folder "folder-a"`) {
+		t.Errorf("a name that is not its folder: %q", warns)
+	}
+}
