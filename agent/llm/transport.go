@@ -73,6 +73,9 @@ func newEndpoint(cfg Config) endpoint {
 		option.WithBaseURL(root.String()),
 		option.WithHTTPClient(guardRedirects(cfg.HTTPClient)),
 		option.WithMaxRetries(0),
+		// The SDK's own view of the request holds Polly's key, not one
+		// from OPENAI_API_KEY (exactHeaders decides what is sent).
+		option.WithAPIKey(cfg.APIKey),
 		option.WithMiddleware(exactHeaders(ep.header)),
 	}
 	for k, vs := range ep.base.Query() {
