@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -51,6 +52,7 @@ type Options struct {
 	// KillPoint is agent.Deps.KillPoint: crash tests end the process at a
 	// named point of the summary swap. nil in normal runs.
 	KillPoint func(point string)
+	Log       *slog.Logger // --debug: the provider client logs each HTTP request here; nil: no log
 }
 
 // HeadlessDiscoveryWait bounds the wait of a headless run for windows.
@@ -140,7 +142,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		llmCfg: func(m config.ModelInfo) llm.Config {
 			return llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, MaxRetries: retries(cfg.LLM.MaxRetries),
 				IdleTimeout: cfg.LLM.IdleTimeout(), CallTimeout: cfg.LLM.CallTimeout(), Headers: m.Headers,
-				UserAgent: "Polly/" + cfg.Version()}
+				UserAgent: "Polly/" + cfg.Version(), Log: opts.Log}
 		}}
 
 	var personaDir string

@@ -487,7 +487,7 @@ func run(ctx context.Context, env Env) error {
 	if !isTerm(env.Stdin) || !isTerm(env.Stdout) {
 		return &exitError{code: ExitUsage, err: errors.New(`the TUI needs a terminal on stdin and stdout; without one, run headless: polly -p "PROMPT" (or echo PROMPT | polly -p -)`)}
 	}
-	start := TUIStart{App: app.Options{Config: cfg, ProjectDir: env.Dir, WorkDir: env.WorkDir, Template: env.Template, LLM: env.LLM, Home: env.Home}, Persona: cfg.Persona, ModelErr: cfg.CheckModel(),
+	start := TUIStart{App: app.Options{Config: cfg, ProjectDir: env.Dir, WorkDir: env.WorkDir, Template: env.Template, LLM: env.LLM, Home: env.Home, Log: log}, Persona: cfg.Persona, ModelErr: cfg.CheckModel(),
 		Prompt: strings.Join(o.args, " "), Log: log,
 		Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr, Getenv: env.Getenv, Environ: env.Environ}
 	if o.session != "" {

@@ -45,7 +45,7 @@ func headless(ctx context.Context, env Env, cfg *config.Config, o options, log *
 		}
 	}
 	a, err := app.Open(ctx, app.Options{Config: cfg, ProjectDir: env.Dir, WorkDir: env.WorkDir, Template: env.Template, LLM: env.LLM, Home: env.Home,
-		DiscoveryWait: app.HeadlessDiscoveryWait, KillPoint: killPoint(env)})
+		DiscoveryWait: app.HeadlessDiscoveryWait, KillPoint: killPoint(env), Log: log})
 	if err != nil {
 		return err
 	}
