@@ -30,6 +30,7 @@ const markdownMax = 256 << 10
 type markdown struct {
 	style   string
 	byWidth map[int]*glamour.TermRenderer
+	fed     int // bytes given to glamour so far: what rendering cost (tests and benchmarks read it)
 }
 
 // newMarkdown takes the theme's Markdown style: "dark", "light" or "none".
@@ -184,6 +185,7 @@ func (m *markdown) render(src string, w int) (out []string) {
 		}
 		m.byWidth[w] = r
 	}
+	m.fed += len(src)
 	s, err := r.Render(src)
 	if err != nil {
 		return plainLines(src, w)
