@@ -210,13 +210,13 @@ func TestMarkdownDeterministic(t *testing.T) {
 
 func TestTrimPadding(t *testing.T) {
 	for in, want := range map[string]string{
-		"  text   ":                         "  text",
+		"  text   ": "  text",
 		"  \x1b[38;5;1mquote\x1b[m\x1b[38;5;1m \x1b[m\x1b[38;5;1m \x1b[m": "  \x1b[38;5;1mquote\x1b[m",
-		"  \x1b[38;5;1m\x1b[m":               "",
-		"\x1b[48;5;63m \x1b[m":               "\x1b[48;5;63m \x1b[m", // a background shows
+		"  \x1b[38;5;1m\x1b[m":                 "",
+		"\x1b[48;5;63m \x1b[m":                 "\x1b[48;5;63m \x1b[m", // a background shows
 		"\x1b[38;2;1;2;3;48;2;4;5;6m  \x1b[0m": "\x1b[38;2;1;2;3;48;2;4;5;6m  \x1b[0m",
-		"\x1b[38;2;40;41;42m  \x1b[0m":        "", // 40-42 are colour values here, not backgrounds
-		"x \x1b[1mbold\x1b[m ":                "x \x1b[1mbold\x1b[m",
+		"\x1b[38;2;40;41;42m  \x1b[0m":         "", // 40-42 are colour values here, not backgrounds
+		"x \x1b[1mbold\x1b[m ":                 "x \x1b[1mbold\x1b[m",
 	} {
 		if got := trimPadding(in); got != want {
 			t.Errorf("trimPadding(%q) = %q, want %q", in, got, want)
