@@ -77,7 +77,7 @@ func (r *mdRendering) render(m *markdown, src string, w int, gap, final bool) []
 			r.lines = append(r.lines, "")
 		}
 		if plain {
-			r.lines = append(r.lines, fitLines([]string{mdNote(fmt.Sprintf("over %s: shown as plain text, not as Markdown", humanize.IBytes(markdownMax)))}, w)...)
+			r.lines = append(r.lines, mdNote(fmt.Sprintf("over %s: shown as plain text, not as Markdown", humanize.IBytes(markdownMax)), w)...)
 		}
 	}
 	if plain {
@@ -131,9 +131,10 @@ func (r *mdRendering) add(ls []string) {
 	r.body = true
 }
 
-// mdNote is a faint line of Polly's own among rendered Markdown.
-func mdNote(s string) string {
-	return ansi.NewStyle().Faint().Styled("  · " + s)
+// mdNote is a faint line of Polly's own among rendered Markdown, cut to
+// the width.
+func mdNote(s string, w int) []string {
+	return fitLines([]string{ansi.NewStyle().Faint().Styled("  · " + s)}, w)
 }
 
 // chunk renders one chunk: cleaned, its tables cut out and drawn at their
@@ -143,7 +144,7 @@ func mdNote(s string) string {
 func (m *markdown) chunk(src string, w int) []string {
 	src = cleanText(src)
 	if tooDeep(src) {
-		return append([]string{mdNote("nested too deep to lay out: shown as plain text")}, plainLines(src, w)...)
+		return append(mdNote("nested too deep to lay out: shown as plain text", w), plainLines(src, w)...)
 	}
 	var out []string
 	for _, seg := range splitTables(src) {
@@ -245,14 +246,13 @@ func setsBackground(sgr string) bool {
 
 // Nesting glamour lays out in time: its cost grows exponentially with
 // the depth of nested quotes (60 levels of ">" take seconds) and fast
-// with that of lists.
+// with lists inside them ("> - " 12 times: half a second).
 const (
-	maxQuoteDepth = 8
-	maxIndent     = 48 // columns: 24 levels of a two-space list
+	maxQuotes  = 6
+	maxNesting = 10 // quotes, list markers, and 4 columns of indentation each count one
 )
 
-// tooDeep: a line outside code fences is quoted or indented deeper than
-// that.
+// tooDeep: a line outside code fences starts nested deeper than that.
 func tooDeep(src string) bool {
 	fence := ""
 	for l := range strings.SplitSeq(src, "\n") {
@@ -267,22 +267,50 @@ func tooDeep(src string) bool {
 			}
 			continue
 		}
-		if len(l)-len(strings.TrimLeft(l, " ")) > maxIndent {
-			return true
-		}
-		depth := 0
-		for _, c := range t {
-			if c == '>' {
-				depth++
-			} else if c != ' ' {
-				break
-			}
-		}
-		if depth > maxQuoteDepth {
+		if quotes, depth := nesting(l); quotes > maxQuotes || depth > maxNesting {
 			return true
 		}
 	}
 	return false
+}
+
+// nesting counts the containers a line opens at its start: quote marks,
+// list markers ("-", "*", "+", "1.", "1)") and indentation.
+func nesting(l string) (quotes, depth int) {
+	cols := 0
+	for i := 0; i < len(l); {
+		c := l[i]
+		spaceAfter := func(j int) bool { return j < len(l) && (l[j] == ' ' || l[j] == '\t') }
+		switch {
+		case c == ' ':
+			cols++
+			i++
+		case c == '\t':
+			cols += 4
+			i++
+		case c == '>':
+			quotes++
+			depth++
+			i++
+		case (c == '-' || c == '*' || c == '+') && spaceAfter(i+1):
+			depth++
+			i += 2
+		case c >= '0' && c <= '9':
+			j := i
+			for j < len(l) && j-i < 9 && l[j] >= '0' && l[j] <= '9' {
+				j++
+			}
+			if j < len(l) && (l[j] == '.' || l[j] == ')') && spaceAfter(j+1) {
+				depth++
+				i = j + 2
+				continue
+			}
+			return quotes, depth + cols/4
+		default:
+			return quotes, depth + cols/4
+		}
+	}
+	return quotes, depth + cols/4
 }
 
 // mdSegment is a run of Markdown; width > 0 marks a table and the width
