@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
@@ -229,5 +230,21 @@ func BenchmarkMarkdownReply(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		newMarkdown("dark").lines(src, 100)
+	}
+}
+
+// Renders in several goroutines at once (the memory inspector renders in
+// a Cmd while the loop draws replies) share only chroma's registries,
+// which are read once the code styles are in: run under -race.
+func TestConcurrentRenders(t *testing.T) {
+	want := renderMarkdown(mdSample, "dark", 70)
+	var wg sync.WaitGroup
+	got := make([]string, 4)
+	for i := range got {
+		wg.Go(func() { got[i] = renderMarkdown(mdSample, []string{"dark", "light", "none", "dark"}[i], 70) })
+	}
+	wg.Wait()
+	if got[0] != want || got[3] != want {
+		t.Error("a render in a goroutine differs")
 	}
 }
