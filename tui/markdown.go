@@ -152,7 +152,7 @@ func (m *markdown) chunk(src string, w int) []string {
 		if seg.width > 0 {
 			ww = min(w, seg.width)
 		}
-		ls := m.render(seg.text, ww)
+		ls := m.document(seg.text, ww)
 		if len(out) > 0 && len(ls) > 0 {
 			out = append(out, "")
 		}
@@ -161,11 +161,13 @@ func (m *markdown) chunk(src string, w int) []string {
 	return fitLines(out, w)
 }
 
-// render is one glamour document at width w, or the text as plain lines
-// if glamour fails (or panics: a reply must not take the screen down).
-func (m *markdown) render(src string, w int) (out []string) {
+// document is one glamour document at width w, or the text as plain
+// lines if glamour fails (or panics: a reply must not take the screen
+// down; the renderer, perhaps left half-way, is dropped).
+func (m *markdown) document(src string, w int) (out []string) {
 	defer func() {
 		if recover() != nil {
+			delete(m.byWidth, w)
 			out = plainLines(src, w)
 		}
 	}()
