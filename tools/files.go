@@ -174,7 +174,8 @@ func readFile(_ context.Context, root string, a readFileArgs) (Result, error) {
 				span, why, humanSize(fi.Size()), last+1)
 		}
 	}
-	return Result{Output: out.String()}, nil
+	// A skill's SKILL.md read whole is the skill loaded: it stays whole.
+	return Result{Output: out.String(), Keep: filepath.Base(abs) == "SKILL.md" && offset == 1 && !cutBytes}, nil
 }
 
 // readCapped reads one line from br, appending at most keep bytes of it

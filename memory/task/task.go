@@ -67,6 +67,7 @@ type State struct {
 	Compactions      int       `json:"compactions"`
 	Files            []string  `json:"files,omitempty"`      // files written, in first-touch order
 	FilesRead        []string  `json:"files_read,omitempty"` // files read, in first-read order
+	Skills           []string  `json:"skills,omitempty"`     // skills this task loaded (their instructions stay whole in context)
 	Previous         string    `json:"previous,omitempty"`   // one line about the task before this one
 	Recent           []Action  `json:"recent,omitempty"`
 	TokensIn         int       `json:"tokens_in"`
@@ -259,6 +260,9 @@ func (s *State) Record(a Action, written, read []string) {
 	s.Files = addNew(s.Files, written)
 	s.FilesRead = addNew(s.FilesRead, read)
 }
+
+// LoadedSkill records that the task loaded a skill.
+func (s *State) LoadedSkill(name string) { s.Skills = addNew(s.Skills, []string{name}) }
 
 func addNew(list, add []string) []string {
 	for _, f := range add {

@@ -3,6 +3,7 @@ package window
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"polly/memory/chat"
 	"polly/memory/task"
@@ -106,7 +107,10 @@ func Build(in Input) Output {
 
 	h, out.Faded = fadeFailures(h)
 	h = supersedePlans(h)
-	h, out.Shrunk = shrinkStale(h, s.StaleAfter)
+	// A skill loaded by the current task stays whole: its instructions
+	// are what the model works by (issue 28).
+	hold := heldFrom(h, in.Task)
+	h, out.Shrunk = shrinkStale(h, s.StaleAfter, hold)
 	var args int
 	h, args = shrinkArgs(h, s.StaleAfter, s.OffloadChars, s.HugeArgs)
 	out.Shrunk += args
@@ -115,11 +119,11 @@ func Build(in Input) Output {
 		// budget has beside the fixed cost: they shrink, oldest first,
 		// before any summary is asked for.
 		var n int
-		h, n = shrinkForRoom(h, int(float64(max(0, in.Budget-scale(out.Fixed)))*s.OutputShare), s.OffloadChars, c)
+		h, n = shrinkForRoom(h, int(float64(max(0, in.Budget-scale(out.Fixed)))*s.OutputShare), s.OffloadChars, hold, c)
 		out.Shrunk += n
 	}
 	if in.Recovery {
-		h, out.Cut = recoveryCut(h, s.RecoveryKeep, s.RecoveryCut, c)
+		h, out.Cut = recoveryCut(h, s.RecoveryKeep, s.RecoveryCut, hold, c)
 	}
 	h, out.Repaired = Repair(h)
 	in.Checked.begin()
@@ -253,12 +257,12 @@ func fadeFailures(h []chat.Message) ([]chat.Message, int) {
 // shrinkStale replaces tool outputs more than keep messages from the end
 // with their one-line stub (PRODUCT §3.5). The loop stores each output's
 // stub with it, so this costs no allocation per message.
-func shrinkStale(h []chat.Message, keep int) ([]chat.Message, int) {
+func shrinkStale(h []chat.Message, keep, hold int) ([]chat.Message, int) {
 	n := 0
 	var calls map[string]chat.ToolCall // only for messages stored without a stub
 	for i := 0; i < len(h)-keep; i++ {
 		m := h[i]
-		if m.Role != chat.Tool || m.Output == nil || m.Output.ExecID == 0 || m.Kind != chat.KindNormal {
+		if m.Role != chat.Tool || m.Output == nil || m.Output.ExecID == 0 || m.Kind != chat.KindNormal || held(h, i, hold) {
 			continue
 		}
 		if toStub(h, i, &calls) {
@@ -324,7 +328,7 @@ func shrinkArgs(h []chat.Message, keep, limit, huge int) ([]chat.Message, int) {
 // limit tokens; older ones shrink to their stub (outputs) or their start
 // (arguments), as stale ones do. The results of the newest call and the
 // newest arguments are always kept: the model must see what it just got.
-func shrinkForRoom(h []chat.Message, limit, argLimit int, c tokens.Counter) ([]chat.Message, int) {
+func shrinkForRoom(h []chat.Message, limit, argLimit, hold int, c tokens.Counter) ([]chat.Message, int) {
 	newest := -1
 	for i := len(h) - 1; i >= 0; i-- {
 		if len(h[i].ToolCalls) > 0 {
@@ -345,8 +349,8 @@ func shrinkForRoom(h []chat.Message, limit, argLimit int, c tokens.Counter) ([]c
 				h[i].Tokens = tokens.Message(c, m)
 				m = h[i]
 			}
-			if i > newest || used+m.Tokens <= limit {
-				used += m.Tokens
+			if i > newest || used+m.Tokens <= limit || held(h, i, hold) {
+				used += m.Tokens // a held skill takes its room: the others shrink first
 				continue
 			}
 			if toStub(h, i, &calls) {
@@ -441,7 +445,7 @@ const supersededArgs = `{"steps":"(superseded by a later task_plan call)"}`
 // recoveryCut keeps the newest keep tool outputs whole and cuts the others
 // to cut characters, and the arguments of all but the newest calls too
 // (PRODUCT §3.8).
-func recoveryCut(h []chat.Message, keep, cut int, c tokens.Counter) ([]chat.Message, int) {
+func recoveryCut(h []chat.Message, keep, cut, hold int, c tokens.Counter) ([]chat.Message, int) {
 	n, seen, calls := 0, 0, 0
 	for i := len(h) - 1; i >= 0; i-- {
 		if len(h[i].ToolCalls) > 0 {
@@ -457,7 +461,7 @@ func recoveryCut(h []chat.Message, keep, cut int, c tokens.Counter) ([]chat.Mess
 			continue
 		}
 		seen++
-		if seen <= keep || len(h[i].Content) <= cut {
+		if seen <= keep || len(h[i].Content) <= cut || held(h, i, hold) {
 			continue
 		}
 		note := "\n[cut to save context after the provider refused it as too long"
@@ -660,4 +664,25 @@ func firstLineOf(s string, max int) string {
 		}
 	}
 	return clipRunes(s, max)
+}
+
+// heldFrom is the index of h from which loaded skills (Output.Keep) are held
+// whole: from the current task's request on, or from the start when a
+// summary has replaced the request; len(h) when there is no task.
+func heldFrom(h []chat.Message, t *task.State) int {
+	if t == nil || !t.Active() {
+		return len(h)
+	}
+	req := strings.TrimSpace(t.OriginalRequest)
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Role == chat.User && h[i].Kind == chat.KindNormal && strings.TrimSpace(h[i].Content) == req {
+			return i
+		}
+	}
+	return 0
+}
+
+// held reports whether h[i] is a loaded skill the current task holds whole.
+func held(h []chat.Message, i, from int) bool {
+	return i >= from && h[i].Output != nil && h[i].Output.Keep
 }
