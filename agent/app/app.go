@@ -68,8 +68,7 @@ type App struct {
 	Warnings   []string // problems that did not stop start-up, for the user
 
 	current atomic.Pointer[agent.Session] // the session decisions are logged under
-	tmpDir  string                        // the commands' private TMPDIR, removed on Close
-	runner  sandbox.Runner                // keeps a sandbox helper ready for the next command
+	runner  sandbox.Runner                // runs commands through its long-lived sandbox helper
 
 	gcOnce sync.Once          // the daily retention pass starts with the first session
 	stopGC context.CancelFunc // nil when no pass runs
@@ -143,10 +142,6 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if n := a.Sandbox.Notice(); n != "" {
 		a.Warnings = append(a.Warnings, n)
 	}
-	if a.tmpDir, err = os.MkdirTemp("", "polly-cmd-"); err != nil {
-		a.Close()
-		return nil, fmt.Errorf("private TMPDIR for commands: %w", err)
-	}
 	caches := sandbox.DefaultCaches(home, os.Getenv)
 	for _, r := range cfg.Sandbox.WritableRoots {
 		if r == "~" || strings.HasPrefix(r, "~/") {
@@ -154,6 +149,8 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		}
 		caches = append(caches, filepath.Clean(r))
 	}
+	a.runner.Setup = sandbox.Setup{Home: home, Caches: caches,
+		DenyRead: sandbox.DefaultDenyRead(home, os.Getenv, cfg.Sandbox.DenyRead)}
 
 	pol, err := permission.New(permission.Options{
 		Mode: permission.Mode(cfg.Mode), Root: root, StateDir: a.StateDir, Asker: opts.Asker,
@@ -183,7 +180,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	secrets, secretVars := secretsOf(cfg, a.Model)
 	reg := tools.NewRegistry(tools.FileTools(root)...)
 	reg.Add(tools.ShellTool(root, tools.ShellOptions{Scrub: secretVars, PassEnv: cfg.Sandbox.PassEnv,
-		Sandbox: &a.Sandbox, Caches: caches, TmpDir: a.tmpDir, StateDir: a.StateDir, Runner: &a.runner}))
+		Sandbox: &a.Sandbox, Caches: caches, StateDir: a.StateDir, Runner: &a.runner}))
 	reg.Add(tools.WebTools(tools.WebOptions{UserAgent: cfg.Web.UserAgent, Timeout: cfg.Web.Timeout(), MaxBytes: cfg.Web.MaxBytes,
 		RespectRobots: cfg.Web.RespectRobots, Now: opts.Now})...)
 	if a.Store != nil {
@@ -327,9 +324,6 @@ func (a *App) Close() error {
 		<-a.discovery
 	}
 	a.runner.Close()
-	if a.tmpDir != "" {
-		os.RemoveAll(a.tmpDir)
-	}
 	if a.Store != nil {
 		return a.Store.Close()
 	}

@@ -162,6 +162,7 @@ type SandboxSettings struct {
 	Network       bool     `json:"network"`        // commands may use the network without asking
 	WritableRoots []string `json:"writable_roots"` // extra writable directories in workspace-write
 	PassEnv       []string `json:"pass_env"`       // credential-like variables commands get anyway
+	DenyRead      []string `json:"deny_read"`      // paths no command reads, on top of the built-in set
 }
 
 // MemorySettings tune the workspace memory.

@@ -35,29 +35,21 @@ func newProj(t *testing.T) proj {
 	return p
 }
 
-func (p proj) run(t *testing.T, g Grant, script string) (string, int) {
+func (p proj) run(t *testing.T, r *Runner, g Grant, script string) (string, int) {
 	t.Helper()
-	pol := Build(Plan{Grant: g, Root: p.root, TmpDir: p.tmp, Command: script})
-	c, err := Command(context.Background(), pol, script)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pol := Build(Plan{Grant: g, Root: p.root, Command: script})
 	var out bytes.Buffer
-	c.Dir, c.Stdout, c.Stderr = p.root, &out, &out
-	c.Env = CommandEnv(os.Environ(), nil, nil, []string{"TMPDIR=" + p.tmp})
-	err = c.Run()
-	code := 0
+	res, err := r.Run(context.Background(), pol, script, p.root, CommandEnv(os.Environ(), nil, nil, nil), &out, time.Second)
 	if err != nil {
-		if c.ProcessState == nil {
-			t.Fatalf("run %q: %v", script, err)
-		}
-		code = c.ProcessState.ExitCode()
+		t.Fatalf("run %q: %v", script, err)
 	}
-	return out.String(), code
+	return out.String(), res.Code
 }
 
 func TestSmoke(t *testing.T) {
 	p := newProj(t)
+	var r Runner
+	defer r.Close()
 	for _, tc := range []struct {
 		g      Grant
 		script string
@@ -78,7 +70,7 @@ func TestSmoke(t *testing.T) {
 		{Grant{Level: WorkspaceWrite, Writable: []string{p.outside + "/approved"}}, "echo x > " + p.outside + "/approved", true},
 		{Grant{Level: WorkspaceWrite, Writable: []string{p.outside + "/approved"}}, "echo x > /etc/polly-not-approved", false},
 	} {
-		out, code := p.run(t, tc.g, tc.script)
+		out, code := p.run(t, &r, tc.g, tc.script)
 		if (code == 0) != tc.wantOK {
 			t.Errorf("%v %q: code %d, want ok=%v\n%s", tc.g, tc.script, code, tc.wantOK, out)
 		}
@@ -94,14 +86,14 @@ func TestRunnerSpare(t *testing.T) {
 	p := newProj(t)
 	var r Runner
 	defer r.Close()
-	env := CommandEnv(os.Environ(), nil, nil, []string{"TMPDIR=" + p.tmp})
+	env := CommandEnv(os.Environ(), nil, nil, nil)
 	run := func(ctx context.Context, g Grant, script string) (string, int) {
 		var out bytes.Buffer
-		res, err := r.Run(ctx, Build(Plan{Grant: g, Root: p.root, TmpDir: p.tmp, Command: script}), script, p.root, env, &out, time.Second)
+		res, err := r.Run(ctx, Build(Plan{Grant: g, Root: p.root, Command: script}), script, p.root, env, &out, time.Second)
 		if err != nil {
 			t.Fatalf("%q: %v", script, err)
 		}
-		return out.String(), res.State.ExitCode()
+		return out.String(), res.Code
 	}
 	for i := 0; i < 3; i++ { // the second and third use spares
 		if out, code := run(context.Background(), Grant{Level: WorkspaceWrite}, "echo hi > a.txt && cat a.txt"); code != 0 || out != "hi\n" {
