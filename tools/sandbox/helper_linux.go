@@ -136,6 +136,8 @@ type helperServer struct {
 	readOnce sync.Once
 	readable *readRules // what a command may read without namespaces
 	readErr  error
+
+	offline int // the network namespace commands without network share (only loopback)
 }
 
 func (h *helperServer) send(r reply) {
@@ -159,6 +161,11 @@ func (h *helperServer) setup() error {
 		if err := setupHelperMounts(&h.cfg); err != nil {
 			return err
 		}
+		fd, err := offlineNetwork()
+		if err != nil {
+			return err
+		}
+		h.offline = fd
 	} else if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("become subreaper: %w", err)
 	}
@@ -233,19 +240,15 @@ func (h *helperServer) start(j *job, files []*os.File) (int, error) {
 	ns := h.cfg.Namespaces
 	attr := &syscall.SysProcAttr{Setsid: true} // a new session: no controlling terminal
 	if ns {
-		flags := unix.CLONE_NEWNS
-		if !pol.Network {
-			flags |= unix.CLONE_NEWNET
-		}
-		if err := unix.Unshare(flags); err != nil {
-			return 0, fmt.Errorf("the command's namespaces: %w", err)
+		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+			return 0, fmt.Errorf("the command's mount namespace: %w", err)
 		}
 		if err := commandMounts(j.Tmp, pol.ReadOnly); err != nil {
 			return 0, err
 		}
 		if !pol.Network {
-			if err := loopbackUp(); err != nil {
-				return 0, err
+			if err := unix.Setns(h.offline, unix.CLONE_NEWNET); err != nil {
+				return 0, fmt.Errorf("enter the offline network namespace: %w", err)
 			}
 		}
 		attr.Cloneflags = unix.CLONE_NEWPID

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -237,8 +238,34 @@ func commandMounts(tmp string, readOnly []string) error {
 	return nil
 }
 
-// loopbackUp brings lo up in the command's new network namespace: tests
-// that listen on 127.0.0.1 work while nothing can leave.
+// offlineNetwork makes the network namespace commands without network
+// run in: only loopback, up, so tests that listen on 127.0.0.1 work while
+// nothing can leave. One per helper (creating one per command costs
+// milliseconds); commands of one Polly share its loopback.
+func offlineNetwork() (int, error) {
+	type result struct {
+		fd  int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			done <- result{-1, fmt.Errorf("network namespace: %w", err)}
+			return
+		}
+		if err := loopbackUp(); err != nil {
+			done <- result{-1, err}
+			return
+		}
+		fd, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		done <- result{fd, err}
+	}()
+	r := <-done
+	return r.fd, r.err
+}
+
+// loopbackUp brings lo up in the current network namespace.
 func loopbackUp() error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
