@@ -200,23 +200,33 @@ func (h *helperServer) killAll() {
 
 // run starts one job on a thread of its own and reports its end.
 func (h *helperServer) run(id uint64, j *job, files []*os.File) {
-	// The thread takes the command's restrictions and is never unlocked:
-	// Go ends it when this goroutine returns, so nothing else ever runs
-	// on it (and new threads come from an unrestricted template thread).
-	runtime.LockOSThread()
-	pid, err := h.start(j, files)
+	type started struct {
+		pid int
+		err error
+	}
+	ch := make(chan started, 1)
+	go func() {
+		// The thread takes the command's restrictions and is never
+		// unlocked: Go ends it when this goroutine returns, so nothing
+		// else ever runs on it (new threads come from an unrestricted
+		// template thread). Waiting and cleaning up happen elsewhere.
+		runtime.LockOSThread()
+		pid, err := h.start(j, files)
+		ch <- started{pid, err}
+	}()
+	st := <-ch
 	closeAll(files)
-	if err != nil {
-		h.send(reply{ID: id, Err: err.Error()})
+	if st.err != nil {
+		h.send(reply{ID: id, Err: st.err.Error()})
 		return
 	}
 	h.mu.Lock()
-	h.pids[id] = pid
+	h.pids[id] = st.pid
 	h.mu.Unlock()
-	h.send(reply{ID: id, Pid: pid})
+	h.send(reply{ID: id, Pid: st.pid})
 	var ws unix.WaitStatus
 	for {
-		_, err := unix.Wait4(pid, &ws, 0, nil)
+		_, err := unix.Wait4(st.pid, &ws, 0, nil)
 		if !errors.Is(err, unix.EINTR) {
 			break
 		}

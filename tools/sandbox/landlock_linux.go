@@ -18,8 +18,8 @@ var abiConfigs = []landlock.Config{{}, landlock.V1, landlock.V2, landlock.V3, la
 
 // Access rights by kind of path (a file rule takes file rights only).
 const (
-	fileRead  = llsys.AccessFSReadFile | llsys.AccessFSExecute
-	fileWrite = fileRead | llsys.AccessFSWriteFile | llsys.AccessFSTruncate
+	fileRead  landlock.AccessFSSet = llsys.AccessFSReadFile | llsys.AccessFSExecute
+	fileWrite landlock.AccessFSSet = fileRead | llsys.AccessFSWriteFile | llsys.AccessFSTruncate
 )
 
 // safeDevices are the devices every command may read, write and ioctl.
@@ -47,7 +47,7 @@ func applyLandlock(j landlockJob) error {
 		// (seccomp refuses the sockets already).
 		cfg.HandledAccessNet = base.HandledAccessNet
 	}
-	rules, err := landlockRules(j)
+	rules, err := landlockRules(j, cfg.HandledAccessFS)
 	if err != nil {
 		return err
 	}
@@ -62,16 +62,21 @@ func applyLandlock(j landlockJob) error {
 	return llsys.LandlockRestrictSelf(fd, flags)
 }
 
-func landlockRules(j landlockJob) ([]landlock.Rule, error) {
+// landlockRules are the job's rules; a rule may only name rights the
+// ruleset handles (an old ABI handles fewer), so access masks them.
+func landlockRules(j landlockJob, handled landlock.AccessFSSet) ([]landlock.Rule, error) {
+	access := func(a landlock.AccessFSSet, paths ...string) landlock.FSRule {
+		return landlock.PathAccess(a&handled, paths...).IgnoreIfMissing()
+	}
 	pol := j.pol
 	var rules []landlock.Rule
 	if j.ns {
 		// Secrets, other processes and host devices are not mounted in.
 		rules = append(rules, landlock.RODirs("/"), landlock.RWDirs("/dev/pts", "/dev/shm").WithIoctlDev().IgnoreIfMissing())
 	} else {
-		rules = append(rules, j.readable.rules()...)
+		rules = append(rules, j.readable.rules(access)...)
 	}
-	rules = append(rules, landlock.PathAccess(fileWrite|llsys.AccessFSIoctlDev, safeDevices...).IgnoreIfMissing())
+	rules = append(rules, access(fileWrite|llsys.AccessFSIoctlDev, safeDevices...))
 	writable := []string{}
 	if j.tmp != "" {
 		writable = append(writable, j.tmp)
@@ -95,7 +100,7 @@ func landlockRules(j landlockJob) ([]landlock.Rule, error) {
 			}
 			rules = append(rules, rw.IgnoreIfMissing())
 		default:
-			rules = append(rules, landlock.PathAccess(fileWrite, w).IgnoreIfMissing())
+			rules = append(rules, access(fileWrite, w))
 		}
 	}
 	if pol.Level == WorkspaceWrite && pol.Root != "" && !j.ns {
@@ -106,7 +111,7 @@ func landlockRules(j landlockJob) ([]landlock.Rule, error) {
 			if dir {
 				rules = append(rules, landlock.RWDirs(p).WithRefer().IgnoreIfMissing())
 			} else {
-				rules = append(rules, landlock.PathAccess(fileWrite, p).IgnoreIfMissing())
+				rules = append(rules, access(fileWrite, p))
 			}
 		}, nil)
 		if err != nil {
@@ -209,10 +214,10 @@ func newReadRules(denyRead []string) (*readRules, error) {
 	return r, nil
 }
 
-func (r *readRules) rules() []landlock.Rule {
+func (r *readRules) rules(access func(landlock.AccessFSSet, ...string) landlock.FSRule) []landlock.Rule {
 	return []landlock.Rule{
 		landlock.RODirs(r.dirs...).IgnoreIfMissing(),
-		landlock.PathAccess(fileRead, r.files...).IgnoreIfMissing(),
-		landlock.PathAccess(llsys.AccessFSReadDir, r.listOnly...).IgnoreIfMissing(),
+		access(fileRead, r.files...),
+		access(llsys.AccessFSReadDir, r.listOnly...),
 	}
 }

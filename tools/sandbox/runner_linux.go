@@ -578,7 +578,17 @@ func (r *Runner) spawn(ns bool) (*helper, error) {
 	started := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends after the helper
-		if err := cmd.Start(); err != nil {
+		if attr.UidMappings != nil {
+			// Go writes the child's uid_map from here; the child's /proc
+			// files belong to root while it inherits Polly's non-dumpable
+			// flag, so Polly is dumpable until the child has exec'd.
+			unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0)
+		}
+		err := cmd.Start()
+		if attr.UidMappings != nil {
+			unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+		}
+		if err != nil {
 			started <- err
 			return
 		}

@@ -3,11 +3,13 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,8 +32,9 @@ func newProj(t *testing.T) proj {
 			t.Fatal(err)
 		}
 	}
-	os.WriteFile(filepath.Join(p.root, ".git", "config"), []byte("[core]\n"), 0o644)
-	os.WriteFile(filepath.Join(p.root, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+	if out, err := exec.Command("git", "init", "-q", p.root).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
 	return p
 }
 
@@ -46,10 +49,32 @@ func (p proj) run(t *testing.T, r *Runner, g Grant, script string) (string, int)
 	return out.String(), res.Code
 }
 
+// forcedConfigs are the kernels the tests pretend to run on besides this
+// one: no user namespaces (Landlock-only fallbacks), old Landlock ABIs.
+var forcedConfigs = []string{"", "no-userns", "abi=5", "abi=3,no-userns"}
+
+// TestSmoke: what each level may write, on this kernel and with each
+// fallback forced. Without namespaces the project is granted entry by
+// entry, so a new entry at its top cannot be made (and .git is read-only
+// even for a git-only line).
 func TestSmoke(t *testing.T) {
+	for _, cfg := range forcedConfigs {
+		t.Run("probe="+cfg, func(t *testing.T) {
+			t.Setenv("POLLY_SANDBOX_PROBE", cfg)
+			smoke(t)
+		})
+	}
+}
+
+func smoke(t *testing.T) {
 	p := newProj(t)
 	var r Runner
 	defer r.Close()
+	st := r.Status(Resolve(Settings{}))
+	if !st.Active {
+		t.Fatalf("sandbox not active: %s", st.Why)
+	}
+	ns := st.Namespaces
 	for _, tc := range []struct {
 		g      Grant
 		script string
@@ -59,7 +84,8 @@ func TestSmoke(t *testing.T) {
 		{Grant{Level: ReadOnly}, "echo x > a.txt", false},
 		{Grant{Level: ReadOnly}, "echo x > $TMPDIR/a.txt", true},
 		{Grant{Level: ReadOnly}, "echo x > /dev/null", true},
-		{Grant{Level: WorkspaceWrite}, "echo x > a.txt", true},
+		{Grant{Level: WorkspaceWrite}, "echo x > a.txt", ns},
+		{Grant{Level: WorkspaceWrite}, "mkdir build && touch build/x", ns},
 		{Grant{Level: WorkspaceWrite}, "echo x > src/b.txt", true},
 		{Grant{Level: WorkspaceWrite}, "echo x > .git/hooks/pre-commit", false},
 		{Grant{Level: WorkspaceWrite}, "rm -rf .git", false},
@@ -67,7 +93,10 @@ func TestSmoke(t *testing.T) {
 		{Grant{Level: WorkspaceWrite}, "echo x > " + p.outside + "/x", false},
 		{Grant{Level: WorkspaceWrite}, "exec 3<>/dev/tcp/127.0.0.1/9; echo hi >&3", false},
 		{Grant{Level: WorkspaceWrite}, "git status >/dev/null 2>&1; echo x > .git/FOO", false},
+		{Grant{Level: WorkspaceWrite}, "git update-ref refs/heads/x HEAD 2>/dev/null || git hash-object -w --stdin </dev/null", ns},
+		{Grant{Level: WorkspaceWrite}, "git hash-object -w --stdin </dev/null >/dev/null && echo x > .git/hooks/post-commit", false},
 		{Grant{Level: WorkspaceWrite, Writable: []string{p.outside + "/approved"}}, "echo x > " + p.outside + "/approved", true},
+		{Grant{Level: WorkspaceWrite, Writable: []string{p.outside + "/approved"}}, "echo x > " + p.outside + "/other", false},
 		{Grant{Level: WorkspaceWrite, Writable: []string{p.outside + "/approved"}}, "echo x > /etc/polly-not-approved", false},
 	} {
 		out, code := p.run(t, &r, tc.g, tc.script)
@@ -78,11 +107,24 @@ func TestSmoke(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(p.root, ".git", "HEAD")); err != nil {
 		t.Fatal(".git damaged")
 	}
+	if b, err := os.ReadFile(filepath.Join(p.outside, "approved")); err != nil || string(b) != "x\n" {
+		t.Fatalf("the approved file: %q %v", b, err)
+	}
 }
 
-// The Runner (a spare helper started ahead of time) applies the same
-// policies, and a cancelled command loses every process.
-func TestRunnerSpare(t *testing.T) {
+// A Runner's helper serves command after command (and several at once),
+// and a cancelled command loses every process, setsid'd ones included —
+// with and without namespaces.
+func TestRunnerRepeatsAndCancels(t *testing.T) {
+	for _, cfg := range []string{"", "no-userns"} {
+		t.Run("probe="+cfg, func(t *testing.T) {
+			t.Setenv("POLLY_SANDBOX_PROBE", cfg)
+			repeatsAndCancels(t)
+		})
+	}
+}
+
+func repeatsAndCancels(t *testing.T) {
 	p := newProj(t)
 	var r Runner
 	defer r.Close()
@@ -95,17 +137,30 @@ func TestRunnerSpare(t *testing.T) {
 		}
 		return out.String(), res.Code
 	}
-	for i := 0; i < 3; i++ { // the second and third use spares
-		if out, code := run(context.Background(), Grant{Level: WorkspaceWrite}, "echo hi > a.txt && cat a.txt"); code != 0 || out != "hi\n" {
+	for i := 0; i < 3; i++ {
+		if out, code := run(context.Background(), Grant{Level: WorkspaceWrite}, "echo hi > src/a.txt && cat src/a.txt"); code != 0 || out != "hi\n" {
 			t.Fatalf("run %d: %d %q", i, code, out)
 		}
 		if _, code := run(context.Background(), Grant{Level: WorkspaceWrite}, "rm -rf .git"); code == 0 {
 			t.Fatalf("run %d: rm -rf .git succeeded", i)
 		}
-		if _, code := run(context.Background(), Grant{Level: ReadOnly}, "echo x > b.txt"); code == 0 {
+		if _, code := run(context.Background(), Grant{Level: ReadOnly}, "echo x > src/b.txt"); code == 0 {
 			t.Fatalf("run %d: read-only wrote", i)
 		}
 	}
+	// Several at once: each sees only its own TMPDIR.
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			script := fmt.Sprintf("echo %d > $TMPDIR/n; sleep 0.2; cat $TMPDIR/n; ls $TMPDIR", i)
+			if out, code := run(context.Background(), Grant{Level: WorkspaceWrite}, script); code != 0 || out != fmt.Sprintf("%d\nn\n", i) {
+				t.Errorf("concurrent %d: %d %q", i, code, out)
+			}
+		}()
+	}
+	wg.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -144,5 +199,64 @@ func TestDescendantsByScanMatches(t *testing.T) {
 	}
 	for _, p := range a {
 		syscall.Kill(p, syscall.SIGKILL)
+	}
+}
+
+// A git-only line may write .git but never name a path in it or tell git
+// to write a file somewhere (git log --output=.git/commondir moved config
+// and hooks to a writable place); those lines are not git-only.
+func TestGitOnly(t *testing.T) {
+	for line, want := range map[string]bool{
+		"git status":                                  true,
+		"git commit -q -m 'fix' && git log -1":        true,
+		"git add .gitignore src/a.go":                 true,
+		"git log --output=.git/commondir -1":          false,
+		"git log --out=x -1":                          false,
+		"git diff --output x":                         false,
+		"git bundle create .git/commondir HEAD":       false,
+		"git archive -o commondir HEAD":               false,
+		"git -C .git log":                             false,
+		"git --git-dir=.git log":                      false,
+		"git --work-tree=h checkout HEAD -- .":        false,
+		"git checkout-index --prefix=.git/hooks/ -a":  false,
+		"git -c core.hooksPath=/tmp/x commit":         false,
+		"git status | sh":                             false,
+		"git status > out.txt":                        false,
+		"git init":                                    false,
+		"git format-patch -o .git -1":                 false,
+		"git log -- .git/config":                      false,
+		"git commit -m 'edit the commondir handling'": true,
+	} {
+		if got := GitOnly(line); got != want {
+			t.Errorf("GitOnly(%q) = %v, want %v", line, got, want)
+		}
+	}
+}
+
+// The same tests pass as an unprivileged user (created for the test):
+// the helper then runs in a user namespace mapping the user to itself.
+func TestAsUnprivilegedUser(t *testing.T) {
+	if sandboxtest.IsUserRun() {
+		t.Skip("this is the run as the user")
+	}
+	out := sandboxtest.RunAsUser(t, "TestSmoke|TestRunnerRepeatsAndCancels|TestAsUserIdentity")
+	t.Log(out)
+}
+
+// TestAsUserIdentity: as the user, commands run as the user (not as
+// root of a user namespace) and in namespaces.
+func TestAsUserIdentity(t *testing.T) {
+	if !sandboxtest.IsUserRun() {
+		t.Skip("runs as the unprivileged user only (TestAsUnprivilegedUser)")
+	}
+	p := newProj(t)
+	var r Runner
+	defer r.Close()
+	out, code := p.run(t, &r, Grant{Level: WorkspaceWrite}, "id -un; echo $$; mkdir newdir && echo made")
+	if code != 0 || out != sandboxtest.UserName+"\n1\nmade\n" {
+		t.Fatalf("code %d, output %q", code, out)
+	}
+	if st := r.Status(Resolve(Settings{})); !st.Namespaces {
+		t.Fatalf("no namespaces as the user: %s", st.NoNamespaces)
 	}
 }
