@@ -150,7 +150,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		caches = append(caches, filepath.Clean(r))
 	}
 	a.runner.Setup = sandbox.Setup{Home: home, Caches: caches,
-		DenyRead: sandbox.DefaultDenyRead(home, os.Getenv, cfg.Sandbox.DenyRead)}
+		DenyRead: sandbox.DefaultDenyRead(home, os.Getenv, cfg.Sandbox.DenyRead), Polly: sandbox.PollyFiles(home, os.Getenv)}
 
 	pol, err := permission.New(permission.Options{
 		Mode: permission.Mode(cfg.Mode), Root: root, StateDir: a.StateDir, Asker: opts.Asker,

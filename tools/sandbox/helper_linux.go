@@ -26,6 +26,7 @@ type helperConfig struct {
 	Namespaces bool      `json:"namespaces"` // started in new user (unless root), mount and PID namespaces
 	ABI        int       `json:"abi"`        // the Landlock ABI to use
 	DenyRead   []string  `json:"deny_read"`
+	Polly      []string  `json:"polly"` // Polly's own files in DenyRead: hidden even from a command that may read secrets
 	Overlays   []overlay `json:"overlays"`
 	TmpBase    string    `json:"tmp_base"` // the commands' TMPDIR: a tmpfs per command (namespaces) or a directory per command below it
 	Limits     Limits    `json:"limits"`
@@ -134,7 +135,7 @@ type helperServer struct {
 	pids map[uint64]int // running jobs
 
 	readOnce sync.Once
-	readable *readRules // what a command may read without namespaces
+	readable [2]*readRules // what a command may read without namespaces: [0] without secrets, [1] with
 	readErr  error
 
 	offline int // the network namespace commands without network share (only loopback)
@@ -256,6 +257,11 @@ func (h *helperServer) start(j *job, files []*os.File) (int, error) {
 		if err := commandMounts(j.Tmp, pol.ReadOnly); err != nil {
 			return 0, err
 		}
+		if pol.ReadSecrets {
+			if err := revealSecrets(h.cfg.DenyRead, h.cfg.Polly); err != nil {
+				return 0, err
+			}
+		}
 		if !pol.Network {
 			if err := unix.Setns(h.offline, unix.CLONE_NEWNET); err != nil {
 				return 0, fmt.Errorf("enter the offline network namespace: %w", err)
@@ -277,11 +283,18 @@ func (h *helperServer) start(j *job, files []*os.File) (int, error) {
 				lj.overlays = append(lj.overlays, o.Dir)
 			}
 		} else {
-			h.readOnce.Do(func() { h.readable, h.readErr = newReadRules(h.cfg.DenyRead) })
+			h.readOnce.Do(func() {
+				if h.readable[0], h.readErr = newReadRules(h.cfg.DenyRead); h.readErr == nil {
+					h.readable[1], h.readErr = newReadRules(h.cfg.Polly)
+				}
+			})
 			if h.readErr != nil {
 				return 0, fmt.Errorf("list what commands may read: %w", h.readErr)
 			}
-			lj.readable = h.readable
+			lj.readable = h.readable[0]
+			if pol.ReadSecrets {
+				lj.readable = h.readable[1]
+			}
 		}
 		if err := applyLandlock(lj); err != nil {
 			return 0, fmt.Errorf("landlock: %w", err)

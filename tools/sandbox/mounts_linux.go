@@ -184,6 +184,24 @@ func hidePath(p string) error {
 	return unix.Mount("", real, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
 }
 
+// revealSecrets takes the hiding mounts off the deny-read set but
+// Polly's own files, in the command's own mount namespace.
+func revealSecrets(denyRead, polly []string) error {
+	for _, p := range denyRead {
+		if slices.Contains(polly, p) {
+			continue
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			continue
+		}
+		if err := unix.Unmount(real, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
+			return fmt.Errorf("reveal %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
 // bindReadOnly binds p onto itself read-only (in the command's own mount
 // namespace): Landlock can only allow, so a protected path inside the
 // writable project needs a read-only bind.

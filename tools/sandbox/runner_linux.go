@@ -57,6 +57,7 @@ func (e *ApplyError) Error() string {
 type Setup struct {
 	Home     string   // "" is $HOME
 	DenyRead []string // nil is DefaultDenyRead(Home, os.Getenv, nil)
+	Polly    []string // Polly's own files in DenyRead, never readable; nil is PollyFiles(Home, os.Getenv)
 	Caches   []string // writable build caches; nil is DefaultCaches
 	TmpDir   string   // where the private temp dirs go ("" is os.TempDir())
 	Limits   Limits   // zero is DefaultLimits()
@@ -138,6 +139,9 @@ func (r *Runner) init() {
 		if s.DenyRead == nil {
 			s.DenyRead = DefaultDenyRead(s.Home, os.Getenv, nil)
 		}
+		if s.Polly == nil {
+			s.Polly = PollyFiles(s.Home, os.Getenv)
+		}
 		if s.Caches == nil {
 			s.Caches = DefaultCaches(s.Home, os.Getenv)
 		}
@@ -164,7 +168,7 @@ func (r *Runner) init() {
 			overlays = append(overlays, o)
 		}
 		r.overlays = overlays
-		r.cfg = helperConfig{Parent: os.Getpid(), ABI: r.kernel.ABI, DenyRead: s.DenyRead, Overlays: overlays,
+		r.cfg = helperConfig{Parent: os.Getpid(), ABI: r.kernel.ABI, DenyRead: s.DenyRead, Polly: s.Polly, Overlays: overlays,
 			Limits: s.Limits, Bash: bash}
 		if !r.kernel.UserNS {
 			r.nsWhy = r.kernel.NoUserNS

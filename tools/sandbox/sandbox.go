@@ -58,12 +58,18 @@ type Grant struct {
 	Level    Level
 	Network  bool
 	Writable []string // extra writable paths a person approved (writes outside the project)
+	// ReadSecrets lifts the deny-read set for this command (a person
+	// approved reading it, or yolo) — all of it but Polly's own files.
+	ReadSecrets bool
 }
 
 func (g Grant) String() string {
 	s := g.Level.String()
 	if g.Network {
 		s += "+network"
+	}
+	if g.ReadSecrets {
+		s += "+secrets"
 	}
 	return s
 }
@@ -108,6 +114,8 @@ type Policy struct {
 	Root    string `json:"root"`     // the project
 	State   string `json:"state"`    // Polly's .agent directory
 	GitOnly bool   `json:"git_only"` // the line is plain git: the top .git is writable but for hooks and config
+	// ReadSecrets: the deny-read set is readable but for Polly's own files.
+	ReadSecrets bool `json:"read_secrets,omitempty"`
 	// Writable are the places besides the project and the private temp
 	// dir a workspace-write command may write: build caches, configured
 	// roots and what a person approved (a single file stays a file).
@@ -128,7 +136,8 @@ type Plan struct {
 
 // Build turns a grant into a policy.
 func Build(p Plan) Policy {
-	pol := Policy{Level: p.Grant.Level, Network: p.Grant.Network || p.Grant.Level == Unsandboxed, Root: p.Root, State: p.StateDir}
+	pol := Policy{Level: p.Grant.Level, Network: p.Grant.Network || p.Grant.Level == Unsandboxed, Root: p.Root, State: p.StateDir,
+		ReadSecrets: p.Grant.ReadSecrets}
 	if pol.State == "" && p.Root != "" {
 		pol.State = filepath.Join(p.Root, ".agent")
 	}
@@ -205,21 +214,19 @@ func DefaultDenyRead(home string, getenv func(string) string, extra []string) []
 		for _, rel := range []string{
 			".ssh", ".aws", ".gnupg", ".netrc", ".docker", ".kube", ".git-credentials", ".pypirc",
 			".cargo/credentials", ".cargo/credentials.toml", ".azure", ".password-store", ".pki",
-			".local/share/keyrings", ".local/state/polly", ".mozilla", ".thunderbird", "snap/firefox", "snap/chromium",
+			".local/share/keyrings", ".mozilla", ".thunderbird", "snap/firefox", "snap/chromium",
 		} {
 			add(filepath.Join(home, rel))
 		}
 	}
+	out = append(out, PollyFiles(home, getenv)...)
 	if cfg := configHome(home, getenv); cfg != "" {
 		for _, rel := range []string{
-			"polly", "gh", "hub", "gcloud", "git/credentials", "google-chrome", "chromium", "BraveSoftware",
+			"gh", "hub", "gcloud", "git/credentials", "google-chrome", "chromium", "BraveSoftware",
 			"microsoft-edge", "vivaldi", "opera",
 		} {
 			add(filepath.Join(cfg, rel))
 		}
-	}
-	if p := getenv("POLLY_CONFIG"); filepath.IsAbs(p) {
-		add(p)
 	}
 	if os.Geteuid() == 0 {
 		for _, p := range []string{"/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d", "/etc/ssl/private"} {
@@ -248,3 +255,20 @@ var protectedNames = []string{".git", ".agent", "AGENTS.md", "CLAUDE.md", "CLAUD
 // ProtectedNames returns the names at a project's top that commands may
 // not create, change or remove (every nested .git is protected too).
 func ProtectedNames() []string { return slices.Clone(protectedNames) }
+
+// PollyFiles are Polly's own files no command reads, even when a person
+// lets it read the rest of the deny-read set: its config and trust
+// store (API keys) and its state.
+func PollyFiles(home string, getenv func(string) string) []string {
+	var out []string
+	if cfg := configHome(home, getenv); cfg != "" {
+		out = append(out, filepath.Join(cfg, "polly"))
+	}
+	if home != "" {
+		out = append(out, filepath.Join(home, ".local", "state", "polly"))
+	}
+	if p := getenv("POLLY_CONFIG"); filepath.IsAbs(p) {
+		out = append(out, filepath.Clean(p))
+	}
+	return out
+}

@@ -239,7 +239,7 @@ func TestAsUnprivilegedUser(t *testing.T) {
 	if sandboxtest.IsUserRun() {
 		t.Skip("this is the run as the user")
 	}
-	out := sandboxtest.RunAsUser(t, "TestSmoke|TestRunnerRepeatsAndCancels|TestAsUserIdentity")
+	out := sandboxtest.RunAsUser(t, "TestSmoke|TestRunnerRepeatsAndCancels|TestDenyRead|TestAsUserIdentity")
 	t.Log(out)
 }
 
@@ -258,5 +258,45 @@ func TestAsUserIdentity(t *testing.T) {
 	}
 	if st := r.Status(Resolve(Settings{})); !st.Namespaces {
 		t.Fatalf("no namespaces as the user: %s", st.NoNamespaces)
+	}
+}
+
+// The deny-read set cannot be read by any level, on this kernel and with
+// the fallbacks forced; a grant that lifts it opens all of it but Polly's
+// own files. Files beside them stay readable.
+func TestDenyRead(t *testing.T) {
+	for _, cfg := range forcedConfigs {
+		t.Run("probe="+cfg, func(t *testing.T) {
+			t.Setenv("POLLY_SANDBOX_PROBE", cfg)
+			p := newProj(t)
+			home := filepath.Join(filepath.Dir(p.root), "home")
+			files := map[string]string{
+				".ssh/id_rsa": "ssh-secret", ".aws/credentials": "aws-secret", ".netrc": "netrc-secret",
+				".config/polly/config.json": "polly-secret", ".bashrc": "plain", "notes/todo": "plain",
+			}
+			for rel, body := range files {
+				os.MkdirAll(filepath.Dir(filepath.Join(home, rel)), 0o755)
+				os.WriteFile(filepath.Join(home, rel), []byte(body+"\n"), 0o600)
+			}
+			get := func(k string) string {
+				if k == "HOME" {
+					return home
+				}
+				return ""
+			}
+			r := Runner{Setup: Setup{Home: home, DenyRead: DefaultDenyRead(home, get, nil), Polly: PollyFiles(home, get)}}
+			defer r.Close()
+			for _, secrets := range []bool{false, true} {
+				for rel, body := range files {
+					for _, level := range []Level{ReadOnly, WorkspaceWrite} {
+						out, code := p.run(t, &r, Grant{Level: level, ReadSecrets: secrets}, "cat "+filepath.Join(home, rel))
+						want := body == "plain" || secrets && body != "polly-secret"
+						if got := code == 0 && out == body+"\n"; got != want {
+							t.Errorf("secrets=%v %v cat ~/%s: code %d %q, want readable=%v", secrets, level, rel, code, out, want)
+						}
+					}
+				}
+			}
+		})
 	}
 }
