@@ -194,11 +194,14 @@ func (r *Runner) Status(st Status) Status {
 	if !st.Active {
 		return st
 	}
-	if _, err := r.tmpBase(); err != nil {
+	r.tmpBase()
+	h, err := r.helperFor(WorkspaceWrite)
+	if err != nil {
 		st.Active, st.Why = false, err.Error()
 		return st
 	}
-	if _, err := r.helperFor(WorkspaceWrite); err != nil {
+	defer r.release(h)
+	if _, err := r.tmpBase(); err != nil && !h.ns {
 		st.Active, st.Why = false, err.Error()
 		return st
 	}
@@ -254,20 +257,27 @@ func (r *Runner) Start(ctx context.Context, pol Policy, spec Spec) (*Process, er
 	if pol.Level != Unsandboxed && (r.kernel.ABI < 1 || !r.kernel.Seccomp) {
 		return nil, &ApplyError{Msg: "the kernel cannot sandbox this command: " + r.kernel.NoLandlock + r.kernel.NoSeccomp}
 	}
-	base, err := r.tmpBase()
-	if err != nil {
-		return nil, &ApplyError{Msg: err.Error()}
-	}
+	base, tmpErr := r.tmpBase()
 	h, err := r.helperFor(pol.Level)
 	if err != nil {
 		return nil, &ApplyError{Msg: err.Error()}
 	}
 	id := r.seq.Add(1)
 	j := &job{Policy: pol, Args: spec.Args, Dir: spec.Dir, Tmp: base}
-	if !h.ns {
+	tmp := base
+	switch {
+	case h.ns && tmpErr != nil:
+		// No directory for it (a read-only /tmp): the command's own
+		// private /dev/shm serves as its TMPDIR.
+		j.Tmp, tmp = "", "/dev/shm"
+	case tmpErr != nil:
+		r.release(h)
+		return nil, &ApplyError{Msg: tmpErr.Error()}
+	case !h.ns:
 		j.Tmp = filepath.Join(base, strconv.FormatUint(id, 10))
+		tmp = j.Tmp
 	}
-	j.Env = append(slices.DeleteFunc(slices.Clone(spec.Env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR="+j.Tmp)
+	j.Env = append(slices.DeleteFunc(slices.Clone(spec.Env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }), "TMPDIR="+tmp)
 	p := &Process{r: r, h: h, id: id, done: make(chan reply, 2)}
 	if pol.Level == WorkspaceWrite {
 		j.Policy.ReadOnly, p.absent = protection(pol, r.gits.nested(pol.Root))

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -296,6 +297,37 @@ func TestDenyRead(t *testing.T) {
 						}
 					}
 				}
+			}
+		})
+	}
+}
+
+// Bad input: no directory can be made for the private temp dirs (a
+// read-only /tmp). With namespaces the command's private /dev/shm is its
+// TMPDIR; without, the command is refused with a message that says why
+// and what to do — never run without a private temp dir.
+func TestReadOnlyTmp(t *testing.T) {
+	ro := filepath.Join(t.TempDir(), "ro")
+	os.Mkdir(ro, 0o555)
+	for _, cfg := range []string{"", "no-userns"} {
+		t.Run("probe="+cfg, func(t *testing.T) {
+			t.Setenv("POLLY_SANDBOX_PROBE", cfg)
+			p := newProj(t)
+			r := Runner{Setup: Setup{TmpDir: filepath.Join(ro, "missing")}}
+			defer r.Close()
+			var out bytes.Buffer
+			script := "echo x > $TMPDIR/f && cat $TMPDIR/f && echo $TMPDIR"
+			res, err := r.Run(context.Background(), Build(Plan{Grant: Grant{Level: WorkspaceWrite}, Root: p.root, Command: script}),
+				script, p.root, CommandEnv(os.Environ(), nil, nil, nil), &out, time.Second)
+			if r.Status(Resolve(Settings{})).Namespaces {
+				if err != nil || res.Code != 0 || out.String() != "x\n/dev/shm\n" {
+					t.Fatalf("with namespaces: %v %+v %q", err, res, out.String())
+				}
+				return
+			}
+			var ae *ApplyError
+			if !errors.As(err, &ae) || !strings.Contains(err.Error(), "no private temp dir for commands") || !strings.Contains(err.Error(), "set TMPDIR") {
+				t.Fatalf("without namespaces: %v", err)
 			}
 		})
 	}
