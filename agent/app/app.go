@@ -142,15 +142,8 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if n := a.Sandbox.Notice(); n != "" {
 		a.Warnings = append(a.Warnings, n)
 	}
-	caches := sandbox.DefaultCaches(home, os.Getenv)
-	for _, r := range cfg.Sandbox.WritableRoots {
-		if r == "~" || strings.HasPrefix(r, "~/") {
-			r = filepath.Join(home, r[1:])
-		}
-		caches = append(caches, filepath.Clean(r))
-	}
-	a.runner.Setup = sandbox.Setup{Home: home, Caches: caches,
-		DenyRead: sandbox.DefaultDenyRead(home, os.Getenv, cfg.Sandbox.DenyRead), Polly: sandbox.PollyFiles(home, os.Getenv)}
+	a.runner.Setup = sandboxSetup(cfg, home)
+	caches := a.runner.Setup.Caches
 
 	pol, err := permission.New(permission.Options{
 		Mode: permission.Mode(cfg.Mode), Root: root, StateDir: a.StateDir, Asker: opts.Asker,
@@ -431,6 +424,59 @@ func (b skillBook) LoadSkill(name string) (string, string, []string, error) {
 }
 
 // Home returns the user's home directory, or "" when unknown.
+// sandboxSetup is what every command of one Polly process shares: the
+// writable caches (the build caches and sandbox.writable_roots) and the
+// deny-read set (the built-in one and sandbox.deny_read).
+func sandboxSetup(cfg *config.Config, home string) sandbox.Setup {
+	caches := sandbox.DefaultCaches(home, os.Getenv)
+	for _, r := range cfg.Sandbox.WritableRoots {
+		if r == "~" || strings.HasPrefix(r, "~/") {
+			r = filepath.Join(home, r[1:])
+		}
+		caches = append(caches, filepath.Clean(r))
+	}
+	return sandbox.Setup{Home: home, Caches: caches,
+		DenyRead: sandbox.DefaultDenyRead(home, os.Getenv, cfg.Sandbox.DenyRead), Polly: sandbox.PollyFiles(home, os.Getenv)}
+}
+
+// SandboxReport is `polly sandbox`: for this machine and config, each
+// protection and how it is enforced (the helper is started to know),
+// then the deny-read paths that exist, the writable caches and the limits.
+func SandboxReport(cfg *config.Config) string {
+	home := Home()
+	st := sandbox.Resolve(sandbox.Settings{Mode: sandbox.Mode(cfg.Sandbox.Mode), Network: cfg.Sandbox.Network})
+	r := sandbox.Runner{Setup: sandboxSetup(cfg, home)}
+	defer r.Close()
+	st = r.Status(st)
+	var b strings.Builder
+	b.WriteString(st.Report())
+	short := func(paths []string) string {
+		var out []string
+		for _, p := range paths {
+			if _, err := os.Lstat(p); err != nil {
+				continue
+			}
+			if rel, err := filepath.Rel(home, p); home != "" && err == nil && !strings.HasPrefix(rel, "..") {
+				p = "~/" + rel
+			}
+			out = append(out, p)
+		}
+		if len(out) == 0 {
+			return "(none here)"
+		}
+		return strings.Join(out, " ")
+	}
+	fmt.Fprintf(&b, "\ndeny-read, present here: %s\n", short(r.Setup.DenyRead))
+	fmt.Fprintf(&b, "writable caches (workspace-write): %s\n", short(r.Setup.Caches))
+	l := r.Setup.Limits
+	if l == (sandbox.Limits{}) {
+		l = sandbox.DefaultLimits()
+	}
+	fmt.Fprintf(&b, "limits per command: %d processes of your user, %d GiB per file, %d s of CPU per process, %d GiB of address space\n",
+		l.Procs, l.FileSize>>30, l.CPUSeconds, l.AddressSpace>>30)
+	return b.String()
+}
+
 func Home() string {
 	h, err := os.UserHomeDir()
 	if err != nil {

@@ -318,3 +318,33 @@ func TestSandboxAsUser(t *testing.T) {
 	}
 	t.Log(sandboxtest.RunAsUser(t, "TestCommandsCannotReachTheTerminal|TestCommandsWorkWhenPollyIsPID1|TestKill9KillsEveryProcessOfTheCommand|TestKeyCannotLeakToCommands"))
 }
+
+// Must show (issue 24 #2): polly sandbox prints, for this machine, each
+// protection and how it is enforced — and, with each fallback forced,
+// what Polly does instead (a missing protection is never silent).
+func TestSandboxCommand(t *testing.T) {
+	for probeCfg, want := range map[string][]string{
+		"":                {"sandbox: on (mode auto, Landlock ABI", "user/mount/PID/network namespaces", "ok foreign architectures", "ok UNIX sockets", "limits per command:"},
+		"no-userns":       {"no namespaces: simulated by POLLY_SANDBOX_PROBE=no-userns", "entry by entry", "seccomp refuses every socket"},
+		"abi=5,no-userns": {"Landlock ABI 5", "NO signals and abstract sockets"},
+		"fail":            {"sandbox: no sandbox: asking", "not active: the Landlock probe failed", "every command asks first"},
+	} {
+		t.Run("probe="+probeCfg, func(t *testing.T) {
+			t.Setenv("POLLY_SANDBOX_PROBE", probeCfg)
+			_, polly := cliEnv(t, "", nil)
+			r := polly("sandbox")
+			if r.code != 0 {
+				t.Fatalf("code %d: %s", r.code, r.stderr)
+			}
+			flat := strings.Join(strings.Fields(r.stdout), " ") // the descriptions are wrapped
+			for _, w := range want {
+				if !strings.Contains(flat, w) {
+					t.Errorf("missing %q in:\n%s", w, r.stdout)
+				}
+			}
+			if probeCfg == "" {
+				t.Logf("polly sandbox on this machine:\n%s", r.stdout)
+			}
+		})
+	}
+}

@@ -32,10 +32,14 @@ func (e *ApplyError) Error() string {
 // Limits are per-command resource limits (not applied outside Linux).
 type Limits struct{ Procs, FileSize, CPUSeconds, AddressSpace uint64 }
 
+// DefaultLimits: none outside Linux.
+func DefaultLimits() Limits { return Limits{} }
+
 // Setup is what every command of one Runner shares.
 type Setup struct {
 	Home     string
 	DenyRead []string
+	Polly    []string
 	Caches   []string
 	TmpDir   string
 	Limits   Limits

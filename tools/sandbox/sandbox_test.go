@@ -332,3 +332,15 @@ func TestReadOnlyTmp(t *testing.T) {
 		})
 	}
 }
+
+// Commands do not get variables that point at sockets outside the
+// sandbox, nor credentials, unless the config passes them by name.
+func TestCommandEnvDropsSocketsAndSecrets(t *testing.T) {
+	env := []string{"PATH=/bin", "SSH_AUTH_SOCK=/tmp/ssh-x/agent.1", "TMUX=/tmp/tmux-0/default,1,0", "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/0/bus",
+		"DOCKER_HOST=unix:///var/run/docker.sock", "GITHUB_TOKEN=ghp_x", "HOME=/h"}
+	got := CommandEnv(env, nil, []string{"DOCKER_HOST"}, []string{"TMPDIR=/t"})
+	want := []string{"PATH=/bin", "DOCKER_HOST=unix:///var/run/docker.sock", "HOME=/h", "TMPDIR=/t"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}

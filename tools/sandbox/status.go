@@ -147,8 +147,8 @@ func (s Status) Protections() []Protection {
 	}
 	add("foreign architectures", archNote(), true)
 	add("kernel attack surface", "seccomp refuses ptrace, process_vm_*, bpf, perf_event_open, userfaultfd, io_uring, keyctl, mount APIs, unshare, setns, user-namespace clone (clone3: ENOSYS), kexec, modules", true)
-	add("limits", "per-command rlimits: processes, file size, CPU time, address space (see sandbox.Limits); hitting one is named in the result", true)
-	add("environment", "credential-looking variables and SSH_AUTH_SOCK, TMUX, DBUS_SESSION_BUS_ADDRESS, DOCKER_HOST are removed unless sandbox.pass_env names them", true)
+	add("limits", "rlimits on processes, file size, CPU time and address space (below); a command that hits one is told which", true)
+	add("environment", "credential-looking variables and SSH_AUTH_SOCK, TMUX, DBUS_SESSION_BUS_ADDRESS, DOCKER_HOST (and the like) are removed unless sandbox.pass_env names them", true)
 	return p
 }
 
@@ -171,11 +171,31 @@ func (s Status) Report() string {
 		fmt.Fprintf(&b, "POLLY_SANDBOX_PROBE=%s: the probe is forced\n", s.Kernel.Forced)
 	}
 	for _, p := range s.Protections() {
-		mark := "ok "
+		mark := "ok"
 		if !p.Held {
-			mark = "NO "
+			mark = "NO"
 		}
-		fmt.Fprintf(&b, "%s %-30s %s\n", mark, p.Name, p.How)
+		fmt.Fprintf(&b, "%s  %s\n", mark, p.Name)
+		for _, line := range wrap(p.How, 96) {
+			fmt.Fprintf(&b, "    %s\n", line)
+		}
 	}
 	return b.String()
+}
+
+// wrap breaks s into lines of at most width bytes at spaces.
+func wrap(s string, width int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		if line != "" && len(line)+1+len(w) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	return append(lines, line)
 }
