@@ -149,6 +149,11 @@ func (r *Runner) init() {
 			s.Limits = DefaultLimits()
 		}
 		r.Setup = s
+		for _, c := range s.Caches {
+			// A build cache that does not exist yet is made now (as the
+			// tool would): Landlock can grant only what exists.
+			os.MkdirAll(c, 0o755)
+		}
 		r.kernel = Probe()
 		bash, err := exec.LookPath("bash")
 		if err != nil {
