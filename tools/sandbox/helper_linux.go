@@ -381,7 +381,8 @@ type Limits struct {
 
 // setLimits sets the helper's rlimits, which every command inherits (they
 // are per process, not per thread, and the same for every command).
-// Only lowered: a limit the user set lower stays.
+// Only lowered: a limit the user set lower stays. The kernel does not
+// apply RLIMIT_NPROC to root.
 func setLimits(l Limits) error {
 	for _, r := range []struct {
 		res int
@@ -394,8 +395,11 @@ func setLimits(l Limits) error {
 		if err := unix.Getrlimit(r.res, &cur); err != nil {
 			return err
 		}
-		v := min(r.v, cur.Max)
-		if err := unix.Setrlimit(r.res, &unix.Rlimit{Cur: min(v, cur.Max), Max: v}); err != nil {
+		soft, hard := min(r.v, cur.Max), min(r.v, cur.Max)
+		if r.res == unix.RLIMIT_CPU {
+			hard = min(r.v+5, cur.Max) // SIGXCPU first (a message), SIGKILL 5 s later
+		}
+		if err := unix.Setrlimit(r.res, &unix.Rlimit{Cur: soft, Max: hard}); err != nil {
 			return fmt.Errorf("set limit %d: %w", r.res, err)
 		}
 	}

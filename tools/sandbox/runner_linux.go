@@ -420,35 +420,49 @@ func (r *Runner) Run(ctx context.Context, pol Policy, script, dir string, env []
 	}
 	pr.Close()
 	<-copied
-	res.Limit = watch.limit(exit, r.Setup.Limits)
+	res.Limit = watch.limit(exit, ctx.Err() != nil, r.Setup.Limits)
 	return res, nil
 }
 
 // limitWatch passes output on and remembers whether it showed a limit
 // being hit.
 type limitWatch struct {
-	w     io.Writer
-	procs atomic.Bool
-	mem   atomic.Bool
+	w                      io.Writer
+	procs, mem, fsize, cpu atomic.Bool
 }
 
 func (l *limitWatch) Write(b []byte) (int, error) {
 	if bytes.Contains(b, []byte("fork: retry")) || bytes.Contains(b, []byte("fork: Resource temporarily unavailable")) {
 		l.procs.Store(true)
 	}
-	if bytes.Contains(b, []byte("annot allocate memory")) || bytes.Contains(b, []byte("out of memory")) {
+	if bytes.Contains(b, []byte("File size limit exceeded")) {
+		l.fsize.Store(true)
+	}
+	if bytes.Contains(b, []byte("CPU time limit exceeded")) {
+		l.cpu.Store(true)
+	}
+	if bytes.Contains(b, []byte("annot allocate")) || bytes.Contains(b, []byte("out of memory")) || bytes.Contains(b, []byte("MemoryError")) {
 		l.mem.Store(true)
 	}
 	return l.w.Write(b)
 }
 
-func (l *limitWatch) limit(e Exit, lim Limits) string {
-	gib := func(n uint64) string { return strconv.FormatUint(n>>30, 10) + " GiB" }
+func (l *limitWatch) limit(e Exit, killed bool, lim Limits) string {
+	gib := func(n uint64) string {
+		if n < 1<<30 {
+			return strconv.FormatUint(n>>20, 10) + " MiB"
+		}
+		return strconv.FormatUint(n>>30, 10) + " GiB"
+	}
 	switch {
-	case e.Signal == unix.SIGXFSZ || e.Code == 128+int(unix.SIGXFSZ):
+	case e.Signal == unix.SIGXFSZ || e.Code == 128+int(unix.SIGXFSZ) || l.fsize.Load():
 		return "file size (" + gib(lim.FileSize) + " per file)"
-	case e.Signal == unix.SIGXCPU || e.Code == 128+int(unix.SIGXCPU):
+	case e.Signal == unix.SIGXCPU || e.Code == 128+int(unix.SIGXCPU) || l.cpu.Load():
 		return "CPU time (" + strconv.FormatUint(lim.CPUSeconds, 10) + " s per process)"
+	case e.Signal == unix.SIGKILL && !killed:
+		// Nobody here killed it: the kernel did, at the hard CPU limit
+		// (the shell, PID 1 of its namespace, ignores SIGXCPU) or for memory.
+		return "CPU time (" + strconv.FormatUint(lim.CPUSeconds, 10) + " s per process), or the kernel ran out of memory"
 	case l.procs.Load():
 		return "processes (" + strconv.FormatUint(lim.Procs, 10) + " for your user)"
 	case l.mem.Load():

@@ -240,7 +240,7 @@ func TestAsUnprivilegedUser(t *testing.T) {
 	if sandboxtest.IsUserRun() {
 		t.Skip("this is the run as the user")
 	}
-	out := sandboxtest.RunAsUser(t, "TestSmoke|TestRunnerRepeatsAndCancels|TestDenyRead|TestAsUserIdentity")
+	out := sandboxtest.RunAsUser(t, "TestSmoke|TestRunnerRepeatsAndCancels|TestDenyRead|TestLimits|TestAsUserIdentity")
 	t.Log(out)
 }
 
@@ -342,5 +342,44 @@ func TestCommandEnvDropsSocketsAndSecrets(t *testing.T) {
 	want := []string{"PATH=/bin", "DOCKER_HOST=unix:///var/run/docker.sock", "HOME=/h", "TMPDIR=/t"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// Item 12: per-command limits on processes, file size, CPU time and
+// address space; a command that hits one is told which. Set low here so
+// the test reaches them (the defaults are far above what a build needs).
+func TestLimits(t *testing.T) {
+	p := newProj(t)
+	for _, c := range []struct {
+		name   string
+		limits Limits
+		script string
+		want   string
+	}{
+		{"file size", Limits{FileSize: 1 << 20}, "head -c 3000000 /dev/zero > big", "file size (1 MiB per file)"},
+		{"cpu", Limits{CPUSeconds: 1}, "bash -c 'while :; do :; done'; exit $?", "CPU time (1 s per process)"},
+		{"processes", Limits{Procs: uint64(userProcesses()) + 20}, "for i in $(seq 60); do sleep 3.31 & done; wait", "processes ("},
+		{"address space", Limits{AddressSpace: 256 << 20}, "/usr/bin/python3 -c 'x = bytearray(600 << 20)'", "address space (256 MiB per process)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.limits.Procs != 0 && os.Geteuid() == 0 {
+				t.Skip("the kernel does not apply RLIMIT_NPROC to root (TestAsUnprivilegedUser runs this as a user)")
+			}
+			r := Runner{Setup: Setup{Limits: c.limits}}
+			defer r.Close()
+			var out bytes.Buffer
+			res, err := r.Run(context.Background(), Build(Plan{Grant: Grant{Level: WorkspaceWrite}, Root: p.root, Command: c.script}),
+				c.script, p.root, CommandEnv(os.Environ(), nil, nil, nil), &out, time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Code == 0 || !strings.Contains(res.Limit, c.want) {
+				t.Fatalf("code %d, limit %q, want %q\n%.500s", res.Code, res.Limit, c.want, out.String())
+			}
+			if fi, err := os.Stat(filepath.Join(p.root, "big")); err == nil && fi.Size() > 1<<20 {
+				t.Fatalf("a %d-byte file was written past the limit", fi.Size())
+			}
+			t.Logf("%s: exit %d, %q", c.name, res.Code, res.Limit)
+		})
 	}
 }

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -147,7 +148,11 @@ func (s Status) Protections() []Protection {
 	}
 	add("foreign architectures", archNote(), true)
 	add("kernel attack surface", "seccomp refuses ptrace, process_vm_*, bpf, perf_event_open, userfaultfd, io_uring, keyctl, mount APIs, unshare, setns, user-namespace clone (clone3: ENOSYS), kexec, modules", true)
-	add("limits", "rlimits on processes, file size, CPU time and address space (below); a command that hits one is told which", true)
+	if os.Geteuid() == 0 {
+		add("limits", "rlimits on file size, CPU time and address space (below); a command that hits one is told which. The number of processes is not limited: the kernel does not apply RLIMIT_NPROC to root", true)
+	} else {
+		add("limits", "rlimits on processes, file size, CPU time and address space (below); a command that hits one is told which", true)
+	}
 	add("environment", "credential-looking variables and SSH_AUTH_SOCK, TMUX, DBUS_SESSION_BUS_ADDRESS, DOCKER_HOST (and the like) are removed unless sandbox.pass_env names them", true)
 	return p
 }
