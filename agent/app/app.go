@@ -180,14 +180,14 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		reg.Add(tools.LeadTools(a.Store, root)...)
 	}
 
-	hookSet, hookWarnings, err := hooksOf(cfg, root, cfg.ProjectTrust().Trusted, secretVars)
+	hookSet, hookWarnings, err := hooksOf(cfg, root, cfg.ProjectTrust().Trusted, secretVars, a.sandboxedHook(caches))
 	if err != nil {
 		a.Close()
 		return nil, fmt.Errorf("hooks: %w", err)
 	}
 	a.Warnings = append(a.Warnings, hookWarnings...)
 	var mcpWarnings []string
-	a.MCP, mcpWarnings = mcpOf(cfg, root, cfg.ProjectTrust().Trusted, secretVars)
+	a.MCP, mcpWarnings = mcpOf(cfg, root, cfg.ProjectTrust().Trusted, secretVars, a.sandboxedServer)
 	a.Warnings = append(a.Warnings, mcpWarnings...)
 
 	a.Deps = &agent.Deps{

@@ -189,6 +189,7 @@ type HookCommand struct {
 	Type    string `json:"type"`
 	Command string `json:"command"`
 	Timeout int    `json:"timeout"`
+	Network bool   `json:"network"` // the hook may use the network (it runs in the command sandbox)
 }
 
 // MCPServer is one MCP server: a command speaking stdio, or (type "http")
@@ -202,6 +203,11 @@ type MCPServer struct {
 	URL            string            `json:"url"`
 	Headers        map[string]string `json:"headers"`
 	StartupTimeout int               `json:"startup_timeout_seconds"` // 0: the default
+	// A stdio server runs in the command sandbox: read-only but for these
+	// (the project among them: its protected paths stay read-only), and
+	// without the network unless Network.
+	Network       bool     `json:"network"`
+	WritableRoots []string `json:"writable_roots"`
 }
 
 // TUISettings are display preferences.

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"regexp"
@@ -49,25 +50,49 @@ type Hook struct {
 	Command string
 	Timeout time.Duration // 0: DefaultTimeout
 	Source  string        // where it was configured, for messages
+	Network bool          // its config lets it use the network (in the sandbox)
 }
 
-// Starter builds the process that runs one hook command. Hooks are the
-// user's own commands, so the default runs them with bash, unsandboxed;
-// this is the seam where a sandbox can be put in later.
-type Starter func(ctx context.Context, command, dir string, env []string) *exec.Cmd
+// Runner runs one hook command to its end: bash -c command in dir with
+// env, stdin fed to it, its stdout and stderr copied out, and it and
+// everything it started killed when ctx ends. It returns the exit code
+// (128+n for death by signal n), or an error when the command could not
+// run. The app runs hooks in the command sandbox (workspace-write, no
+// network unless the hook's config grants it).
+type Runner func(ctx context.Context, h Hook, dir string, env []string, stdin []byte, stdout, stderr io.Writer) (int, error)
 
-// Bash is the default Starter: bash -c COMMAND in dir.
-func Bash(ctx context.Context, command, dir string, env []string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "bash", "-c", command)
+// Bash is the default Runner: bash -c COMMAND in dir, unsandboxed, in its
+// own process group (killed whole at the timeout) and killed with Polly.
+func Bash(ctx context.Context, h Hook, dir string, env []string, stdin []byte, stdout, stderr io.Writer) (int, error) {
+	cmd := exec.CommandContext(ctx, "bash", "-c", h.Command)
 	cmd.Dir, cmd.Env = dir, env
-	return cmd
+	cmd.SysProcAttr = procAttr()
+	cmd.Cancel = func() error {
+		// The whole group: a hook that started `sleep` in the background
+		// must not outlive its timeout.
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	cmd.WaitDelay = time.Second
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(stdin), stdout, stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &exit):
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), nil
+		}
+		return exit.ExitCode(), nil
+	}
+	return -1, err
 }
 
 // Options configure a Set.
 type Options struct {
-	Dir   string   // the project root: the hooks' working directory and "cwd"
-	Env   []string // the hooks' environment (nil: Polly's); CLAUDE_PROJECT_DIR is added
-	Start Starter  // nil: Bash
+	Dir string   // the project root: the hooks' working directory and "cwd"
+	Env []string // the hooks' environment (nil: Polly's); CLAUDE_PROJECT_DIR is added
+	Run Runner   // nil: Bash
 }
 
 // Set is the compiled hooks of one process. It is safe for concurrent use.
@@ -85,8 +110,8 @@ type compiled struct {
 // an error (the config checks them first, so this is a programming error
 // or a hand-built list).
 func New(list []Hook, opts Options) (*Set, error) {
-	if opts.Start == nil {
-		opts.Start = Bash
+	if opts.Run == nil {
+		opts.Run = Bash
 	}
 	if opts.Env == nil {
 		opts.Env = os.Environ()
@@ -309,34 +334,20 @@ func (s *Set) run(ctx context.Context, h compiled, stdin []byte) (Run, string, s
 	r := Run{Event: h.Event, Command: h.Command, ExitCode: -1}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := s.opts.Start(tctx, h.Command, s.opts.Dir, s.opts.Env)
-	cmd.SysProcAttr = procAttr()
-	cmd.Cancel = func() error {
-		if cmd.Process == nil {
-			return nil
-		}
-		// The whole group: a hook that started `sleep` in the background
-		// must not outlive its timeout.
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	cmd.WaitDelay = time.Second
-	cmd.Stdin = bytes.NewReader(stdin)
 	var stdout, stderr capped
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	err := cmd.Run()
+	code, err := s.opts.Run(tctx, h.Hook, s.opts.Dir, s.opts.Env, stdin, &stdout, &stderr)
 	r.Duration = time.Since(start)
 	out, errs := stdout.String(), stderr.String()
-	var exit *exec.ExitError
 	switch {
 	case tctx.Err() != nil && ctx.Err() == nil:
 		r.Outcome, r.Message = "timeout", fmt.Sprintf("killed after its timeout of %s", timeout)
 	case ctx.Err() != nil:
 		r.Outcome, r.Message = "warning", "cancelled"
-	case err == nil:
+	case err == nil && code == 0:
 		r.ExitCode, r.Outcome = 0, "ok"
-	case errors.As(err, &exit):
-		r.ExitCode = exit.ExitCode()
+	case err == nil:
+		r.ExitCode = code
 		switch r.ExitCode {
 		case 2:
 			r.Outcome, r.Message = "blocked", clip(strings.TrimSpace(errs), 300)

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os/exec"
 	"slices"
@@ -39,9 +40,13 @@ type Config struct {
 	Headers        map[string]string
 	StartupTimeout time.Duration // 0: DefaultStartupTimeout
 	Source         string        // where it was configured, for people
-	// Start builds a stdio server's process; nil runs the command as is.
-	// It is the seam where the command sandbox can be put in later.
-	Start func(command string, args ...string) *exec.Cmd
+	Network        bool          // a stdio server may use the network (its config says so)
+	WritableRoots  []string      // what a stdio server may write (absolute)
+	// Spawn starts a stdio server's process (Command with Args, in Dir,
+	// with Env), its stderr going to stderr, and returns its stdin and
+	// stdout and kill, which kills it and everything it started. nil runs
+	// the command unsandboxed; the app starts servers in the sandbox.
+	Spawn func(c Config, stderr io.Writer) (stdin io.WriteCloser, stdout io.ReadCloser, kill func(), err error)
 }
 
 // State is where a server is in its life.
@@ -292,14 +297,14 @@ func (s *server) run(ctx context.Context) {
 func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	cctx, cancel := context.WithTimeout(ctx, s.cfg.StartupTimeout)
 	defer cancel()
-	transport, cmd, err := s.transport()
+	transport, kill, err := s.transport()
 	if err != nil {
 		return nil, err
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "polly", Version: s.m.version}, nil)
 	cs, err := client.Connect(cctx, transport, nil)
 	if err != nil {
-		killGroup(cmd)
+		kill()
 		return nil, s.explain("could not start", cctx, err)
 	}
 	var list []tools.Tool
@@ -307,7 +312,7 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	for t, err := range cs.Tools(cctx, nil) {
 		if err != nil {
 			_ = cs.Close()
-			killGroup(cmd)
+			kill()
 			return nil, s.explain("could not list its tools", cctx, err)
 		}
 		a, err := adapt(s, t)
@@ -371,40 +376,55 @@ func (s *server) stderrTail() string {
 	return t.last()
 }
 
-// transport builds the client side for the server's kind.
-func (s *server) transport() (sdk.Transport, *exec.Cmd, error) {
+// transport builds the client side for the server's kind, and what kills
+// a stdio server's process (and what it left behind) after a failed start.
+func (s *server) transport() (sdk.Transport, func(), error) {
 	switch s.cfg.Transport {
 	case "http", "sse":
 		hc := &http.Client{Transport: headers{base: http.DefaultTransport, h: s.cfg.Headers}}
 		if s.cfg.Transport == "sse" {
-			return &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc}, nil, nil
+			return &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc}, func() {}, nil
 		}
-		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc, MaxRetries: 2}, nil, nil
+		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc, MaxRetries: 2}, func() {}, nil
 	}
 	if s.cfg.Command == "" {
 		return nil, nil, errors.New("no command")
 	}
-	start := s.cfg.Start
-	if start == nil {
-		start = exec.Command
-	}
-	cmd := start(s.cfg.Command, s.cfg.Args...)
-	cmd.Env, cmd.Dir = s.cfg.Env, s.cfg.Dir
-	cmd.SysProcAttr = procAttr()
 	t := &tail{}
 	s.mu.Lock()
 	s.stderr = t
 	s.mu.Unlock()
+	if s.cfg.Spawn != nil {
+		in, out, kill, err := s.cfg.Spawn(s.cfg, t)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &sdk.IOTransport{Reader: out, Writer: closeThenKill{in, kill}}, kill, nil
+	}
+	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
+	cmd.Env, cmd.Dir = s.cfg.Env, s.cfg.Dir
+	cmd.SysProcAttr = procAttr()
 	cmd.Stderr = t
 	cmd.WaitDelay = 2 * time.Second // a child holding stderr open must not hang Close
-	return &sdk.CommandTransport{Command: cmd, TerminateDuration: time.Second}, cmd, nil
+	kill := func() {
+		if cmd.Process != nil {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+	}
+	return &sdk.CommandTransport{Command: cmd, TerminateDuration: time.Second}, kill, nil
 }
 
-// killGroup kills what a stdio server left behind after a failed start.
-func killGroup(cmd *exec.Cmd) {
-	if cmd != nil && cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
+// closeThenKill closes a server's stdin (a server ends when it does) and
+// kills it a second later if it has not.
+type closeThenKill struct {
+	io.WriteCloser
+	kill func()
+}
+
+func (c closeThenKill) Close() error {
+	err := c.WriteCloser.Close()
+	time.AfterFunc(time.Second, c.kill)
+	return err
 }
 
 // headers adds the configured headers to every request.

@@ -81,8 +81,8 @@ func landlockRules(j landlockJob, handled landlock.AccessFSSet) ([]landlock.Rule
 	if j.tmp != "" {
 		writable = append(writable, j.tmp)
 	}
+	writable = append(writable, pol.Writable...)
 	if pol.Level == WorkspaceWrite {
-		writable = append(writable, pol.Writable...)
 		writable = append(writable, j.overlays...)
 		if pol.Root != "" && j.ns {
 			writable = append(writable, pol.Root) // protected paths are read-only binds

@@ -286,6 +286,8 @@ func (r *Runner) Start(ctx context.Context, pol Policy, spec Spec) (*Process, er
 	p := &Process{r: r, h: h, id: id, done: make(chan reply, 2)}
 	if pol.Level == WorkspaceWrite {
 		j.Policy.ReadOnly, p.absent = protection(pol, r.gits.nested(pol.Root))
+	}
+	if pol.Level != Unsandboxed {
 		p.filled = fillApproved(pol.Writable)
 	}
 	files := []*os.File{spec.Stdin, spec.Stdout, spec.Stderr}
@@ -422,6 +424,67 @@ func (r *Runner) Run(ctx context.Context, pol Policy, script, dir string, env []
 	<-copied
 	res.Limit = watch.limit(exit, ctx.Err() != nil, r.Setup.Limits)
 	return res, nil
+}
+
+// Exec runs bash with args under pol to its end, feeding it stdin and
+// copying its stdout and stderr (nil: /dev/null), until it ends or ctx is
+// done (then every process of it is killed). Hooks run through it.
+func (r *Runner) Exec(ctx context.Context, pol Policy, args []string, dir string, env []string, stdin io.Reader, stdout, stderr io.Writer) (Exit, error) {
+	spec := Spec{Args: args, Dir: dir, Env: env}
+	var closers []*os.File
+	defer func() {
+		for _, f := range closers {
+			f.Close()
+		}
+	}()
+	var copies sync.WaitGroup
+	pipe := func(w io.Writer) (*os.File, error) {
+		if w == nil {
+			return nil, nil
+		}
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		closers = append(closers, pr, pw)
+		copies.Add(1)
+		go func() { defer copies.Done(); io.Copy(w, pr) }()
+		return pw, nil
+	}
+	var err error
+	if spec.Stdout, err = pipe(stdout); err != nil {
+		return Exit{}, err
+	}
+	if spec.Stderr, err = pipe(stderr); err != nil {
+		return Exit{}, err
+	}
+	var in *os.File
+	if stdin != nil {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return Exit{}, err
+		}
+		closers = append(closers, pr)
+		spec.Stdin, in = pr, pw
+	}
+	p, err := r.Start(ctx, pol, spec)
+	for _, f := range []*os.File{spec.Stdin, spec.Stdout, spec.Stderr} {
+		if f != nil {
+			f.Close() // the process has its own copies
+		}
+	}
+	if in != nil {
+		go func() { io.Copy(in, stdin); in.Close() }()
+	}
+	if err != nil {
+		if in != nil {
+			in.Close()
+		}
+		return Exit{}, err
+	}
+	exit, err := p.Wait()
+	copies.Wait() // every process of it is gone, so the pipes are at their end
+	return exit, err
 }
 
 // limitWatch passes output on and remembers whether it showed a limit

@@ -117,8 +117,9 @@ type Policy struct {
 	// ReadSecrets: the deny-read set is readable but for Polly's own files.
 	ReadSecrets bool `json:"read_secrets,omitempty"`
 	// Writable are the places besides the project and the private temp
-	// dir a workspace-write command may write: build caches, configured
-	// roots and what a person approved (a single file stays a file).
+	// dir a command may write: in workspace-write the build caches and
+	// configured roots; at any level what a person approved (a single
+	// file stays a file) or an MCP server's config declares.
 	Writable []string `json:"writable"`
 	// ReadOnly are the protected paths inside writable ones, filled in
 	// by the Runner from what exists when the command starts.
@@ -141,11 +142,17 @@ func Build(p Plan) Policy {
 	if pol.State == "" && p.Root != "" {
 		pol.State = filepath.Join(p.Root, ".agent")
 	}
-	if p.Grant.Level != WorkspaceWrite {
+	if p.Grant.Level == Unsandboxed {
 		return pol
 	}
-	pol.GitOnly = GitOnly(p.Command)
-	for _, w := range append(slices.Clone(p.Caches), p.Grant.Writable...) {
+	// Read-only keeps only what a person (or an MCP server's config)
+	// granted; workspace-write adds the caches.
+	extra := p.Grant.Writable
+	if p.Grant.Level == WorkspaceWrite {
+		pol.GitOnly = GitOnly(p.Command)
+		extra = append(slices.Clone(p.Caches), extra...)
+	}
+	for _, w := range extra {
 		if w != "" && filepath.IsAbs(w) && !slices.Contains(pol.Writable, filepath.Clean(w)) {
 			pol.Writable = append(pol.Writable, filepath.Clean(w))
 		}
