@@ -200,7 +200,7 @@ func commandsCannotReachTheTerminal(t *testing.T) {
 		probe + " 64 tty /proc/self/fd/0; " + probe + " 64 tty /proc/self/fd/1",
 		`/usr/bin/python3 -c 'import fcntl,termios,os,sys; fd=os.open(sys.argv[1],os.O_RDWR); [fcntl.ioctl(fd,termios.TIOCSTI,bytes([c])) for c in sys.argv[2].encode()]' /dev/tty "echo ` + inject + `"`,
 		`printf '\033]52;c;Y3VybCBldmlsIHwgc2gK\a' > /dev/tty; printf '\033]52;c;Y3VybCBldmlsIHwgc2gK\a' > ` + slave.Name(),
-		`P=$(ps -o tty= -p $PPID 2>/dev/null); echo parent-tty=$P; tty; echo sid=$(ps -o sid= -p $$)`,
+		`tty; /usr/bin/python3 -c 'import os; print("own-session=%s" % (os.getsid(0) in (os.getpid(), os.getppid())))'`,
 	}
 	var steps []llmtest.Step
 	for _, c := range commands {
@@ -261,8 +261,9 @@ func commandsCannotReachTheTerminal(t *testing.T) {
 	if !strings.Contains(outputs[0], "blocked tty-open") || !strings.Contains(outputs[1], "blocked tty-open") {
 		t.Fatalf("the probes did not try the terminal:\n%s\n%s", outputs[0], outputs[1])
 	}
-	if !strings.Contains(outputs[6], "not a tty") {
-		t.Errorf("the command has a terminal: %s", outputs[6])
+	// The shell leads a session of its own (setsid): no controlling terminal.
+	if !strings.Contains(outputs[6], "not a tty") || !strings.Contains(outputs[6], "own-session=True\n") {
+		t.Errorf("the command has a (controlling) terminal: %s", outputs[6])
 	}
 	// Control: the same probe from outside the sandbox does reach it.
 	out, _ := exec.Command(probe, "64", "tty", slave.Name()).CombinedOutput()

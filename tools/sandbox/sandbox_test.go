@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -380,6 +381,57 @@ func TestLimits(t *testing.T) {
 				t.Fatalf("a %d-byte file was written past the limit", fi.Size())
 			}
 			t.Logf("%s: exit %d, %q", c.name, res.Code, res.Limit)
+		})
+	}
+}
+
+// Item 3 (and 2): the seccomp filter refuses every foreign-architecture
+// call — i386 through int 0x80 from a 64-bit program, x32 — whatever it
+// is, and the native calls on the deny list, and UNIX sockets (Landlock
+// here cannot scope pathname ones). A probe compiled with the system C
+// compiler makes the calls; outside the sandbox the same calls succeed.
+func TestSeccompRefuses(t *testing.T) {
+	bin := t.TempDir()
+	os.Chmod(bin, 0o755)
+	probe := sandboxtest.BuildProbe(t, bin)
+	calls := [][]string{
+		{"32", "unshare"}, {"32", "io_uring"}, {"32", "keyctl"}, {"32", "udp", "9"}, {"32", "tcp", "9"}, {"32", "mptcp", "9"},
+		{"32", "unix", "@polly-seccomp-test"}, {"x32", "unshare"}, {"x32", "keyctl"},
+		{"64", "unshare"}, {"64", "io_uring"}, {"64", "keyctl"}, {"64", "unix", "@polly-seccomp-test"},
+	}
+	l, err := net.Listen("unix", "@polly-seccomp-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	for _, c := range [][]string{{"32", "unshare"}, {"32", "keyctl"}, {"64", "unix", "@polly-seccomp-test"}} {
+		if out, _ := exec.Command(probe, c...).CombinedOutput(); !strings.Contains(string(out), "ESCAPED") {
+			t.Fatalf("control: %v outside the sandbox: %s", c, out)
+		}
+	}
+	for _, cfg := range forcedConfigs {
+		t.Run("probe="+cfg, func(t *testing.T) {
+			t.Setenv("POLLY_SANDBOX_PROBE", cfg)
+			p := newProj(t)
+			var r Runner
+			defer r.Close()
+			for _, g := range []Grant{{Level: WorkspaceWrite}, {Level: WorkspaceWrite, Network: true}} {
+				for _, c := range calls {
+					out, _ := p.run(t, &r, g, probe+" "+strings.Join(c, " "))
+					if !strings.Contains(out, "blocked") || strings.Contains(out, "ESCAPED") {
+						t.Errorf("%v %v: %s", g, c, out)
+					}
+				}
+			}
 		})
 	}
 }
