@@ -258,9 +258,9 @@ func attacks() []attack {
 }
 
 type fixture struct {
-	root, out, home, pristine, homePristine string
-	gitSum, nestedSum, agentSum, outSum     string
-	insideSum, homeSum                      string
+	root, out, home, pristine           string
+	gitSum, nestedSum, agentSum, outSum string
+	insideSum, homeSum                  string
 }
 
 func sumTree(t *testing.T, dir string, skip func(rel string) bool) string {

@@ -366,6 +366,9 @@ func TestLimits(t *testing.T) {
 			if c.limits.Procs != 0 && os.Geteuid() == 0 {
 				t.Skip("the kernel does not apply RLIMIT_NPROC to root (TestAsUnprivilegedUser runs this as a user)")
 			}
+			if c.limits.AddressSpace != 0 && raceEnabled {
+				t.Skip("the race detector's shadow memory does not fit a low address-space limit")
+			}
 			r := Runner{Setup: Setup{Limits: c.limits}}
 			defer r.Close()
 			var out bytes.Buffer
