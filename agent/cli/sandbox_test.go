@@ -90,12 +90,7 @@ func TestKeyCannotLeakToCommands(t *testing.T) {
 			if srv.Calls() != len(probes)+1 {
 				t.Fatalf("%d requests, want %d", srv.Calls(), len(probes)+1)
 			}
-			var outputs []string
-			for _, m := range srv.Last().Messages {
-				if m.Role == "tool" {
-					outputs = append(outputs, m.Content)
-				}
-			}
+			outputs := toolOutputs(srv)
 			if len(outputs) != len(probes) {
 				t.Fatalf("%d tool results, want %d", len(outputs), len(probes))
 			}
@@ -172,12 +167,7 @@ func withoutVar(env []string, name string) []string {
 // its input queue. On this kernel and without namespaces; as root and as
 // an unprivileged user (TestSandboxAsUser).
 func TestCommandsCannotReachTheTerminal(t *testing.T) {
-	for _, probeCfg := range []string{"", "no-userns"} {
-		t.Run("probe="+probeCfg, func(t *testing.T) {
-			t.Setenv("POLLY_SANDBOX_PROBE", probeCfg)
-			commandsCannotReachTheTerminal(t)
-		})
-	}
+	sandboxtest.UnderProbes(t, []string{"", "no-userns"}, commandsCannotReachTheTerminal)
 }
 
 func commandsCannotReachTheTerminal(t *testing.T) {
@@ -236,12 +226,7 @@ func commandsCannotReachTheTerminal(t *testing.T) {
 	if err != nil {
 		t.Fatalf("polly: %v\n%s", err, shown.String())
 	}
-	var outputs []string
-	for _, m := range srv.Last().Messages {
-		if m.Role == "tool" {
-			outputs = append(outputs, m.Content)
-		}
-	}
+	outputs := toolOutputs(srv)
 	if len(outputs) != len(commands) {
 		t.Fatalf("%d tool results, want %d", len(outputs), len(commands))
 	}
@@ -348,4 +333,15 @@ func TestSandboxCommand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// toolOutputs are the tool results the last request carried, in order.
+func toolOutputs(srv *llmtest.Server) []string {
+	var out []string
+	for _, m := range srv.Last().Messages {
+		if m.Role == "tool" {
+			out = append(out, m.Content)
+		}
+	}
+	return out
 }

@@ -60,12 +60,7 @@ var forcedConfigs = []string{"", "no-userns", "abi=5", "abi=3,no-userns"}
 // entry, so a new entry at its top cannot be made (and .git is read-only
 // even for a git-only line).
 func TestSmoke(t *testing.T) {
-	for _, cfg := range forcedConfigs {
-		t.Run("probe="+cfg, func(t *testing.T) {
-			t.Setenv("POLLY_SANDBOX_PROBE", cfg)
-			smoke(t)
-		})
-	}
+	sandboxtest.UnderProbes(t, forcedConfigs, smoke)
 }
 
 func smoke(t *testing.T) {
@@ -118,12 +113,7 @@ func smoke(t *testing.T) {
 // and a cancelled command loses every process, setsid'd ones included —
 // with and without namespaces.
 func TestRunnerRepeatsAndCancels(t *testing.T) {
-	for _, cfg := range []string{"", "no-userns"} {
-		t.Run("probe="+cfg, func(t *testing.T) {
-			t.Setenv("POLLY_SANDBOX_PROBE", cfg)
-			repeatsAndCancels(t)
-		})
-	}
+	sandboxtest.UnderProbes(t, []string{"", "no-userns"}, repeatsAndCancels)
 }
 
 func repeatsAndCancels(t *testing.T) {
@@ -267,40 +257,37 @@ func TestAsUserIdentity(t *testing.T) {
 // the fallbacks forced; a grant that lifts it opens all of it but Polly's
 // own files. Files beside them stay readable.
 func TestDenyRead(t *testing.T) {
-	for _, cfg := range forcedConfigs {
-		t.Run("probe="+cfg, func(t *testing.T) {
-			t.Setenv("POLLY_SANDBOX_PROBE", cfg)
-			p := newProj(t)
-			home := filepath.Join(filepath.Dir(p.root), "home")
-			files := map[string]string{
-				".ssh/id_rsa": "ssh-secret", ".aws/credentials": "aws-secret", ".netrc": "netrc-secret",
-				".config/polly/config.json": "polly-secret", ".bashrc": "plain", "notes/todo": "plain",
+	sandboxtest.UnderProbes(t, forcedConfigs, func(t *testing.T) {
+		p := newProj(t)
+		home := filepath.Join(filepath.Dir(p.root), "home")
+		files := map[string]string{
+			".ssh/id_rsa": "ssh-secret", ".aws/credentials": "aws-secret", ".netrc": "netrc-secret",
+			".config/polly/config.json": "polly-secret", ".bashrc": "plain", "notes/todo": "plain",
+		}
+		for rel, body := range files {
+			os.MkdirAll(filepath.Dir(filepath.Join(home, rel)), 0o755)
+			os.WriteFile(filepath.Join(home, rel), []byte(body+"\n"), 0o600)
+		}
+		get := func(k string) string {
+			if k == "HOME" {
+				return home
 			}
+			return ""
+		}
+		r := Runner{Setup: Setup{Home: home, DenyRead: DefaultDenyRead(home, get, nil), Polly: PollyFiles(home, get)}}
+		defer r.Close()
+		for _, secrets := range []bool{false, true} {
 			for rel, body := range files {
-				os.MkdirAll(filepath.Dir(filepath.Join(home, rel)), 0o755)
-				os.WriteFile(filepath.Join(home, rel), []byte(body+"\n"), 0o600)
-			}
-			get := func(k string) string {
-				if k == "HOME" {
-					return home
-				}
-				return ""
-			}
-			r := Runner{Setup: Setup{Home: home, DenyRead: DefaultDenyRead(home, get, nil), Polly: PollyFiles(home, get)}}
-			defer r.Close()
-			for _, secrets := range []bool{false, true} {
-				for rel, body := range files {
-					for _, level := range []Level{ReadOnly, WorkspaceWrite} {
-						out, code := p.run(t, &r, Grant{Level: level, ReadSecrets: secrets}, "cat "+filepath.Join(home, rel))
-						want := body == "plain" || secrets && body != "polly-secret"
-						if got := code == 0 && out == body+"\n"; got != want {
-							t.Errorf("secrets=%v %v cat ~/%s: code %d %q, want readable=%v", secrets, level, rel, code, out, want)
-						}
+				for _, level := range []Level{ReadOnly, WorkspaceWrite} {
+					out, code := p.run(t, &r, Grant{Level: level, ReadSecrets: secrets}, "cat "+filepath.Join(home, rel))
+					want := body == "plain" || secrets && body != "polly-secret"
+					if got := code == 0 && out == body+"\n"; got != want {
+						t.Errorf("secrets=%v %v cat ~/%s: code %d %q, want readable=%v", secrets, level, rel, code, out, want)
 					}
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // Bad input: no directory can be made for the private temp dirs (a
@@ -310,28 +297,25 @@ func TestDenyRead(t *testing.T) {
 func TestReadOnlyTmp(t *testing.T) {
 	ro := filepath.Join(t.TempDir(), "ro")
 	os.Mkdir(ro, 0o555)
-	for _, cfg := range []string{"", "no-userns"} {
-		t.Run("probe="+cfg, func(t *testing.T) {
-			t.Setenv("POLLY_SANDBOX_PROBE", cfg)
-			p := newProj(t)
-			r := Runner{Setup: Setup{TmpDir: filepath.Join(ro, "missing")}}
-			defer r.Close()
-			var out bytes.Buffer
-			script := "echo x > $TMPDIR/f && cat $TMPDIR/f && echo $TMPDIR"
-			res, err := r.Run(context.Background(), Build(Plan{Grant: Grant{Level: WorkspaceWrite}, Root: p.root, Command: script}),
-				script, p.root, CommandEnv(os.Environ(), nil, nil, nil), &out, time.Second)
-			if r.Status(Resolve(Settings{})).Namespaces {
-				if err != nil || res.Code != 0 || out.String() != "x\n/dev/shm\n" {
-					t.Fatalf("with namespaces: %v %+v %q", err, res, out.String())
-				}
-				return
+	sandboxtest.UnderProbes(t, []string{"", "no-userns"}, func(t *testing.T) {
+		p := newProj(t)
+		r := Runner{Setup: Setup{TmpDir: filepath.Join(ro, "missing")}}
+		defer r.Close()
+		var out bytes.Buffer
+		script := "echo x > $TMPDIR/f && cat $TMPDIR/f && echo $TMPDIR"
+		res, err := r.Run(context.Background(), Build(Plan{Grant: Grant{Level: WorkspaceWrite}, Root: p.root, Command: script}),
+			script, p.root, CommandEnv(os.Environ(), nil, nil, nil), &out, time.Second)
+		if r.Status(Resolve(Settings{})).Namespaces {
+			if err != nil || res.Code != 0 || out.String() != "x\n/dev/shm\n" {
+				t.Fatalf("with namespaces: %v %+v %q", err, res, out.String())
 			}
-			var ae *ApplyError
-			if !errors.As(err, &ae) || !strings.Contains(err.Error(), "no private temp dir for commands") || !strings.Contains(err.Error(), "set TMPDIR") {
-				t.Fatalf("without namespaces: %v", err)
-			}
-		})
-	}
+			return
+		}
+		var ae *ApplyError
+		if !errors.As(err, &ae) || !strings.Contains(err.Error(), "no private temp dir for commands") || !strings.Contains(err.Error(), "set TMPDIR") {
+			t.Fatalf("without namespaces: %v", err)
+		}
+	})
 }
 
 // Commands do not get variables that point at sockets outside the
@@ -421,20 +405,17 @@ func TestSeccompRefuses(t *testing.T) {
 			t.Fatalf("control: %v outside the sandbox: %s", c, out)
 		}
 	}
-	for _, cfg := range forcedConfigs {
-		t.Run("probe="+cfg, func(t *testing.T) {
-			t.Setenv("POLLY_SANDBOX_PROBE", cfg)
-			p := newProj(t)
-			var r Runner
-			defer r.Close()
-			for _, g := range []Grant{{Level: WorkspaceWrite}, {Level: WorkspaceWrite, Network: true}} {
-				for _, c := range calls {
-					out, _ := p.run(t, &r, g, probe+" "+strings.Join(c, " "))
-					if !strings.Contains(out, "blocked") || strings.Contains(out, "ESCAPED") {
-						t.Errorf("%v %v: %s", g, c, out)
-					}
+	sandboxtest.UnderProbes(t, forcedConfigs, func(t *testing.T) {
+		p := newProj(t)
+		var r Runner
+		defer r.Close()
+		for _, g := range []Grant{{Level: WorkspaceWrite}, {Level: WorkspaceWrite, Network: true}} {
+			for _, c := range calls {
+				out, _ := p.run(t, &r, g, probe+" "+strings.Join(c, " "))
+				if !strings.Contains(out, "blocked") || strings.Contains(out, "ESCAPED") {
+					t.Errorf("%v %v: %s", g, c, out)
 				}
 			}
-		})
-	}
+		}
+	})
 }

@@ -145,3 +145,15 @@ func copyFile(from, to string, mode os.FileMode) error {
 	}
 	return nil
 }
+
+// UnderProbes runs f as a subtest once per POLLY_SANDBOX_PROBE value ("":
+// this kernel as it is), so a test proves its claim with each fallback.
+func UnderProbes(t *testing.T, probes []string, f func(t *testing.T)) {
+	t.Helper()
+	for _, p := range probes {
+		t.Run("probe="+p, func(t *testing.T) {
+			t.Setenv("POLLY_SANDBOX_PROBE", p)
+			f(t)
+		})
+	}
+}
