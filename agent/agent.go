@@ -9,11 +9,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"polly/agent/hooks"
 	"polly/agent/llm"
+	"polly/agent/redact"
 	"polly/memory/chat"
 	"polly/memory/store"
 	"polly/memory/task"
@@ -70,13 +73,17 @@ type PromptSource interface {
 // workspace memory implements it).
 type Journal interface {
 	LogTaskEnd(t workspace.TaskEntry) (string, error)
-	LogToolError(tool, brief, errText, fix string) (string, error)
+	LogToolError(p workspace.Provenance, tool, brief, errText, fix string) (string, error)
 }
 
 // FactStore keeps the durable facts summaries extract (the workspace's
-// MEMORY.md "Learned" sections). It returns the facts it added (new ones).
+// MEMORY.md "Learned" sections). LearnEdit builds the write (added lists
+// the new facts once it is previewed or applied); the permission gate
+// sees its diff before Apply makes it.
 type FactStore interface {
-	LearnFacts(session string, facts []string) ([]string, error)
+	LearnEdit(p workspace.Provenance, facts []string) (e workspace.Edit, added *[]string)
+	Preview(e workspace.Edit) (before, after string, err error)
+	Apply(e workspace.Edit) (string, error)
 }
 
 // ToolSource provides tools that appear while Polly runs (MCP servers that
@@ -86,26 +93,38 @@ type ToolSource interface {
 	Tools() []tools.Tool
 }
 
+// SessionOwner tells the sessions this install made in this project from
+// the others (agent/owner.Checker): a shipped or copied store is data, not
+// a conversation to continue or files to restore. Check returns nil for an
+// own session and an error saying what the session is otherwise.
+type SessionOwner interface {
+	Check(s store.Session) error
+}
+
 // Deps are the long-lived parts every agent of a process shares.
 type Deps struct {
-	Store      *store.Store
-	LLM        llm.Streamer
-	Tools      *tools.Registry // the shared tools; agents add their own bound tools
-	Prompts    PromptSource
-	Journal    Journal    // nil: no daily log or learnings
-	Facts      FactStore  // nil: durable facts from summaries are not kept
-	Limits     LimitStore // nil: context limits learned from errors last one session
-	Secrets    []string   // API keys: redacted from tool outputs before they are stored or sent
-	Personas   *personas.Set
-	Model      Model
-	Context    window.Settings
-	Gate       tools.Gate
-	Hooks      *hooks.Set // nil: no hooks
-	Extra      ToolSource // tools that come and go (MCP servers); nil: none
-	Mode       string     // the permission mode, for hooks' permission_mode
-	ProjectDir string     // tools resolve relative paths here
-	StateDir   string     // .agent: checkpoints and archives
-	MaxTurns   int        // 0: no cap
+	Store    *store.Store
+	Owner    SessionOwner // required to resume a stored session
+	LLM      llm.Streamer
+	Tools    *tools.Registry // the shared tools; agents add their own bound tools
+	Prompts  PromptSource
+	Journal  Journal          // nil: no daily log or learnings
+	Facts    FactStore        // nil: durable facts from summaries are not kept
+	Limits   LimitStore       // nil: context limits learned from errors last one session
+	Redactor *redact.Redactor // API keys in any encoding: hidden from tool outputs before they are stored or sent; nil hides nothing
+	Personas *personas.Set
+	Model    Model
+	Context  window.Settings
+	Gate     tools.Gate
+	Hooks    *hooks.Set // nil: no hooks
+	Extra    ToolSource // tools that come and go (MCP servers); nil: none
+	Mode     string     // the permission mode, for hooks' permission_mode
+	// NotifyAfter: a turn that ran at least this long fires the
+	// Notification hooks (idle_prompt) when it ends; 0: every turn.
+	NotifyAfter time.Duration
+	ProjectDir  string // tools resolve relative paths here
+	StateDir    string // .agent: checkpoints and archives
+	MaxTurns    int    // 0: no cap
 	// MaxParallel bounds sub-agents running at once (0: 4). MaxDepth is how
 	// many levels of sub-agents may exist below the agent the user talks to
 	// (0: 1, so sub-agents cannot delegate; negative: no delegation at all).
@@ -128,7 +147,7 @@ func (d *Deps) now() time.Time {
 
 // Outcome is how a run ended.
 type Outcome struct {
-	Reason    string // completed, max_turns, cancelled, error, blocked (by a UserPromptSubmit hook)
+	Reason    string // completed, max_turns, cancelled, error, blocked (by a UserPromptSubmit hook), stopped (a hook's "continue": false)
 	Final     string // the last assistant text
 	Turns     int
 	ToolCalls int
@@ -156,12 +175,14 @@ type Agent struct {
 	allowed  []string
 	bound    []tools.Tool    // the tools bound to this agent (task_plan, delegate_task…)
 	extraGen uint64          // the ToolSource generation the registry was built from
+	deferred *deferredTools  // MCP tools held back until a search loads them; nil when all are sent
 	warned   map[string]bool // warnings already shown once
 	toolTok  int             // cached token estimate of the tool schemas
 
 	retrySummaryAt     int    // after a rejected summary: context size at which to try again
 	sysText            string // the last system prompt and its token count
 	sysTok             int
+	sysBase, sysFull   string             // the last assembled prompt, and it with the untrusted-data rule
 	toolSpecs          []llm.ToolSpec     // built once
 	wire               *llm.WireCache     // the encoded messages and tools of the last request, reused by the next
 	pendingCalls       []store.LLMCall    // model calls accounted, stored with the next write
@@ -180,6 +201,12 @@ type Agent struct {
 	run                runNotes           // what the current Run did, for its daily-log entry
 	turn               turnRef            // the user turn its file changes belong to (a sub-agent's is its parent's)
 	pendingHookContext string             // what SessionStart and UserPromptSubmit hooks added, given after the prompt
+	hookMu             sync.Mutex         // guards hookStop
+	hookStop           string             // a hook's "continue": false (its stopReason): the run ends at the next check
+	mainSession        string             // a sub-agent's: the session the user talks in (hooks' session_id); "": its own
+	transcript         *os.File           // the JSONL export hooks read (transcript_path); nil until first written
+	transcriptOff      bool               // the export failed once: not tried again
+	exportPaused       bool               // while a summary rebuilds the history
 }
 
 // header stamps an event.
@@ -240,6 +267,7 @@ func (a *Agent) append(ctx context.Context, m chat.Message) chat.Message {
 		}
 	}
 	a.history = append(a.history, m)
+	a.exportMessage(m)
 	return m
 }
 
@@ -257,6 +285,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 	}()
 
 	a.run = runNotes{}
+	a.takeHookStop()
 	if a.task.IsNewTask(prompt) {
 		if a.task.Active() {
 			a.checkpoint(ctx, "end")
@@ -296,6 +325,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 			return out, ErrMaxTurns
 		}
 		out.Turns = turn
+		a.deliverAsync(ctx)
 		resp, err := a.step(ctx)
 		if err != nil {
 			if ctx.Err() != nil || llm.KindOf(err) == llm.KindCanceled {
@@ -312,9 +342,14 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 			out.Final = msg.Content
 		}
 		if len(msg.ToolCalls) == 0 {
-			if a.stopHooks(ctx, stopContinues) {
+			if a.stopHooks(ctx, stopContinues, msg.Content) {
 				stopContinues++
 				continue
+			}
+			if stop := a.takeHookStop(); stop != "" {
+				out.Reason = "stopped"
+				a.send(Notice{Header: a.header(), Level: "warn", Text: "stopped by a hook: " + stop})
+				return out, nil
 			}
 			out.Reason = "completed"
 			return out, nil
@@ -324,6 +359,11 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 		if ctx.Err() != nil {
 			out.Reason = "cancelled"
 			return out, context.Canceled
+		}
+		if stop := a.takeHookStop(); stop != "" {
+			out.Reason = "stopped"
+			a.send(Notice{Header: a.header(), Level: "warn", Text: "stopped by a hook: " + stop})
+			return out, nil
 		}
 		if a.loop.stopped != "" {
 			out.Reason = "loop"
@@ -438,6 +478,7 @@ func (a *Agent) logTaskEnd(prompt string, out Outcome, err error) {
 	}
 	if _, jerr := a.deps.Journal.LogTaskEnd(workspace.TaskEntry{
 		Persona: a.persona.Name, Asked: asked, Outcome: outcome, Files: a.task.Files, ToolCalls: out.ToolCalls, Session: a.session,
+		Provenance: a.provenance(),
 	}); jerr != nil {
 		a.warnOnce("journal", fmt.Sprintf("could not write the daily log: %v", jerr))
 	}

@@ -17,6 +17,8 @@ import (
 	"polly/memory/task"
 	"polly/memory/tokens"
 	"polly/memory/window"
+	"polly/tools"
+	"polly/workspace"
 )
 
 // checkpoint writes .agent/<agent-id>/active_task.md. A failure (read-only
@@ -89,7 +91,8 @@ func (a *Agent) summarize(ctx context.Context, sys string, reason string) bool {
 	if reason == "manual" {
 		trigger = "manual"
 	}
-	if res := a.hook(ctx, hooks.Input{HookEventName: hooks.PreCompact, Trigger: trigger}, trigger); res.Block {
+	none := "" // Polly's /compact takes no instructions
+	if res := a.hook(ctx, hooks.Input{HookEventName: hooks.PreCompact, Trigger: trigger, CustomInstructions: &none}, trigger); res.Block {
 		a.send(Notice{Header: a.header(), Level: "warn", Text: "summarization skipped: a PreCompact hook blocked it: " + res.Reason})
 		return false
 	}
@@ -177,16 +180,20 @@ func (a *Agent) summarize(ctx context.Context, sys string, reason string) bool {
 		}
 	}
 	a.history = nil
+	a.exportPaused = true // the transcript gets the summary, not the kept messages again
 	for _, m := range next {
 		a.append(ctx, m)
 	}
+	a.exportPaused = false
+	a.exportMessage(a.history[0])
 	a.task.Compactions++
 	a.retrySummaryAt = 0
 	a.lastContext = after // the status bar's meter shows the new context at once
 	a.saveState(ctx)
 	a.send(SummaryFinished{Header: a.header(), TokensBefore: before, TokensAfter: after, Replaced: split, Kept: len(h) - split,
 		Heuristic: heuristic, Accepted: true, Added: added, ArchivePath: archivePath, Summary: next[0].Content, Why: why})
-	a.learnFacts(facts)
+	a.learnFacts(ctx, facts)
+	a.hook(ctx, hooks.Input{HookEventName: hooks.PostCompact, Trigger: trigger, CompactSummary: next[0].Content}, trigger)
 	return true
 }
 
@@ -271,20 +278,44 @@ func (a *Agent) modelSummary(ctx context.Context, in summarize.Input) (p summari
 	return p, facts, false, ""
 }
 
-// learnFacts writes a summary's durable facts to MEMORY.md. A failure is a
-// warning; the run goes on.
-func (a *Agent) learnFacts(facts []string) {
+// learnFacts writes a summary's durable facts to MEMORY.md. It is a write
+// to the workspace memory like workspace_save_fact: the permission gate
+// sees its diff and decides (it asks in mode ask, and in every mode but
+// yolo when the session has read untrusted content). A refusal or a
+// failure is a notice; the run goes on.
+func (a *Agent) learnFacts(ctx context.Context, facts []string) {
 	if a.deps.Facts == nil || len(facts) == 0 {
 		return
 	}
-	added, err := a.deps.Facts.LearnFacts(a.session, facts)
-	if err != nil {
+	p := a.provenance()
+	e, added := a.deps.Facts.LearnEdit(p, facts)
+	before, after, err := a.deps.Facts.Preview(e)
+	if err == nil && before == after {
+		return // nothing new
+	}
+	if err == nil {
+		err = a.allowMemory(ctx, "learn_facts", e.File, before, after, p)
+	}
+	if err == nil {
+		_, err = a.deps.Facts.Apply(e)
+	}
+	switch {
+	case tools.IsDenied(err):
+		a.send(Notice{Header: a.header(), Level: "warn", Text: fmt.Sprintf("durable facts from the summary were not saved to MEMORY.md: %v", err)})
+	case err != nil:
 		a.send(Notice{Header: a.header(), Level: "warn", Text: fmt.Sprintf("could not write durable facts to MEMORY.md: %v — the run goes on", err)})
-		return
+	case len(*added) > 0:
+		a.send(Notice{Header: a.header(), Level: "info", Text: fmt.Sprintf("learned %d durable fact(s) into MEMORY.md: %s", len(*added), strings.Join(*added, "; "))})
 	}
-	if len(added) > 0 {
-		a.send(Notice{Header: a.header(), Level: "info", Text: fmt.Sprintf("learned %d durable fact(s) into MEMORY.md: %s", len(added), strings.Join(added, "; "))})
+}
+
+// allowMemory asks the permission gate about a write of the harness to
+// the workspace memory, as a tool's write would be asked.
+func (a *Agent) allowMemory(ctx context.Context, name, file, before, after string, p workspace.Provenance) error {
+	if a.deps.Gate == nil {
+		return &tools.Denied{Reason: name + " was not run: no permission policy is configured"}
 	}
+	return a.deps.Gate.Allow(tools.WithCaller(ctx, a.id), name, tools.MemoryAccess(file, before, after, p.Untrusted))
 }
 
 // summaryCap bounds a summary in tokens: the summarizer call's max output,

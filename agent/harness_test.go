@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"polly/agent/config"
 	"polly/agent/llm"
 	"polly/agent/llmtest"
+	"polly/agent/owner"
 	"polly/memory/store"
 	"polly/personas"
 	"polly/tools"
@@ -37,6 +39,12 @@ func newHarness(t *testing.T, steps ...llmtest.Step) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	install, err := owner.Load(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := owner.Checker{Install: install, Project: config.ProjectKey(dir)}
+	st.SetStamper(own.Stamp)
 	srv := llmtest.NewServer(t, steps...)
 	set, errs := personas.Load("")
 	if len(errs) > 0 {
@@ -47,6 +55,7 @@ func newHarness(t *testing.T, steps ...llmtest.Step) *harness {
 	h := &harness{t: t, dir: dir, srv: srv, store: st}
 	h.deps = &Deps{
 		Store:      st,
+		Owner:      own,
 		LLM:        llm.New(llm.Config{BaseURL: srv.URL(), APIKey: "test-key", InitialBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}),
 		Tools:      reg,
 		Personas:   set,

@@ -108,7 +108,7 @@ func (a *Agent) learn(call chat.ToolCall, res tools.Result, status store.ExecSta
 	if a.deps.Journal == nil {
 		return
 	}
-	if _, err := a.deps.Journal.LogToolError(call.Name, f.brief, f.err, a.howFixed(f, args)); err != nil {
+	if _, err := a.deps.Journal.LogToolError(a.provenance(), call.Name, f.brief, f.err, a.howFixed(f, args)); err != nil {
 		a.warnOnce("journal", fmt.Sprintf("could not write .learnings/ERRORS.md: %v", err))
 	}
 }
@@ -170,8 +170,11 @@ type fixFinder interface {
 }
 
 // knownFix appends the fix of a solved error with the same signature on
-// the same kind of call from .learnings/ERRORS.md to a failed call's
-// result, so the model does not rediscover it (PEERS idea 7).
+// the same tool from .learnings/ERRORS.md to a failed call's result, so
+// the model does not rediscover it (PEERS idea 7). It is the model's own
+// earlier note — anything that could write ERRORS.md wrote it — so it is
+// quoted as that note, unverified, inside an envelope: never a line that
+// reads as Polly speaking.
 func (a *Agent) knownFix(tool, output string) string {
 	ff, ok := a.deps.Journal.(fixFinder)
 	if !ok {
@@ -181,5 +184,9 @@ func (a *Agent) knownFix(tool, output string) string {
 	if !ok {
 		return ""
 	}
-	return fmt.Sprintf("\n[known fix from .learnings/ERRORS.md (%s): %s]", f.When, task.Clip(oneLineOf(f.Fix), 400))
+	note := fmt.Sprintf("%s failed like this before (%s); the note said it was fixed by: %s", tool, f.When, task.Clip(oneLineOf(f.Fix), 400))
+	return "\n\n" + tools.Envelope(earlierNote, note)
 }
+
+// earlierNote is the source a recalled ERRORS.md entry is quoted under.
+const earlierNote = "your earlier note in .learnings/ERRORS.md (unverified)"

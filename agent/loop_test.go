@@ -13,6 +13,7 @@ import (
 
 	"polly/agent/llm"
 	"polly/agent/llmtest"
+	"polly/agent/redact"
 	"polly/memory/chat"
 	"polly/memory/store"
 	"polly/tools/sandbox/sandboxtest"
@@ -449,7 +450,7 @@ func TestAPIKeyNeverStoredOrShown(t *testing.T) {
 		llmtest.Call("run_command", `{"command":"env | grep -c OPENAI_API_KEY; cat .env"}`),
 		llmtest.Text("done"),
 	)
-	h.deps.Secrets = []string{key}
+	h.deps.Redactor = redact.New(key)
 	h.deps.Tools.Add(shellWithScrub(h.dir))
 	os.WriteFile(filepath.Join(h.dir, ".env"), []byte("OPENAI_API_KEY="+key+"\n"), 0o600)
 	if _, err := h.send(context.Background(), "show the env"); err != nil {

@@ -31,20 +31,24 @@ type Session struct {
 	agents map[string]*Agent // persona id → conversation
 	team   team
 
-	resumed bool // opened with a stored id (SessionStart source "resume")
-	started bool // SessionStart hooks have run
+	resumed  bool   // opened with a stored id (SessionStart source "resume")
+	source   string // SessionStart's source when set by the opener ("clear")
+	started  bool   // SessionStart hooks have run
+	reserved string // the id hooks were given before the row exists
+	ended    bool   // SessionEnd hooks have run
 }
 
 // SessionOptions open a session.
 type SessionOptions struct {
-	ID string // resume this stored session; "" starts a new one
+	ID     string // resume this stored session; "" starts a new one
+	Source string // SessionStart's source: "" is startup (or resume with an ID); "clear" after /clear
 }
 
 // OpenSession starts a new session or resumes a stored one. A new
 // session's row is created with its first message, so opening Polly and
 // quitting leaves nothing behind.
 func OpenSession(ctx context.Context, deps *Deps, emit func(Event), opts SessionOptions) (*Session, error) {
-	s := &Session{deps: deps, emit: emit, agents: map[string]*Agent{}}
+	s := &Session{deps: deps, emit: emit, agents: map[string]*Agent{}, source: opts.Source}
 	if opts.ID != "" {
 		if deps.Store == nil {
 			return nil, errors.New("resume: no session store")
@@ -56,10 +60,21 @@ func OpenSession(ctx context.Context, deps *Deps, emit func(Event), opts Session
 			}
 			return nil, fmt.Errorf("resume session %s: %w", opts.ID, err)
 		}
+		if err := checkOwner(deps.Owner, sess); err != nil {
+			return nil, err
+		}
 		s.id, s.title = sess.ID, sess.Title
 		s.resumed = true
 	}
 	return s, nil
+}
+
+// checkOwner fails closed: without an owner check nothing stored is used.
+func checkOwner(o SessionOwner, sess store.Session) error {
+	if o == nil {
+		return fmt.Errorf("session %s: no check of who made it is configured, so it is not used", sess.ID)
+	}
+	return o.Check(sess)
 }
 
 // ID is the session id ("" before the first message of a new session).
@@ -77,16 +92,38 @@ func (s *Session) ensureID(ctx context.Context, persona, model, title string) (s
 		return s.id, nil
 	}
 	if s.deps.Store == nil {
-		s.id = "memory"
+		s.id = s.reserved
+		if s.id == "" {
+			s.id = "memory"
+		}
 		return s.id, nil
 	}
 	cwd, _ := os.Getwd()
-	sess, err := s.deps.Store.CreateSession(ctx, store.Session{Persona: persona, Title: title, Cwd: cwd, Model: model, Status: store.StatusActive})
+	in := store.Session{ID: s.reserved, Persona: persona, Title: title, Cwd: cwd, Model: model, Status: store.StatusActive}
+	sess, err := s.deps.Store.CreateSession(ctx, in)
+	if errors.Is(err, store.ErrConflict) && in.ID != "" {
+		in.ID = "" // the reserved id was taken meanwhile: a fresh one
+		sess, err = s.deps.Store.CreateSession(ctx, in)
+	}
 	if err != nil {
 		return "", fmt.Errorf("create session: %w", err)
 	}
 	s.id, s.title = sess.ID, sess.Title
 	return s.id, nil
+}
+
+// reserveID is the session's id, or, before its row exists, the id it
+// will be created with: hooks get a session_id from the first event on.
+func (s *Session) reserveID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.id != "" {
+		return s.id
+	}
+	if s.reserved == "" {
+		s.reserved = store.NewSessionID()
+	}
+	return s.reserved
 }
 
 // Agent returns the conversation of a persona (id or name), loading it from
@@ -147,7 +184,12 @@ func (s *Session) Send(ctx context.Context, persona, text string) (Outcome, erro
 	if err := a.bind(); err != nil {
 		return Outcome{Reason: "error"}, err
 	}
+	began := s.deps.now()
 	out, err := a.Run(ctx, text)
+	if out.Reason != "cancelled" && s.deps.now().Sub(began) >= s.deps.NotifyAfter {
+		s.Notify(context.WithoutCancel(ctx), "idle_prompt", "Polly is waiting for your input",
+			fmt.Sprintf("%s finished (%s) and is waiting for your input", a.persona.Name, out.Reason))
+	}
 	if s.deps.Store != nil {
 		status := store.StatusDone
 		switch out.Reason {
@@ -204,6 +246,7 @@ func (a *Agent) buildTools() {
 	}
 	a.registry = base.With(append(extra, a.bound...)...)
 	a.allowed = allowedTools(a.persona, a.registry)
+	a.planMCPTools()
 	a.toolSpecs, a.toolTok = nil, 0
 }
 
@@ -212,7 +255,9 @@ func (a *Agent) buildTools() {
 func (a *Agent) refreshTools() {
 	if a.deps.Extra != nil && a.deps.Extra.Generation() != a.extraGen {
 		a.buildTools()
+		return
 	}
+	a.refreshDeferred()
 }
 
 // allowedTools is the persona's list, restricted to tools that exist. Only
@@ -247,8 +292,9 @@ func allowedTools(p personas.Persona, r *tools.Registry) []string {
 	return out
 }
 
-// mcpPrefix starts the name of every tool an MCP server provides.
-const mcpPrefix = "mcp__"
+// mcpPrefix starts the name of every tool MCP servers provide: their own
+// (mcp__server__tool) and the resource tools (mcp_list_resources).
+const mcpPrefix = "mcp_"
 
 func matchAny(patterns []string, name string) bool {
 	for _, p := range patterns {
@@ -281,6 +327,9 @@ func (a *Agent) load(ctx context.Context) error {
 		return fmt.Errorf("load %s conversation: %w", a.persona.ID, err)
 	}
 	a.history = h
+	if err := a.recallUntrusted(ctx); err != nil {
+		return err
+	}
 	if b, err := a.deps.Store.AgentState(ctx, a.session, a.persona.ID); err == nil {
 		if err := json.Unmarshal(b, &a.task); err != nil {
 			a.warnOnce("state", fmt.Sprintf("the stored task state of %s is unreadable (%v); starting it afresh", a.persona.ID, err))
@@ -302,6 +351,31 @@ func (a *Agent) load(ctx context.Context) error {
 		// A note only: the task block at the end of every request carries
 		// the task state, so no copy of it is written into the history.
 		a.pendingResume = promptText(resumedNote)
+	}
+	return nil
+}
+
+// recallUntrusted marks the session as having read what its stored tool
+// results hold in envelopes, so a resumed session's memory writes ask as
+// they did before. Messages a summary replaced count too.
+func (a *Agent) recallUntrusted(ctx context.Context) error {
+	msgs := a.history
+	if slices.ContainsFunc(msgs, func(m chat.Message) bool { return m.Kind == chat.KindSummary }) {
+		all, err := a.deps.Store.AllMessages(ctx, a.session, a.persona.ID)
+		if err != nil {
+			return fmt.Errorf("load %s conversation: %w", a.persona.ID, err)
+		}
+		msgs = all
+	}
+	for _, m := range msgs {
+		if m.Role != chat.Tool {
+			continue
+		}
+		for _, src := range tools.EnvelopeSources(m.Content) {
+			if src != earlierNote { // the harness quoting ERRORS.md, not a read
+				a.team.readUntrusted(src)
+			}
+		}
 	}
 	return nil
 }

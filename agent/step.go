@@ -11,6 +11,7 @@ import (
 	"polly/memory/store"
 	"polly/memory/tokens"
 	"polly/memory/window"
+	"polly/tools"
 )
 
 // step makes one model request: it prepares the context (anchors, stale
@@ -65,17 +66,22 @@ func (a *Agent) step(ctx context.Context) (llm.Response, error) {
 func (a *Agent) settings() window.Settings { return a.deps.Context.WithDefaults() }
 
 // systemPrompt assembles the persona's system prompt; a failure to read the
-// workspace falls back to the bare persona prompt with a warning.
+// workspace falls back to the bare persona prompt with a warning. The rule
+// about untrusted-data envelopes closes it, whatever the source.
 func (a *Agent) systemPrompt() string {
-	if a.deps.Prompts == nil {
-		return a.persona.SystemPrompt
+	s := a.persona.SystemPrompt
+	if a.deps.Prompts != nil {
+		var err error
+		if s, err = a.deps.Prompts.SystemPrompt(a.persona); err != nil {
+			a.warnOnce("prompt", fmt.Sprintf("could not read the workspace memory (%v); using the bare persona prompt", err))
+			s = a.persona.SystemPrompt
+		}
 	}
-	s, err := a.deps.Prompts.SystemPrompt(a.persona)
-	if err != nil {
-		a.warnOnce("prompt", fmt.Sprintf("could not read the workspace memory (%v); using the bare persona prompt", err))
-		return a.persona.SystemPrompt
+	// The same base gives the same string: later comparisons stay cheap.
+	if s != a.sysBase {
+		a.sysBase, a.sysFull = s, s+"\n\n"+tools.UntrustedNote
 	}
-	return s
+	return a.sysFull
 }
 
 // prepare runs the context policy. The task block it appends is never

@@ -14,6 +14,7 @@ import (
 
 	"polly/agent/llmtest"
 	"polly/memory/store"
+	"polly/tools"
 	"polly/tools/sandbox/sandboxtest"
 )
 
@@ -50,7 +51,7 @@ func TestDelegateToScraper(t *testing.T) {
 	}
 	reqs := h.srv.Requests()
 	child := reqs[1]
-	if child.Messages[0].Content != scraperPrompt.SystemPrompt || strings.Contains(child.Messages[0].Content, polly.SystemPrompt) {
+	if child.Messages[0].Content != scraperPrompt.SystemPrompt+"\n\n"+tools.UntrustedNote || strings.Contains(child.Messages[0].Content, polly.SystemPrompt) {
 		t.Fatal("the sub-agent's system prompt is not the scraper's")
 	}
 	if !strings.Contains(child.Messages[1].Content, "List the products on the demo page.") || !strings.Contains(child.Messages[1].Content, "http://127.0.0.1/demo") {

@@ -15,6 +15,7 @@ import (
 	"polly/memory/tokens"
 	"polly/memory/window"
 	"polly/tools"
+	"polly/workspace"
 )
 
 // runTools runs one reply's tool calls in order and stores each result as
@@ -36,7 +37,11 @@ func (a *Agent) runTools(ctx context.Context, calls []chat.ToolCall) {
 		}
 		if j-i > 1 {
 			for k, r := range a.runParallel(ctx, calls[i:j]) {
-				a.finishTool(ctx, calls[i+k], r.res, r.dur)
+				call := calls[i+k]
+				if r.call.ID != "" {
+					call = r.call
+				}
+				a.finishTool(ctx, call, r.res, r.dur)
 			}
 			i = j
 			continue
@@ -55,18 +60,37 @@ func (a *Agent) runTool(ctx context.Context, call chat.ToolCall) {
 		h.Time = a.deps.now() // on the output's goroutine: only a copy of the header is used
 		a.send(ToolOutput{Header: h, CallID: call.ID, Tool: call.Name, Text: text, Skipped: skipped})
 	})
-	cctx, blocked := a.preToolUse(tools.WithProgress(a.callContext(ctx, call), out), call)
-	if blocked != nil {
-		out.close()
-		a.finishTool(ctx, call, *blocked, time.Since(start))
-		return
-	}
 	// The clock starts once the call is allowed: a permission question's
 	// wait is the user's time, not the tool's.
-	res := a.registry.Execute(cctx, call, tools.Exec{Gate: a.deps.Gate, Allowed: a.allowed, Running: func() { start = time.Now() }})
+	call, res := a.execute(ctx, tools.WithProgress(a.callContext(ctx, call), out), call, func() { start = time.Now() })
 	out.close()
-	res = a.postToolUse(ctx, call, res)
 	a.finishTool(ctx, call, res, time.Since(start))
+}
+
+// execute runs one call: its PreToolUse hooks (which may block it or
+// rewrite its arguments), the permission gate and the tool, then the
+// PostToolUse (or PostToolUseFailure) hooks of a call that ran. It
+// returns the call as it ran.
+func (a *Agent) execute(ctx, cctx context.Context, call chat.ToolCall, running func()) (chat.ToolCall, tools.Result) {
+	cctx, call, blocked, notes := a.preToolUse(cctx, call)
+	if blocked != nil {
+		return call, *blocked
+	}
+	cctx = a.granted(cctx, call)
+	ran, start := false, time.Now()
+	res := a.registry.Execute(cctx, call, tools.Exec{Gate: a.deps.Gate, Allowed: a.allowed, Running: func() {
+		ran, start = true, time.Now()
+		if running != nil {
+			running()
+		}
+	}})
+	if ran {
+		res = a.postToolUse(ctx, call, res, time.Since(start))
+	}
+	if notes != "" {
+		res.Output = strings.TrimRight(res.Output, "\n") + notes
+	}
+	return call, res
 }
 
 // finishTool classifies a finished call and records it.
@@ -94,7 +118,10 @@ func (a *Agent) finishTool(ctx context.Context, call chat.ToolCall, res tools.Re
 // the task state, checkpointing every CheckpointEvery calls.
 func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.Result, dur time.Duration, status store.ExecStatus) {
 	s := a.settings()
-	output := redact(res.Output, a.deps.Secrets)
+	// From here on the session has read untrusted data: what it writes to
+	// the workspace memory says so, and asks (issue 25).
+	a.team.readUntrusted(res.Untrusted)
+	output := a.deps.Redactor.String(res.Output)
 	chars := len([]rune(output))
 	lines := chat.CountLines(output)
 	note := ""
@@ -214,19 +241,15 @@ func firstLine(s string, max int) string {
 	return task.Clip(s, max)
 }
 
-// redact replaces every occurrence of a secret (an API key a tool printed,
-// e.g. from a .env file) so it reaches neither the store nor the model.
-func redact(s string, secrets []string) string {
-	for _, k := range secrets {
-		if len(k) >= 8 && strings.Contains(s, k) {
-			s = strings.ReplaceAll(s, k, "[REDACTED API KEY]")
-		}
-	}
-	return s
-}
-
 // callContext carries the call id and the calling agent to the tool and the
 // permission gate, and the recorder file-writing tools back up through.
 func (a *Agent) callContext(ctx context.Context, call chat.ToolCall) context.Context {
+	ctx = tools.WithProvenance(ctx, a.provenance())
 	return a.withRecorder(tools.WithCaller(context.WithValue(ctx, callIDKey{}, call.ID), a.id), call)
+}
+
+// provenance is who writes to the workspace memory now: this session, its
+// project, this persona, and the untrusted sources the session has read.
+func (a *Agent) provenance() workspace.Provenance {
+	return workspace.Provenance{Session: a.session, Project: a.deps.ProjectDir, Persona: a.persona.ID, Untrusted: a.team.untrustedRead()}
 }

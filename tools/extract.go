@@ -113,6 +113,7 @@ func (w *webFetcher) extract(ctx context.Context, a extractArgs) (Result, error)
 	if err != nil {
 		return Result{}, fmt.Errorf("parse HTML of %s: %w", from, err)
 	}
+	stripHidden(doc) // rows the page hides are not data its reader sees
 	// Links resolve against the page, or its <base href>; html given
 	// without a page URL resolves only against an absolute <base href>.
 	var base *url.URL
@@ -138,29 +139,33 @@ func (w *webFetcher) extract(ctx context.Context, a extractArgs) (Result, error)
 		fmt.Fprintf(&out, "%d rows from %s (selector %q):\n", total, from, a.Selector)
 	}
 	out.WriteString(note)
-	out.WriteString("[\n")
+	var rowsOut strings.Builder
+	rowsOut.WriteString("[\n")
 	rows.Slice(0, shown).Each(func(i int, row *goquery.Selection) {
-		out.WriteString("  {")
+		rowsOut.WriteString("  {")
 		for j, f := range fields {
 			if j > 0 {
-				out.WriteString(", ")
+				rowsOut.WriteString(", ")
 			}
-			writeJSONString(&out, f.name)
-			out.WriteString(": ")
+			writeJSONString(&rowsOut, f.name)
+			rowsOut.WriteString(": ")
 			if v, ok := fieldValue(row, f, base); ok {
-				writeJSONString(&out, v)
+				writeJSONString(&rowsOut, v)
 			} else {
-				out.WriteString("null")
+				rowsOut.WriteString("null")
 			}
 		}
-		out.WriteString("}")
+		rowsOut.WriteString("}")
 		if i < shown-1 {
-			out.WriteString(",")
+			rowsOut.WriteString(",")
 		}
-		out.WriteString("\n")
+		rowsOut.WriteString("\n")
 	})
-	out.WriteString("]\n")
-	return Result{Output: out.String(), Meta: map[string]any{"rows": shown, "matched": total}}, nil
+	rowsOut.WriteString("]\n")
+	// The rows are the page's text: data for the model, never orders.
+	out.WriteString(Envelope(from, rowsOut.String()))
+	out.WriteByte('\n')
+	return Result{Output: out.String(), Meta: map[string]any{"rows": shown, "matched": total}, Untrusted: from}, nil
 }
 
 // writeJSONString writes s as a JSON string, leaving <, > and & as they

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"polly/memory/store"
@@ -49,7 +50,8 @@ func OutputTools(st OutputStore) []Tool {
 			if err != nil {
 				return Result{}, outputErr(a.ID, err)
 			}
-			return Result{Output: sliceLines(text, a.ID, a.Offset, a.Limit)}, nil
+			body, note := sliceLines(text, a.ID, a.Offset, a.Limit)
+			return rewrap(EnvelopeSources(text), body, note), nil
 		}, nil)
 	grep := New("grep_tool_output", description("grep_tool_output"),
 		func(ctx context.Context, a grepOutputArgs) (Result, error) {
@@ -61,10 +63,30 @@ func OutputTools(st OutputStore) []Tool {
 			if err != nil {
 				return Result{}, outputErr(a.ID, err)
 			}
-			return Result{Output: grepLines(text, a.ID, re)}, nil
+			body, note := grepLines(text, a.ID, re)
+			return rewrap(EnvelopeSources(text), body, note), nil
 		}, nil)
 	return []Tool{read, grep}
 }
+
+// rewrap is a part of a stored output as the model gets it: when the
+// output held untrusted data (a fetched page, an MCP result), the part is
+// enveloped again under the same source — a slice from the middle of a
+// page is still the page's text — and the harness's note stays outside.
+func rewrap(sources []string, body, note string) Result {
+	if body != "" && !strings.HasSuffix(body, "\n") {
+		body += "\n"
+	}
+	if len(sources) == 0 || body == "" {
+		return Result{Output: body + note}
+	}
+	source := strings.Join(slices.Compact(slices.Clone(sources)), ", ")
+	return Result{Output: Envelope(source, strings.TrimSuffix(body, "\n")) + "\n" + note, Untrusted: source}
+}
+
+// envelopeScan is how much of a stored output's start is read to find
+// whether it holds an envelope (fetch_url's header lines come first).
+const envelopeScan = 4096
 
 func outputErr(id int64, err error) error {
 	if errors.Is(err, store.ErrNotFound) {
@@ -87,18 +109,24 @@ func readChars(ctx context.Context, st OutputStore, a readOutputArgs) (Result, e
 		return Result{}, fmt.Errorf("offset %d is past the end of output #%d (%d characters)", a.Offset, a.ID, total)
 	}
 	end := a.Offset + len([]rune(text))
-	out := text
+	var note string
 	if end < total {
-		out += fmt.Sprintf("\n[characters %d-%d of %d; read_tool_output(id=%d, offset=%d, chars=true) continues]", a.Offset, end, total, a.ID, end)
+		note = fmt.Sprintf("[characters %d-%d of %d; read_tool_output(id=%d, offset=%d, chars=true) continues]", a.Offset, end, total, a.ID, end)
 	} else {
-		out += fmt.Sprintf("\n[characters %d-%d of %d; end of output]", a.Offset, end, total)
+		note = fmt.Sprintf("[characters %d-%d of %d; end of output]", a.Offset, end, total)
 	}
-	return Result{Output: out}, nil
+	head := text
+	if a.Offset > 0 || len(head) < envelopeScan {
+		if head, _, err = st.OutputSlice(ctx, a.ID, 0, envelopeScan); err != nil {
+			return Result{}, outputErr(a.ID, err)
+		}
+	}
+	return rewrap(EnvelopeSources(head), text, note), nil
 }
 
 // sliceLines renders lines [offset, offset+limit) numbered like read_file,
 // capped in characters so one call cannot flood the context.
-func sliceLines(text string, id int64, offset, limit int) string {
+func sliceLines(text string, id int64, offset, limit int) (body, note string) {
 	if offset == 0 {
 		offset = 1
 	}
@@ -111,7 +139,7 @@ func sliceLines(text string, id int64, offset, limit int) string {
 	}
 	total := len(lines)
 	if offset > total {
-		return fmt.Sprintf("output #%d has only %d lines; offset %d is past the end", id, total, offset)
+		return "", fmt.Sprintf("output #%d has only %d lines; offset %d is past the end", id, total, offset)
 	}
 	var b strings.Builder
 	last := offset - 1
@@ -127,14 +155,14 @@ func sliceLines(text string, id int64, offset, limit int) string {
 		last = i + 1
 	}
 	if last < total {
-		fmt.Fprintf(&b, "[lines %d-%d of %d; read_tool_output(id=%d, offset=%d) continues]", offset, last, total, id, last+1)
+		note = fmt.Sprintf("[lines %d-%d of %d; read_tool_output(id=%d, offset=%d) continues]", offset, last, total, id, last+1)
 	} else {
-		fmt.Fprintf(&b, "[lines %d-%d of %d; end of output]", offset, last, total)
+		note = fmt.Sprintf("[lines %d-%d of %d; end of output]", offset, last, total)
 	}
-	return b.String()
+	return b.String(), note
 }
 
-func grepLines(text string, id int64, re *regexp.Regexp) string {
+func grepLines(text string, id int64, re *regexp.Regexp) (body, note string) {
 	var b strings.Builder
 	n := 0
 	for i, line := range strings.Split(text, "\n") {
@@ -152,13 +180,13 @@ func grepLines(text string, id int64, re *regexp.Regexp) string {
 	}
 	switch {
 	case n == 0:
-		return fmt.Sprintf("no line of output #%d matches %q", id, re.String())
+		return "", fmt.Sprintf("no line of output #%d matches %q", id, re.String())
 	case n > outputGrepMax:
-		fmt.Fprintf(&b, "[%d matching lines; showing the first %d — narrow the pattern]", n, outputGrepMax)
+		note = fmt.Sprintf("[%d matching lines; showing the first %d — narrow the pattern]", n, outputGrepMax)
 	default:
-		fmt.Fprintf(&b, "[%d matching lines in output #%d]", n, id)
+		note = fmt.Sprintf("[%d matching lines in output #%d]", n, id)
 	}
-	return b.String()
+	return b.String(), note
 }
 
 // cutRunes cuts s to at most n bytes without splitting a UTF-8 sequence.

@@ -140,6 +140,12 @@ func (s *shell) run(ctx context.Context, a runCommandArgs) (Result, error) {
 	pol := sandbox.Build(sandbox.Plan{Grant: grant, Root: s.root, StateDir: s.opts.StateDir, Caches: s.opts.Caches, Command: a.Command})
 	// TMPDIR is the command's own, set by the runner.
 	env := sandbox.CommandEnv(os.Environ(), s.opts.Scrub, s.opts.PassEnv, append(nonInteractiveEnv(), s.opts.Env...))
+	// A line that names git has the repository's program settings read
+	// and overridden too; any other gets the fixed overrides.
+	env, err := GitSafeEnv(runCtx, env, s.root, strings.Contains(a.Command, "git"))
+	if err != nil {
+		return Result{}, err
+	}
 	out := newHeadTail(s.opts.MaxOutputBytes)
 	var sink io.Writer = out
 	if pw := ProgressOf(ctx); pw != nil {

@@ -40,6 +40,10 @@ type Result struct {
 	Files    []string       // files this call wrote or created (project-relative when inside the root)
 	Created  []string       // the subset of Files that did not exist before (new artifacts)
 	Meta     map[string]any // anything else the UI may show (e.g. a sub-agent result)
+	// Untrusted names where outside content in Output came from (a URL,
+	// an MCP server and tool); that content is inside an Envelope. The
+	// session has then read untrusted data.
+	Untrusted string
 }
 
 // Errorf builds an error result.
@@ -56,7 +60,7 @@ const (
 	AccessWrite                      // writes files
 	AccessExecute                    // runs a shell command
 	AccessNetwork                    // fetches a URL
-	AccessMemory                     // writes the workspace memory (always allowed)
+	AccessMemory                     // writes the workspace memory, which enters every later session's prompt
 	AccessExternal                   // calls a tool of an MCP server: anything that server can do
 )
 
@@ -86,6 +90,9 @@ type Access struct {
 	Network bool     // AccessExecute: the call asks for network access inside the sandbox
 	URL     string   // AccessNetwork: the URL
 	Preview string   // what a person deciding should see: a diff, the command, the URL
+	// Untrusted (AccessMemory): the untrusted sources — fetched pages, MCP
+	// results — the session had read before this write; empty when none.
+	Untrusted []string
 }
 
 // Gate decides whether a call may run. A nil error allows it; a *Denied

@@ -546,9 +546,6 @@ func (w *webFetcher) fetchURL(ctx context.Context, rawURL string) (Result, error
 		ct += " (decoded from " + p.decodedFrom + " to UTF-8)"
 	}
 	fmt.Fprintf(&out, "Content-Type: %s\n", ct)
-	if title != "" {
-		fmt.Fprintf(&out, "Title: %s\n", title)
-	}
 	size := humanSize(p.rawSize)
 	if p.truncated {
 		whole := "more"
@@ -559,14 +556,18 @@ func (w *webFetcher) fetchURL(ctx context.Context, rawURL string) (Result, error
 	}
 	fmt.Fprintf(&out, "Size: %s\n", size)
 	fmt.Fprintf(&out, "Content: %s\n\n", how)
-	out.WriteString(content)
-	if !strings.HasSuffix(content, "\n") {
-		out.WriteByte('\n')
+	// What the page says — its title too — is the page's, not Polly's.
+	page := content
+	if title != "" {
+		page = "Title: " + title + "\n\n" + content
 	}
+	source := p.url.String()
+	out.WriteString(Envelope(source, page))
+	out.WriteByte('\n')
 	if failed {
-		return Result{Output: "error: the server answered " + p.status + "\n" + out.String(), IsError: true}, nil
+		return Result{Output: "error: the server answered " + p.status + "\n" + out.String(), IsError: true, Untrusted: source}, nil
 	}
-	return Result{Output: out.String(), Meta: map[string]any{"url": p.url.String(), "status": p.code}}, nil
+	return Result{Output: out.String(), Meta: map[string]any{"url": source, "status": p.code}, Untrusted: source}, nil
 }
 
 // htmlToMarkdown renders the readable part of a page, or the whole page
@@ -577,9 +578,11 @@ func htmlToMarkdown(ctx context.Context, body []byte, pageURL *url.URL) (title, 
 		return "", "", "", fmt.Errorf("parse HTML: %w", err)
 	}
 	baseURL := documentBase(doc, pageURL)
-	// Strip navigation first, so neither readability nor the whole-page
-	// fallback keeps it. Scripts stay for readability's JSON-LD metadata;
-	// the converter drops them.
+	// Text a browser would not show goes first (while the page's <style>
+	// sheets are there to say what they hide), then navigation, so neither
+	// readability nor the whole-page fallback keeps either. Scripts stay
+	// for readability's JSON-LD metadata; the converter drops them.
+	stripHidden(doc)
 	stripBoilerplate(doc)
 	art, artErr := readable(doc, baseURL)
 	pageText := textLen(doc)
@@ -684,12 +687,13 @@ func docTitle(doc *html.Node) string {
 
 // boilerplate are elements that never hold a page's content.
 var boilerplate = map[atom.Atom]bool{
-	atom.Style: true, atom.Noscript: true, atom.Template: true, atom.Svg: true,
+	atom.Style: true, atom.Svg: true,
 	atom.Canvas: true, atom.Iframe: true, atom.Object: true, atom.Embed: true, atom.Nav: true,
 	atom.Footer: true, atom.Aside: true, atom.Button: true, atom.Select: true, atom.Dialog: true,
 }
 
-// stripBoilerplate removes navigation, footers, styles and hidden parts.
+// stripBoilerplate removes navigation, footers and styles (stripHidden
+// removed the hidden parts).
 func stripBoilerplate(n *html.Node) {
 	for c := n.FirstChild; c != nil; {
 		next := c.NextSibling
@@ -709,11 +713,6 @@ func isBoilerplate(n *html.Node) bool {
 	switch strings.ToLower(attrOf(n, "role")) {
 	case "navigation", "contentinfo", "dialog", "alertdialog", "menubar":
 		return true
-	}
-	for _, a := range n.Attr {
-		if a.Key == "hidden" || a.Key == "aria-hidden" && a.Val == "true" {
-			return true
-		}
 	}
 	return false
 }

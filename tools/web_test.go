@@ -259,8 +259,12 @@ func TestExtractRows(t *testing.T) {
 	if res.IsError {
 		t.Fatal(res.Output)
 	}
-	head, body, _ := strings.Cut(res.Output, "\n")
+	head, _, _ := strings.Cut(res.Output, "\n")
 	webHas(t, head, "3 rows from "+srv.URL+"/dir/list")
+	source, body, ok := OpenEnvelope(res.Output)
+	if !ok || source != srv.URL+"/dir/list" || res.Untrusted != source {
+		t.Fatalf("rows not enveloped as from the page (source %q, Untrusted %q):\n%s", source, res.Untrusted, res.Output)
+	}
 	var rows []map[string]any
 	if err := json.Unmarshal([]byte(body), &rows); err != nil {
 		t.Fatalf("rows are not JSON: %v\n%s", err, body)
@@ -310,7 +314,7 @@ func TestExtractFromHTMLAndCaps(t *testing.T) {
 	}
 	webHas(t, res.Output, "612 elements match", "first 500 rows", `{"n": "Row 0", "mail": "mailto:r0@x.test"}`, `"Row 499"`)
 	webLacks(t, res.Output, `"Row 500"`)
-	_, body, _ := strings.Cut(res.Output, "\n")
+	_, body, _ := OpenEnvelope(res.Output)
 	var rows []map[string]any
 	if err := json.Unmarshal([]byte(body), &rows); err != nil || len(rows) != 500 {
 		t.Fatalf("rows: %d (%v)", len(rows), err)

@@ -2,16 +2,35 @@ package tools
 
 import (
 	"context"
+
+	"polly/workspace"
 )
 
 // Memory is the workspace memory the workspace_* tools write and read.
+// A write is built as an edit first, so the permission gate can show its
+// diff before anything changes.
 type Memory interface {
-	SaveFact(section, fact string) (string, error)
-	LogError(errText, fix string) (string, error)
-	LogLearning(insight string) (string, error)
-	RequestFeature(desc string) (string, error)
-	DailyLog(entry string) (string, error)
+	FactEdit(p workspace.Provenance, section, fact string) (workspace.Edit, error)
+	ErrorEdit(p workspace.Provenance, tool, errText, fix string) (workspace.Edit, error)
+	LearningEdit(p workspace.Provenance, insight string) (workspace.Edit, error)
+	FeatureEdit(p workspace.Provenance, desc string) (workspace.Edit, error)
+	LogEdit(p workspace.Provenance, entry string) (workspace.Edit, error)
+	Preview(e workspace.Edit) (before, after string, err error)
+	Apply(e workspace.Edit) (string, error)
 	Read(file string) (string, error)
+}
+
+// WithProvenance marks ctx with who is calling a tool — session, project,
+// persona, and the untrusted sources the session has read — for the
+// provenance of what a workspace_* tool writes and for the gate's
+// decision on it.
+func WithProvenance(ctx context.Context, p workspace.Provenance) context.Context {
+	return withValue(ctx, p)
+}
+
+// ProvenanceOf returns the provenance set by WithProvenance.
+func ProvenanceOf(ctx context.Context) workspace.Provenance {
+	return valueOf[workspace.Provenance](ctx)
 }
 
 type saveFactArgs struct {
@@ -22,6 +41,7 @@ type saveFactArgs struct {
 type logErrorArgs struct {
 	Error string `json:"error" jsonschema:"the error as it appeared (message, command, context)"`
 	Fix   string `json:"fix" jsonschema:"what fixed it, so it can be reused next time"`
+	Tool  string `json:"tool,omitempty" jsonschema:"the tool that failed: the note returns when it fails alike"`
 }
 
 type insightArgs struct {
@@ -40,43 +60,78 @@ type readArgs struct {
 	File string `json:"file" jsonschema:"a file inside the workspace, e.g. MEMORY.md, .learnings/ERRORS.md, memory/2026-11-25.md"`
 }
 
+// memoryWrite is a workspace_* tool that writes: its access is the edit's
+// diff (and the untrusted sources the session read), its run applies the
+// edit with the caller's provenance.
+func memoryWrite[A any](m Memory, name string, edit func(p workspace.Provenance, a A) (workspace.Edit, error)) Tool {
+	return New(name, description(name),
+		func(ctx context.Context, a A) (Result, error) {
+			e, err := edit(ProvenanceOf(ctx), a)
+			if err != nil {
+				return Result{}, err
+			}
+			before, after, err := m.Preview(e)
+			if err != nil {
+				return Result{}, err
+			}
+			where, err := m.Apply(e)
+			if err != nil {
+				return Result{}, err
+			}
+			return Result{Output: where, Diff: memoryDiff(e.File, before, after)}, nil
+		}, nil).
+		WithAccess(func(ctx context.Context, a A) (Access, error) {
+			p := ProvenanceOf(ctx)
+			e, err := edit(p, a)
+			if err != nil {
+				return Access{}, err
+			}
+			before, after, err := m.Preview(e)
+			if err != nil {
+				return Access{}, err
+			}
+			return MemoryAccess(e.File, before, after, p.Untrusted), nil
+		})
+}
+
+// MemoryAccess is the access of a write to a workspace memory file (file
+// is workspace-relative) that turns before into after, by a session that
+// has read the untrusted sources given.
+func MemoryAccess(file, before, after string, untrusted []string) Access {
+	diff := memoryDiff(file, before, after)
+	if diff == "" {
+		diff = file + ": no change (already there)"
+	}
+	return Access{Kind: AccessMemory, Paths: []string{file}, Preview: clip(diff, previewMaxBytes), Untrusted: untrusted}
+}
+
+// memoryDiff is a unified diff of a memory file as a person reads it
+// (provenance markers shown as notes); "" for no change.
+func memoryDiff(file, before, after string) string {
+	if before == after {
+		return ""
+	}
+	return udiffLabels(file, workspace.Readable(before), workspace.Readable(after), before == "")
+}
+
 // WorkspaceTools are the workspace_* tools over the workspace memory.
 func WorkspaceTools(m Memory) []Tool {
-	write := func(f func() (string, error)) (Result, error) {
-		where, err := f()
-		if err != nil {
-			return Result{}, err
-		}
-		return Result{Output: where}, nil
-	}
-	memAccess := func(file string) Access { return Access{Kind: AccessMemory, Paths: []string{file}} }
 	return []Tool{
-		New("workspace_save_fact", description("workspace_save_fact"),
-			func(ctx context.Context, a saveFactArgs) (Result, error) {
-				return write(func() (string, error) { return m.SaveFact(a.Section, a.Fact) })
-			}, nil).WithAccess(func(ctx context.Context, a saveFactArgs) (Access, error) { return memAccess("MEMORY.md"), nil }),
-		New("workspace_log_error", description("workspace_log_error"),
-			func(ctx context.Context, a logErrorArgs) (Result, error) {
-				return write(func() (string, error) { return m.LogError(a.Error, a.Fix) })
-			}, nil).WithAccess(func(ctx context.Context, a logErrorArgs) (Access, error) {
-			return memAccess(".learnings/ERRORS.md"), nil
+		memoryWrite(m, "workspace_save_fact", func(p workspace.Provenance, a saveFactArgs) (workspace.Edit, error) {
+			return m.FactEdit(p, a.Section, a.Fact)
 		}),
-		New("workspace_log_learning", description("workspace_log_learning"),
-			func(ctx context.Context, a insightArgs) (Result, error) {
-				return write(func() (string, error) { return m.LogLearning(a.Insight) })
-			}, nil).WithAccess(func(ctx context.Context, a insightArgs) (Access, error) {
-			return memAccess(".learnings/LEARNINGS.md"), nil
+		memoryWrite(m, "workspace_log_error", func(p workspace.Provenance, a logErrorArgs) (workspace.Edit, error) {
+			return m.ErrorEdit(p, a.Tool, a.Error, a.Fix)
 		}),
-		New("workspace_request_feature", description("workspace_request_feature"),
-			func(ctx context.Context, a featureArgs) (Result, error) {
-				return write(func() (string, error) { return m.RequestFeature(a.Description) })
-			}, nil).WithAccess(func(ctx context.Context, a featureArgs) (Access, error) {
-			return memAccess(".learnings/FEATURE_REQUESTS.md"), nil
+		memoryWrite(m, "workspace_log_learning", func(p workspace.Provenance, a insightArgs) (workspace.Edit, error) {
+			return m.LearningEdit(p, a.Insight)
 		}),
-		New("workspace_daily_log", description("workspace_daily_log"),
-			func(ctx context.Context, a dailyArgs) (Result, error) {
-				return write(func() (string, error) { return m.DailyLog(a.Entry) })
-			}, nil).WithAccess(func(ctx context.Context, a dailyArgs) (Access, error) { return memAccess("memory/"), nil }),
+		memoryWrite(m, "workspace_request_feature", func(p workspace.Provenance, a featureArgs) (workspace.Edit, error) {
+			return m.FeatureEdit(p, a.Description)
+		}),
+		memoryWrite(m, "workspace_daily_log", func(p workspace.Provenance, a dailyArgs) (workspace.Edit, error) {
+			return m.LogEdit(p, a.Entry)
+		}),
 		New("workspace_read", description("workspace_read"),
 			func(ctx context.Context, a readArgs) (Result, error) {
 				text, err := m.Read(a.File)

@@ -32,6 +32,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.perm, cmd = m.perm.Update(msg)
 		return cmd
 	}
+	if m.adopt != nil {
+		return m.adoptKey(k)
+	}
 	if cmd, ok := m.panelHotkey(msg); ok {
 		return cmd
 	}
@@ -106,6 +109,10 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 
 // wheel scrolls whatever is under the pointer: a panel or the chat.
 func (m *Model) wheel(msg tea.MouseWheelMsg) tea.Cmd {
+	if m.perm.open() {
+		m.perm, _ = m.perm.Update(msg)
+		return nil
+	}
 	if m.panel != nil {
 		return m.updatePanel(msg)
 	}

@@ -33,13 +33,14 @@ const (
 // width and theme: a finished message is rendered once, a streaming one at
 // most once per frame (see transcript.frame).
 type item struct {
-	kind  kind
-	text  string // source text: Markdown, plain text
-	shown string // streaming items: the text as of the last frame
-	level string // notices: "info" or "warn"
-	hint  string // errors: what the user can do
-	label string // user items: what is shown instead of text (/init's prompt)
-	gap   bool   // a blank line above
+	kind   kind
+	text   string   // source text: Markdown, plain text
+	shown  string   // streaming items: the text as of the last frame
+	level  string   // notices: "info" or "warn"
+	hint   string   // errors: what the user can do
+	label  string   // user items: what is shown instead of text (/init's prompt, a custom command as typed)
+	grants []string // user items from a custom command: its allowed-tools, granted for that turn
+	gap    bool     // a blank line above
 
 	streaming bool
 	queued    bool // a user message waiting for the running turn to end

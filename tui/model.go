@@ -21,6 +21,7 @@ import (
 	"polly/agent"
 	"polly/agent/app"
 	"polly/agent/config"
+	"polly/agent/termsafe"
 	"polly/personas"
 )
 
@@ -64,8 +65,10 @@ type options struct {
 	modelErr error
 	noColor  bool
 	editor   string
+	stateDir string // Polly's user state directory: what the memory inspector showed last; "" keeps nothing
 	now      func() time.Time
 	notices  []string          // start-up warnings to show in the chat
+	foreign  *app.Description  // a session refused at start as not made here: ask whether to adopt it
 	prompt   string            // sent once the program runs (polly "PROMPT")
 	emit     func(agent.Event) // the sessions' event callback; nil: the bridge's
 
@@ -79,6 +82,7 @@ type options struct {
 type Model struct {
 	ctx      context.Context
 	app      *app.App
+	adopt    *app.Description // a session not made here, waiting for the user's answer; nil: none
 	sess     *agent.Session
 	sessID   string
 	bridge   *bridge
@@ -86,6 +90,7 @@ type Model struct {
 	modelErr error
 	noColor  bool
 	editor   string
+	stateDir string
 	now      func() time.Time
 	keys     keyMap
 	emit     func(agent.Event) // what sessions opened here report to (the bridge, maybe logged)
@@ -141,7 +146,7 @@ func newModel(o options) *Model {
 	}
 	m := &Model{
 		ctx: o.ctx, app: o.app, sess: o.sess, bridge: o.bridge, runs: o.runs,
-		modelErr: o.modelErr, noColor: o.noColor, editor: o.editor, now: o.now,
+		modelErr: o.modelErr, noColor: o.noColor, editor: o.editor, stateDir: o.stateDir, now: o.now,
 		keys: newKeyMap(), team: newTeam(), w: 80, h: 24, prompt: o.prompt,
 	}
 	if m.sess != nil {
@@ -151,7 +156,7 @@ func newModel(o options) *Model {
 	if m.emit == nil {
 		m.emit = o.bridge.Emit
 	}
-	m.perm = newPermissionDialog(look{})
+	m.perm = newPermissionDialog(look{}, func() time.Time { return m.now() })
 	m.setTheme(true) // until the terminal reports its background
 	set := o.personas
 	if o.app != nil {
@@ -180,6 +185,7 @@ func newModel(o options) *Model {
 	for _, n := range o.notices {
 		first.add(&item{kind: kNotice, level: "warn", text: n})
 	}
+	m.adopt = o.foreign
 	return m
 }
 
@@ -352,6 +358,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case promptMsg:
 		return m, m.submit(msg.text)
+	case promptFetchedMsg:
+		if msg.err != nil { // nothing is sent; the typed line comes back
+			m.flash = msg.err.Error()
+			m.input.SetValue(msg.typed)
+			return m, nil
+		}
+		m.flash = ""
+		return m, m.customCommand(msg.run, msg.typed)
 	case foundSessionMsg:
 		if msg.err != nil {
 			m.flash = msg.err.Error()
@@ -421,13 +435,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // View draws the screen; see view.go.
 func (m *Model) View() tea.View {
-	v := tea.NewView(m.render())
+	// Model, command and tool text reaches the frame in many places; the
+	// frame as a whole keeps SGR only (no OSC 52, links, DCS, APC…).
+	v := tea.NewView(termsafe.Text(m.render()))
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
 	if m.mouseOff {
 		v.MouseMode = tea.MouseModeNone
 	}
-	v.WindowTitle = "polly · " + m.current().p.Name
+	v.WindowTitle = "polly · " + cleanText(m.current().p.Name)
 	if m.panel == nil && !m.perm.open() && !m.tooSmall() {
 		if c := m.input.Cursor(); c != nil {
 			c.Y += 1 + m.chatHeight() + 1 // below the tabs, the chat and the info line

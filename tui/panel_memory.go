@@ -12,6 +12,8 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
+
+	"polly/workspace"
 )
 
 // memoryPanel is the memory inspector: the workspace files and this
@@ -27,6 +29,8 @@ type memoryPanel struct {
 	list   []memFile
 	sel    int
 	err    string
+	note   string          // a problem that leaves the list usable
+	marked map[string]bool // files changed since the last opening, as found when this one began
 
 	path    string // shown now
 	mtime   time.Time
@@ -35,7 +39,10 @@ type memoryPanel struct {
 	w, h    int
 }
 
-type memFile struct{ label, path string }
+type memFile struct {
+	label, path string
+	changed     bool // changed since the user last opened the inspector
+}
 
 type memoryKeys struct {
 	Choose, Page, Ends, Edit, Reload, Close key.Binding
@@ -87,34 +94,52 @@ type (
 
 const memPollEvery = time.Second
 
-// memorySource lists the files the memory panel shows (in its Cmd).
+// changedMark starts the row of a file changed since the last opening.
+const changedMark = "●"
+
+// memorySource lists the files the memory panel shows (in its Cmd),
+// marking those that changed since the inspector was last opened.
 func (m *Model) memorySource() func() ([]memFile, error) {
-	ws, state, project := m.app.Workspace, m.app.StateDir, m.app.ProjectDir
+	ws, state, project, work, seenDir := m.app.Workspace, m.app.StateDir, m.app.ProjectDir, m.app.WorkDir, m.stateDir
 	return func() ([]memFile, error) {
-		var out []memFile
-		if project != "" { // the repository's own AGENTS.md, read with every request
-			if f := filepath.Join(project, "AGENTS.md"); fileExists(f) {
-				out = append(out, memFile{label: "project AGENTS.md", path: f})
-			}
+		out, err := listMemory(ws, state, project, work)
+		if err != nil {
+			return nil, err
 		}
-		if ws != nil {
-			files, err := ws.Files()
-			if err != nil {
-				return nil, err
-			}
-			for _, f := range files {
-				out = append(out, memFile{label: f.Name, path: f.Path})
-			}
-		}
-		if state != "" {
-			matches, _ := filepath.Glob(filepath.Join(state, "*", "active_task.md"))
-			sort.Strings(matches)
-			for _, f := range matches {
-				out = append(out, memFile{label: ".agent/" + filepath.Base(filepath.Dir(f)) + "/active_task.md", path: f})
-			}
+		if err := markSeen(seenDir, out); err != nil {
+			return out, fmt.Errorf("the files are listed, but what changed since last time cannot be told: %w", err)
 		}
 		return out, nil
 	}
+}
+
+// listMemory lists the project's AGENTS.md, the workspace files and the
+// project's checkpoints.
+func listMemory(ws *workspace.Workspace, state, project, work string) ([]memFile, error) {
+	var out []memFile
+	if project != "" { // the project's instruction files, read with every request
+		for _, f := range workspace.InstructionFiles(project, work) {
+			rel, _ := filepath.Rel(project, f)
+			out = append(out, memFile{label: "project " + filepath.ToSlash(rel), path: f})
+		}
+	}
+	if ws != nil {
+		files, err := ws.Files()
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			out = append(out, memFile{label: f.Name, path: f.Path})
+		}
+	}
+	if state != "" {
+		matches, _ := filepath.Glob(filepath.Join(state, "*", "active_task.md"))
+		sort.Strings(matches)
+		for _, f := range matches {
+			out = append(out, memFile{label: ".agent/" + filepath.Base(filepath.Dir(f)) + "/active_task.md", path: f})
+		}
+	}
+	return out, nil
 }
 
 func newMemoryPanel(lk look, seq int, files func() ([]memFile, error), editor string) *memoryPanel {
@@ -155,7 +180,8 @@ func (p *memoryPanel) load(path string) tea.Cmd {
 		if err != nil {
 			return memLoadMsg{seq: seq, path: path, err: err}
 		}
-		src := string(b)
+		// Provenance markers read as a note of who wrote each entry.
+		src := workspace.Readable(string(b))
 		if strings.TrimSpace(src) == "" {
 			src = "*(empty file)*"
 		}
@@ -181,9 +207,25 @@ func (p *memoryPanel) Update(msg tea.Msg) (panel, tea.Cmd) {
 		if msg.seq != p.seq {
 			return p, nil
 		}
-		if msg.err != nil {
+		if msg.err != nil && len(msg.files) == 0 {
 			p.err = msg.err.Error()
 			return p, nil
+		}
+		if msg.err != nil {
+			p.note = msg.err.Error()
+		}
+		// The marks are those of this opening; a later listing (after an
+		// edit in $EDITOR) keeps them rather than mark the user's own edit.
+		if p.marked == nil {
+			p.marked = map[string]bool{}
+			for _, f := range msg.files {
+				if f.changed {
+					p.marked[f.path] = true
+				}
+			}
+		}
+		for i := range msg.files {
+			msg.files[i].changed = p.marked[msg.files[i].path]
 		}
 		p.list = msg.files
 		if len(p.list) == 0 {
@@ -290,6 +332,9 @@ func (p *memoryPanel) View() string {
 	rows := make([]string, len(p.list))
 	for i, f := range p.list {
 		rows[i] = " " + f.label
+		if f.changed {
+			rows[i] = changedMark + f.label
+		}
 	}
 	left := padLines(listRows(th, rows, p.sel, lw, h-1), h-1)
 	var right []string
@@ -309,12 +354,13 @@ func (p *memoryPanel) View() string {
 	}
 	if p.path != "" && h > 2 {
 		info := fmt.Sprintf(" %s · %s", p.path, p.mtime.Local().Format("2006-01-02 15:04:05"))
+		if p.sel < len(p.list) && p.list[p.sel].changed {
+			info += " · " + changedMark + "changed since you last opened the memory inspector"
+		}
+		if p.note != "" {
+			info += " · " + p.note
+		}
 		out[len(out)-1] = th.dim.Render(clip(info, w))
 	}
 	return joinLines(out)
-}
-
-func fileExists(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular()
 }

@@ -60,12 +60,23 @@ func (k modelsKeys) FullHelp() [][]key.Binding {
 func (m *Model) modelRows() func() modelRows {
 	a, id := m.app, m.current().p.ID
 	return func() modelRows {
-		out := modelRows{rows: a.ModelRows()}
+		out := modelRows{rows: chatRows(a.ModelRows())}
 		if info, err := a.PersonaModel(id); err == nil {
 			out.current = info.Provider + "/" + info.Name
 		}
 		return out
 	}
+}
+
+// chatRows leaves out the models that only embed: they cannot chat.
+func chatRows(rows []app.ModelRow) []app.ModelRow {
+	var out []app.ModelRow
+	for _, r := range rows {
+		if !r.Embedding {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func newModelsPanel(lk look, seq int, load func() modelRows, persona string) *modelsPanel {

@@ -47,7 +47,7 @@ type undoDoneMsg struct {
 }
 
 func (m *Model) undoHistory() agent.History {
-	return agent.History{Store: m.app.Store, Root: m.app.ProjectDir}
+	return m.app.Sessions().History()
 }
 
 // listTurns reads the session's turns (in the panel's Cmd).

@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"polly/agent/app"
 	"polly/agent/llmtest"
 )
 
@@ -263,5 +264,13 @@ func TestUndoAndRewindInTheTUI(t *testing.T) {
 	}
 	if last := h.srv.Last().Messages; len(last) < 2 || last[1].Role != "user" || last[1].Content != "again" {
 		t.Fatalf("the forked conversation sent %+v", last)
+	}
+}
+
+// The picker never offers a model that only embeds.
+func TestModelPickerLeavesOutEmbeddingModels(t *testing.T) {
+	got := chatRows([]app.ModelRow{{Ref: "ollama/llama3.1:latest"}, {Ref: "ollama/nomic-embed-text:latest", Embedding: true}})
+	if len(got) != 1 || got[0].Ref != "ollama/llama3.1:latest" {
+		t.Fatalf("picker rows %+v", got)
 	}
 }

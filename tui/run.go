@@ -72,7 +72,7 @@ func run(ctx context.Context, s cli.TUIStart, extra ...tea.ProgramOption) error 
 	o := options{
 		ctx: ctx, bridge: b, runs: &runGroup{},
 		persona: s.Persona, modelErr: s.ModelErr,
-		noColor: noColor, editor: editorFrom(s.Getenv),
+		noColor: noColor, editor: editorFrom(s.Getenv), stateDir: userStateDir(s.Getenv, s.App.Home),
 		prompt: s.Prompt, emit: emit,
 	}
 	open := &opening{done: make(chan struct{})}
@@ -106,7 +106,7 @@ func run(ctx context.Context, s cli.TUIStart, extra ...tea.ProgramOption) error 
 	var m *Model
 	var start *startModel
 	if s.ResumeID != "" {
-		o.app, o.sess, o.notices = open.app, open.sess, open.notices
+		o.app, o.sess, o.notices, o.foreign = open.app, open.sess, open.notices, open.foreign
 		m = newModel(o)
 		p = tea.NewProgram(m, term...)
 	} else {
@@ -173,7 +173,11 @@ func openSession(ctx context.Context, opts app.Options, id string, emit func(age
 	}
 	sess, err := a.Session(ctx, emit, id)
 	if err != nil {
-		notices = append(notices, err.Error()+"; starting a new session")
+		if o.foreign = foreignOf(ctx, a, id, err); o.foreign != nil {
+			notices = append(notices, adoptNotice(o.foreign))
+		} else {
+			notices = append(notices, err.Error()+"; starting a new session")
+		}
 		if sess, err = a.Session(ctx, emit, ""); err != nil {
 			a.Close()
 			o.err = err

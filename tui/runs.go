@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"polly/agent"
+	"polly/agent/app"
 	"polly/memory/chat"
 	"polly/memory/store"
 )
@@ -102,9 +103,9 @@ func (m *Model) applyBatch(batch []any) tea.Cmd {
 		case agent.Event:
 			cmds = append(cmds, m.applyEvent(v))
 		case askMsg:
-			m.perm.add(v, m.askerName(v.req))
+			cmds = append(cmds, m.perm.add(v, m.askerName(v.req)))
 		case askCancelMsg:
-			m.perm.drop(v.id)
+			cmds = append(cmds, m.perm.drop(v.id))
 		}
 	}
 	return tea.Batch(cmds...)
@@ -242,6 +243,7 @@ func (m *Model) startRun(p *personaState, it *item) tea.Cmd {
 	}
 	m.lastTalked = p.p.ID
 	sess, id, text, b := m.sess, p.p.ID, it.text, m.bridge
+	ctx = agent.WithGrants(ctx, it.grants)
 	run := m.runs.work(func() tea.Msg {
 		defer cancel()
 		out, err := sess.Send(ctx, id, text)
@@ -462,6 +464,15 @@ func (m *Model) namesByID() map[string]string {
 // is read from the store); input is queued meanwhile. notes are shown in
 // it once it is open.
 func (m *Model) openSession(id string, notes ...*item) tea.Cmd {
+	return m.switchSession(func(a *app.App, ctx context.Context, emit func(agent.Event)) sessionOpenedMsg {
+		sess, err := a.Session(ctx, emit, id)
+		return sessionOpenedMsg{sess: sess, err: err, notes: notes, foreign: foreignOf(ctx, a, id, err)}
+	})
+}
+
+// switchSession runs open, which replaces the session, in a Cmd once no
+// work runs; every persona waits meanwhile.
+func (m *Model) switchSession(open func(a *app.App, ctx context.Context, emit func(agent.Event)) sessionOpenedMsg) tea.Cmd {
 	if m.anyOp() || m.team.running() > 0 {
 		m.flash = "wait for the running work to end (esc cancels it) before changing sessions"
 		return nil
@@ -469,17 +480,15 @@ func (m *Model) openSession(id string, notes ...*item) tea.Cmd {
 	m.closePanel()
 	m.loading()
 	a, ctx, emit := m.app, m.ctx, m.emit
-	return m.runs.work(func() tea.Msg {
-		sess, err := a.Session(ctx, emit, id)
-		return sessionOpenedMsg{sess: sess, err: err, notes: notes}
-	})
+	return m.runs.work(func() tea.Msg { return open(a, ctx, emit) })
 }
 
 // sessionOpenedMsg is a session opened by openSession.
 type sessionOpenedMsg struct {
-	sess  *agent.Session
-	err   error
-	notes []*item
+	sess    *agent.Session
+	err     error
+	notes   []*item
+	foreign *app.Description // err refused a session not made here: ask
 }
 
 func addNotes(tr *transcript, notes []*item) {
@@ -510,6 +519,10 @@ func (m *Model) loaded() []tea.Cmd {
 }
 
 func (m *Model) sessionOpened(msg sessionOpenedMsg) tea.Cmd {
+	if msg.foreign != nil {
+		m.adopt = msg.foreign
+		return tea.Batch(m.loaded()...)
+	}
 	if msg.err != nil {
 		m.flash = msg.err.Error()
 		return tea.Batch(m.loaded()...)

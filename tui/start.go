@@ -29,6 +29,7 @@ type opening struct {
 	app     *app.App
 	sess    *agent.Session
 	notices []string
+	foreign *app.Description // the session asked for, refused as not made here
 	err     error
 
 	start func() // begins the work in a goroutine that closes done
@@ -177,7 +178,7 @@ func (s *startModel) opened() tea.Cmd {
 		return nil
 	}
 	ro := s.o
-	ro.app, ro.sess, ro.notices = o.app, o.sess, o.notices
+	ro.app, ro.sess, ro.notices, ro.foreign = o.app, o.sess, o.notices, o.foreign
 	ro.prompt = ""
 	r := newModel(ro)
 	if s.size != nil {

@@ -41,6 +41,8 @@ func (m *Model) render() string {
 	out := strings.Join(lines, "\n")
 	if m.perm.open() {
 		out = m.overlay(out, m.perm.View())
+	} else if m.adopt != nil {
+		out = m.overlay(out, m.adoptView())
 	}
 	return out
 }
@@ -245,7 +247,7 @@ func (m *Model) infoLine() string {
 		for i, x := range c {
 			if i == 0 {
 				x = th.accent.Render(x)
-				if h := commandHelp(c[0]); h != "" {
+				if h := commandHelp(m, c[0]); h != "" {
 					x += th.dim.Render(" " + h)
 				}
 			}

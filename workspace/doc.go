@@ -32,8 +32,13 @@
 //
 // # Writes
 //
-// Every write (SaveFact, LogError, LogLearning, RequestFeature, DailyLog,
-// LogTaskEnd) replaces its file atomically (temp file + rename) while holding
-// an in-process mutex and an flock on .polly.lock, so goroutines and separate
-// Polly processes can write at once without losing entries.
+// Every write (SaveFact, LogError, LogToolError, LogLearning,
+// RequestFeature, DailyLog, LogTaskEnd, LearnFacts) replaces its file
+// atomically (temp file + rename) while holding an in-process mutex and an
+// flock on .polly.lock, so goroutines and separate Polly processes can
+// write at once without losing entries. Each is also an Edit (FactEdit,
+// ErrorEdit, …) that Preview shows before Apply makes it, so the
+// permission gate can ask with the diff; and each records its Provenance
+// as a marker in the file (see provenance.go), which the system prompt
+// leaves out.
 package workspace

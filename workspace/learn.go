@@ -2,7 +2,6 @@ package workspace
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -24,55 +23,50 @@ type Fix struct {
 // (brief: its key argument, "path=a.txt") failed with errText, and the same
 // operation on the same target later succeeded (fix says how). The entry
 // carries the tool and the error's signature, which is what KnownFix
-// matches on. The same tool, error and fix are logged once.
-func (w *Workspace) LogToolError(tool, brief, errText, fix string) (string, error) {
-	errText, fix = clip(errText), clip(fix)
+// matches on, and p's marker. The same tool, error and fix are logged once.
+func (w *Workspace) LogToolError(p Provenance, tool, brief, errText, fix string) (string, error) {
+	errText, fix = clip(quoteComments(errText)), clip(quoteComments(fix))
 	sig := Signature(errText)
 	if tool == "" || sig == "" || fix == "" {
 		return "", errors.New("log tool error: tool, error and fix are all needed")
 	}
 	call := oneLine(tool)
-	if b := oneLine(brief); b != "" {
+	if b := oneLine(quoteComments(brief)); b != "" {
 		call += " " + b
 	}
 	body := "- **Tool:** " + oneLine(tool) + "\n- **Call:** " + call + "\n- **Signature:** " + sig +
 		"\n- **Error:** " + indent(errText) + "\n- **Fix:** " + indent(fix) + "\n"
-	return w.appendErrorEntry("log tool error", Fix{Tool: oneLine(tool), Error: errText, Fix: fix}, body)
+	return w.Apply(w.errorEntry("log tool error", p, Fix{Tool: oneLine(tool), Error: errText, Fix: fix}, body))
 }
 
-// appendErrorEntry appends body to ERRORS.md unless an entry with the same
-// tool, error and fix is there already.
-func (w *Workspace) appendErrorEntry(op string, f Fix, body string) (string, error) {
+// errorEntry appends body, under a dated heading and p's marker, to
+// ERRORS.md unless an entry with the same tool, error and fix is there
+// already.
+func (w *Workspace) errorEntry(op string, p Provenance, f Fix, body string) Edit {
 	where := w.path(ErrorsFile)
-	result := "written to " + where
-	err := w.update(ErrorsFile, func(old string, exists bool) (string, bool) {
+	return Edit{File: ErrorsFile, op: op, change: func(old string, exists bool) (string, string, bool) {
 		if !exists {
 			old = w.templateText(ErrorsFile, "# Errors and fixes\n")
 		}
 		for _, e := range parseErrors(old) {
 			if e.Tool == f.Tool && oneLine(e.Error) == oneLine(f.Error) && oneLine(e.Fix) == oneLine(f.Fix) {
-				result = "already logged in " + where
-				return "", false
+				return "", "already logged in " + where, false
 			}
 		}
 		old = strings.TrimRight(old, "\n")
 		if old != "" {
 			old += "\n\n"
 		}
-		return old + "## " + w.stamp() + "\n" + body, true
-	})
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", op, err)
-	}
-	return result, nil
+		return old + "## " + w.stamp() + "\n" + markerLine(w.stamped(p)) + body, "written to " + where, true
+	}}
 }
 
 // KnownFix looks for a solved error in .learnings/ERRORS.md for a call of
 // tool that failed with errText, so a mistake made before is not made
-// again (PEERS idea 7). It matches only the same signature (the normalised
-// error: case, numbers, quoted strings and paths ignored) on the same kind
-// of call; an entry the model logged names no tool and matches on the
-// signature alone. The newest matching entry wins.
+// again (PEERS idea 7). It matches only the same tool and the same
+// signature (the normalised error: case, numbers, quoted strings and paths
+// ignored); an entry that names no tool is never recalled, as nothing ties
+// it to a call. The newest matching entry wins.
 func (w *Workspace) KnownFix(tool, errText string) (Fix, bool) {
 	want := Signature(errText)
 	if len(want) < minSignature {
@@ -85,7 +79,7 @@ func (w *Workspace) KnownFix(tool, errText string) (Fix, bool) {
 	entries := parseErrors(string(b))
 	for i := len(entries) - 1; i >= 0; i-- {
 		e := entries[i]
-		if e.Tool != "" && e.Tool != tool {
+		if e.Tool == "" || e.Tool != tool {
 			continue
 		}
 		if e.Signature == want {

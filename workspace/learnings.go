@@ -68,8 +68,9 @@ func rankEntries(es []entry) []entry {
 }
 
 // bumpSeen finds the entry whose body is body (compared like facts) and
-// counts one more sighting in its heading. ok is false when there is none.
-func bumpSeen(doc, body string) (out string, seen int, ok bool) {
+// counts one more sighting in its heading, adding marker (the sighting's
+// provenance line, may be "") under it. ok is false when there is none.
+func bumpSeen(doc, body, marker string) (out string, seen int, ok bool) {
 	want := normFact(oneLine(body))
 	lines := strings.Split(doc, "\n")
 	for i := 0; i < len(lines); i++ {
@@ -90,6 +91,9 @@ func bumpSeen(doc, body string) (out string, seen int, ok bool) {
 			head = strings.TrimSuffix(head, m[0])
 		}
 		lines[i] = fmt.Sprintf("%s · seen %d×", head, n+1)
+		if marker != "" {
+			lines = slices.Insert(lines, i+1, strings.TrimSuffix(marker, "\n"))
+		}
 		return strings.Join(lines, "\n"), n + 1, true
 	}
 	return doc, 0, false

@@ -15,13 +15,13 @@ func TestLearningsPartMostUsedAndNewestFirst(t *testing.T) {
 	clock := testNow
 	w.now = func() time.Time { clock = clock.Add(time.Minute); return clock }
 	for i := range 12 {
-		if _, err := w.LogLearning(fmt.Sprintf("insight number %02d about the build", i)); err != nil {
+		if _, err := w.LogLearning(Provenance{}, fmt.Sprintf("insight number %02d about the build", i)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// Learned again twice: it leads, though it is old.
 	for range 2 {
-		res, err := w.LogLearning("Insight number 03 about the build.")
+		res, err := w.LogLearning(Provenance{}, "Insight number 03 about the build.")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -29,8 +29,8 @@ func TestLearningsPartMostUsedAndNewestFirst(t *testing.T) {
 			t.Fatalf("repeat: %q", res)
 		}
 	}
-	w.RequestFeature("A tool to render JavaScript pages")
-	w.RequestFeature("A tool to diff two CSV files")
+	w.RequestFeature(Provenance{}, "A tool to render JavaScript pages")
+	w.RequestFeature(Provenance{}, "A tool to diff two CSV files")
 
 	p, err := w.SystemPrompt(PromptInput{Now: testNow})
 	if err != nil {

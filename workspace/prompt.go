@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -32,7 +33,8 @@ const (
 type PromptInput struct {
 	PersonaPrompt string
 	PersonaName   string
-	ProjectDir    string    // <ProjectDir>/AGENTS.md is read when present; "" skips it
+	ProjectDir    string    // the project root: its instruction files are read; "" skips them
+	WorkDir       string    // where Polly was started, inside ProjectDir: instruction files down to here; "": the root
 	Now           time.Time // picks today's and yesterday's logs; zero means now
 }
 
@@ -112,19 +114,89 @@ func (w *Workspace) SystemPrompt(in PromptInput) (Prompt, error) {
 			capSpec{bytes: logReadCap, tail: true, render: renderLog(rel), kind: "log"})
 	}
 	if in.ProjectDir != "" {
-		p, err := filepath.Abs(filepath.Join(in.ProjectDir, "AGENTS.md"))
-		if err != nil {
-			return Prompt{}, fmt.Errorf("system prompt: project AGENTS.md: %w", err)
-		}
-		if p != w.path(AgentsFile) { // Polly started inside the workspace: loaded already
-			pb.file("project AGENTS.md", p, fmt.Sprintf("# Project instructions: AGENTS.md (%s)", p),
-				capSpec{bytes: projectCap, hint: "read the rest with read_file"})
-		}
+		pb.instructions(in.ProjectDir, cmp.Or(in.WorkDir, in.ProjectDir))
 	}
 	if pb.err != nil {
 		return Prompt{}, pb.err
 	}
-	return w.assemble(in.PersonaName+"\x00"+in.ProjectDir, pb), nil
+	return w.assemble(in.PersonaName+"\x00"+in.ProjectDir+"\x00"+in.WorkDir, pb), nil
+}
+
+// instructions adds the project's instruction files, from the root down to
+// the working directory: in each directory AGENTS.md, then CLAUDE.md (or
+// .claude/CLAUDE.md; left out when it says exactly what AGENTS.md says),
+// then CLAUDE.local.md, each followed by the files it imports with @path
+// (up to maxImportHops deep, inside the project only, each file once).
+func (pb *promptBuilder) instructions(root, dir string) {
+	root, _ = filepath.Abs(root)
+	dir, _ = filepath.Abs(dir)
+	seen := map[string]bool{pb.w.path(AgentsFile): true} // started inside the workspace: loaded already
+	for _, d := range instructionDirs(root, dir) {
+		agents, agentsOK := pb.instruction(root, filepath.Join(d, "AGENTS.md"), "", seen)
+		claude := filepath.Join(d, "CLAUDE.md")
+		if !exists(claude) {
+			claude = filepath.Join(d, ".claude", "CLAUDE.md")
+		}
+		if c, ok, _ := pb.w.load(claude, "CLAUDE.md", projectSpec); !(agentsOK && ok && c.text == agents) {
+			pb.instruction(root, claude, "", seen)
+		}
+		pb.instruction(root, filepath.Join(d, "CLAUDE.local.md"), "", seen)
+	}
+}
+
+// projectSpec caps each project instruction file.
+var projectSpec = capSpec{bytes: projectCap, hint: "read the rest with read_file"}
+
+// instruction adds one instruction file and, depth first, what it
+// imports; it returns the file's (capped) text.
+func (pb *promptBuilder) instruction(root, path, importedBy string, seen map[string]bool) (string, bool) {
+	return pb.instructionAt(root, path, importedBy, seen, 0)
+}
+
+func (pb *promptBuilder) instructionAt(root, path, importedBy string, seen map[string]bool, hops int) (string, bool) {
+	if pb.err != nil || seen[path] {
+		return "", false
+	}
+	rel, _ := filepath.Rel(root, path)
+	rel = filepath.ToSlash(rel)
+	name, heading := "project "+rel, "# Project instructions: "+rel
+	if importedBy != "" {
+		name += " (imported by " + importedBy + ")"
+		heading += ", imported by " + importedBy
+	}
+	c, ok, err := pb.w.load(path, name, projectSpec)
+	if err != nil {
+		pb.err = err
+		return "", false
+	}
+	if !ok {
+		return "", false
+	}
+	seen[path] = true
+	note := c.note
+	var later []string
+	for _, imp := range imports(c.text, filepath.Dir(path)) {
+		switch {
+		case !inside(root, imp):
+			note = joinNotes(note, fmt.Sprintf("[@%s is not imported: it is outside the project]", imp))
+		case hops+1 > maxImportHops:
+			note = joinNotes(note, fmt.Sprintf("[@%s is not imported: imports go at most %d files deep]", imp, maxImportHops))
+		case !seen[imp] && exists(imp):
+			later = append(later, imp)
+		}
+	}
+	pb.add(name, path, fmt.Sprintf("%s (%s)", heading, path), c.text, note, c.truncated)
+	for _, imp := range later {
+		pb.instructionAt(root, imp, rel, seen, hops+1)
+	}
+	return c.text, true
+}
+
+func joinNotes(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "\n" + b
 }
 
 // assembled is a system prompt as last built and the pieces it was built
@@ -260,8 +332,15 @@ func unchanged(old, cur fs.FileInfo) bool {
 	return old != nil && os.SameFile(old, cur) && old.Size() == cur.Size() && old.ModTime().Equal(cur.ModTime())
 }
 
-// readCapped reads at most spec.bytes of path (the start, or the end when
-// spec.tail) and builds the note that says what was left out.
+// markerSlack is how many times its cap is read of a file: provenance
+// markers are taken out before the cap applies, as they cost no prompt
+// space, so a file of short entries with long markers still fills its cap.
+const markerSlack = 4
+
+// readCapped reads path, shows it as the prompt does (promptView: markers
+// out, entries of sessions that had read untrusted content flagged), keeps
+// at most spec.bytes of that (the start, or the end when spec.tail) and
+// builds the note that says what was left out.
 func readCapped(path, name string, spec capSpec) (cached, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -275,40 +354,50 @@ func readCapped(path, name string, spec capSpec) (cached, error) {
 	size := fi.Size()
 	c := cached{info: fi}
 
-	if spec.render != nil {
-		off := int64(0)
+	raw := int64(spec.bytes) * markerSlack
+	off := int64(0)
+	if spec.tail {
+		off = max(size-raw, 0)
+	}
+	data, err := io.ReadAll(io.NewSectionReader(f, off, min(size-off, raw)))
+	if err != nil {
+		return cached{}, fmt.Errorf("read %s: %w", name, err)
+	}
+	s := string(data)
+	cut := off > 0 || int64(len(data)) < size
+	if off > 0 { // start at a whole line (never mid-rune)
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			s = s[i+1:]
+		}
+	} else if int64(len(data)) < size {
+		s = cutAtLine(s)
+	}
+	s = promptView(s)
+	if len(s) > spec.bytes {
+		cut = true
 		if spec.tail {
-			off = max(size-int64(spec.bytes), 0)
-		}
-		data, err := io.ReadAll(io.NewSectionReader(f, off, min(size-off, int64(spec.bytes))))
-		if err != nil {
-			return cached{}, fmt.Errorf("read %s: %w", name, err)
-		}
-		s := string(data)
-		if off > 0 { // start at a whole line
+			s = s[len(s)-spec.bytes:]
 			if i := strings.IndexByte(s, '\n'); i >= 0 {
 				s = s[i+1:]
 			}
-		} else if int64(len(data)) < size {
-			s = cutAtLine(s)
+		} else {
+			s = cutAtLine(s[:spec.bytes])
 		}
-		c.text, c.note = spec.render(s, size)
+	}
+	// The size the notes speak of: the text as shown, when it was all read.
+	shown := int64(len(s))
+	if cut {
+		shown = size
+	}
+
+	if spec.render != nil {
+		c.text, c.note = spec.render(s, shown)
 		c.truncated = c.note != ""
 		return c, nil
 	}
 
 	if spec.tail {
-		off := max(size-int64(spec.bytes), 0)
-		data, err := io.ReadAll(io.NewSectionReader(f, off, size-off))
-		if err != nil {
-			return cached{}, fmt.Errorf("read %s: %w", name, err)
-		}
-		s := string(data)
-		if off > 0 {
-			// Start at a whole line (never mid-rune).
-			if i := strings.IndexByte(s, '\n'); i >= 0 {
-				s = s[i+1:]
-			}
+		if cut {
 			c.truncated = true
 			c.note = fmt.Sprintf("[%s is %s bytes; only the newest %s are shown — read the rest with workspace_read]",
 				name, humanize.Comma(size), kb(spec.bytes))
@@ -317,15 +406,7 @@ func readCapped(path, name string, spec capSpec) (cached, error) {
 		return c, nil
 	}
 
-	data, err := io.ReadAll(io.LimitReader(f, int64(spec.bytes)))
-	if err != nil {
-		return cached{}, fmt.Errorf("read %s: %w", name, err)
-	}
-	s := string(data)
-	if size > int64(spec.bytes) {
-		s = cutAtLine(s)
-		c.truncated = true
-	}
+	c.truncated = cut
 	lines := strings.Count(s, "\n")
 	if len(s) > 0 && !strings.HasSuffix(s, "\n") {
 		lines++
@@ -345,13 +426,13 @@ func readCapped(path, name string, spec capSpec) (cached, error) {
 	case c.truncated:
 		c.note = fmt.Sprintf("[%s is %s bytes; only the first %s are shown, the rest is in %s — %s]", name, humanize.Comma(size), limit, path, spec.hint)
 	case spec.near:
-		pct := 100 * int(size) / spec.bytes
+		pct := 100 * int(shown) / spec.bytes
 		if spec.lines > 0 {
 			pct = max(pct, 100*lines/spec.lines)
 		}
 		if pct >= nearCapPercent {
 			c.note = fmt.Sprintf("[%s is at %d%% of its cap (%d lines, %s bytes; cap %s) — tidy it soon: merge duplicates, remove stale facts]",
-				name, pct, lines, humanize.Comma(size), limit)
+				name, pct, lines, humanize.Comma(shown), limit)
 		}
 	}
 	return c, nil

@@ -195,7 +195,7 @@ func TestSystemPromptSeesEdits(t *testing.T) {
 		t.Error("replaced file with equal size and mtime not picked up")
 	}
 
-	if _, err := w.SaveFact("Preferences", "Answers in German"); err != nil {
+	if _, err := w.SaveFact(Provenance{}, "Preferences", "Answers in German"); err != nil {
 		t.Fatal(err)
 	}
 	p, _ = w.SystemPrompt(PromptInput{})
@@ -254,7 +254,7 @@ func BenchmarkSystemPrompt(b *testing.B) {
 	writeFile(b, filepath.Join(project, "AGENTS.md"), strings.Repeat("Project rule.\n", 500))
 	writeFile(b, w.path("memory/2026-11-25.md"), "# 2026-11-25\n"+strings.Repeat("## 10:00\ndid a thing\n", 300))
 	for i := range 150 {
-		if _, err := w.SaveFact("Project Facts", fmt.Sprintf("fact %d", i)); err != nil {
+		if _, err := w.SaveFact(Provenance{}, "Project Facts", fmt.Sprintf("fact %d", i)); err != nil {
 			b.Fatal(err)
 		}
 	}

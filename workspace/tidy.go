@@ -213,10 +213,11 @@ func tidyMemory(doc, day string) (string, string, TidyFile) {
 		facts = append(facts, fact{line: i, section: section, date: stampOf(b)})
 	}
 	// Over the cap: the oldest dated facts go first, then undated ones from the top.
-	size, count := len(doc), len(lines)
+	// Sizes as the prompt counts them: provenance markers cost nothing there.
+	size, count := len(stripMarkers(doc)), len(lines)
 	for i := range drop {
 		if drop[i] {
-			size -= len(lines[i]) + 1
+			size -= len(stripMarkers(lines[i])) + 1
 			count--
 		}
 	}
@@ -236,7 +237,7 @@ func tidyMemory(doc, day string) (string, string, TidyFile) {
 			break
 		}
 		drop[f.line] = true
-		size -= len(lines[f.line]) + 1
+		size -= len(stripMarkers(lines[f.line])) + 1
 		count--
 		r.Moved++
 		if _, ok := movedBy[f.section]; !ok {
@@ -275,6 +276,7 @@ func tidyMemory(doc, day string) (string, string, TidyFile) {
 // stampOf returns the date of a fact's " _(2026-11-25)_" stamp, or "".
 func stampOf(fact string) string {
 	t := strings.TrimSpace(fact)
+	t = strings.TrimSpace(stripMarkers(t))
 	if stripStamp(t) == t {
 		return ""
 	}

@@ -10,7 +10,7 @@ import (
 func TestTidyErrorsMergesAndArchives(t *testing.T) {
 	w := open(t)
 	for i := range 130 {
-		w.LogToolError("run_command", "command=make", fmt.Sprintf("error kind%c%c happened", 'a'+i/26, 'a'+i%26), fmt.Sprintf("fix %d", i))
+		w.LogToolError(Provenance{}, "run_command", "command=make", fmt.Sprintf("error kind%c%c happened", 'a'+i/26, 'a'+i%26), fmt.Sprintf("fix %d", i))
 	}
 	doc := readFile(t, w.path(ErrorsFile))
 	// Three exact copies (as an older Polly wrote them) and an older fix for a newer entry's error.

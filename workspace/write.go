@@ -18,39 +18,96 @@ const (
 	entryCap = 4000
 )
 
-// SaveFact adds "- <fact> _(date)_" under "## <section>" of MEMORY.md. The
-// section is matched case-insensitively and created at the end when missing.
-// A fact already in that section (ignoring case, spacing, trailing
-// punctuation and the date stamp) is not added again.
-func (w *Workspace) SaveFact(section, fact string) (string, error) {
-	section = strings.Join(strings.Fields(strings.TrimLeft(strings.TrimSpace(section), "#")), " ")
-	fact = strings.TrimPrefix(stripStamp(oneLine(fact)), "- ")
+// Edit is one change to a workspace file, built by a write method
+// (FactEdit, ErrorEdit, …): Preview shows what it would do, Apply makes
+// it. The change is computed again when applied, under the workspace
+// lock, so a write made meanwhile is never lost.
+type Edit struct {
+	File   string // relative to the workspace, slash-separated: "MEMORY.md"
+	op     string // names the write in errors: "workspace_save_fact"
+	change func(old string, exists bool) (doc, result string, changed bool)
+}
+
+// Path is the absolute path of the file e changes.
+func (w *Workspace) Path(e Edit) string { return w.path(e.File) }
+
+// Preview returns the file as it is and as e would leave it (the same text
+// twice when e would change nothing).
+func (w *Workspace) Preview(e Edit) (before, after string, err error) {
+	data, err := os.ReadFile(w.target(e.File))
+	exists := err == nil
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", "", fmt.Errorf("%s: read %s: %w", e.op, e.File, err)
+	}
+	doc, _, changed := e.change(string(data), exists)
+	if !changed {
+		return string(data), string(data), nil
+	}
+	return string(data), doc, nil
+}
+
+// Apply makes the edit and says what it did, as the tool reports it.
+func (w *Workspace) Apply(e Edit) (string, error) {
+	var result string
+	err := w.update(e.File, func(old string, exists bool) (string, bool) {
+		doc, r, changed := e.change(old, exists)
+		result = r
+		return doc, changed
+	})
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", e.op, err)
+	}
+	return result, nil
+}
+
+// apply builds an edit and applies it.
+func (w *Workspace) apply(e Edit, err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	return w.Apply(e)
+}
+
+// stamped is p with its time set to now when unset.
+func (w *Workspace) stamped(p Provenance) Provenance {
+	if p.At.IsZero() && !p.IsZero() {
+		p.At = w.now()
+	}
+	return p
+}
+
+// SaveFact adds a fact to MEMORY.md (see FactEdit).
+func (w *Workspace) SaveFact(p Provenance, section, fact string) (string, error) {
+	return w.apply(w.FactEdit(p, section, fact))
+}
+
+// FactEdit adds "- <fact> _(date)_" and p's marker under "## <section>"
+// of MEMORY.md. The section is matched case-insensitively and created at
+// the end when missing. A fact already in that section (ignoring case,
+// spacing, trailing punctuation, the date stamp and markers) is not added
+// again.
+func (w *Workspace) FactEdit(p Provenance, section, fact string) (Edit, error) {
+	section = quoteComments(strings.Join(strings.Fields(strings.TrimLeft(strings.TrimSpace(section), "#")), " "))
+	fact = strings.TrimPrefix(stripStamp(oneLine(quoteComments(fact))), "- ")
 	fact = strings.TrimSpace(fact)
 	if section == "" {
-		return "", errors.New("workspace_save_fact: section is empty; use Project Facts, Preferences, Data Sources or Decisions")
+		return Edit{}, errors.New("workspace_save_fact: section is empty; use Project Facts, Preferences, Data Sources or Decisions")
 	}
 	if fact == "" {
-		return "", errors.New("workspace_save_fact: fact is empty; give one durable fact as a sentence")
+		return Edit{}, errors.New("workspace_save_fact: fact is empty; give one durable fact as a sentence")
 	}
-	line := fmt.Sprintf("- %s _(%s)_", fact, w.now().Format(time.DateOnly))
 	where := w.path(MemoryFile)
-	var result string
-	err := w.update(MemoryFile, func(old string, exists bool) (string, bool) {
+	return Edit{File: MemoryFile, op: "workspace_save_fact", change: func(old string, exists bool) (string, string, bool) {
 		if !exists {
 			old = w.templateText(MemoryFile, "# MEMORY\n")
 		}
+		line := withMarker(fmt.Sprintf("- %s _(%s)_", fact, w.now().Format(time.DateOnly)), w.stamped(p))
 		doc, heading, dup := addFact(old, section, fact, line)
 		if dup {
-			result = fmt.Sprintf("already saved under ## %s in %s", heading, where)
-			return "", false
+			return "", fmt.Sprintf("already saved under ## %s in %s", heading, where), false
 		}
-		result = fmt.Sprintf("saved under ## %s in %s", heading, where)
-		return doc, true
-	})
-	if err != nil {
-		return "", fmt.Errorf("workspace_save_fact: %w", err)
-	}
-	return result, nil
+		return doc, fmt.Sprintf("saved under ## %s in %s", heading, where), true
+	}}, nil
 }
 
 // outsideFences yields the lines of a Markdown document, with their index,
@@ -144,10 +201,10 @@ func cutBullet(s string) (string, bool) {
 	return "", false
 }
 
-// normFact is the form facts are compared in: no date stamp, lower case,
-// single spaces, no trailing punctuation.
+// normFact is the form facts are compared in: no marker, no date stamp,
+// lower case, single spaces, no trailing punctuation.
 func normFact(s string) string {
-	s = strings.ToLower(strings.Join(strings.Fields(stripStamp(s)), " "))
+	s = strings.ToLower(strings.Join(strings.Fields(stripStamp(stripMarkers(s))), " "))
 	return strings.TrimRight(s, " .,;:!?")
 }
 
@@ -168,71 +225,97 @@ func stripStamp(s string) string {
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // LogError appends an error the model solved and its fix to
-// .learnings/ERRORS.md, with the error's signature (see KnownFix). The same
-// error with the same fix is logged once.
-func (w *Workspace) LogError(errText, fix string) (string, error) {
-	errText, fix = clip(errText), clip(fix)
-	if errText == "" {
-		return "", errors.New("workspace_log_error: error is empty; give the error message or its signature")
-	}
-	if fix == "" {
-		return "", errors.New("workspace_log_error: fix is empty; log an error once you know what fixed it")
-	}
-	sig := Signature(errText)
-	body := "- **Signature:** " + sig + "\n- **Error:** " + indent(errText) + "\n- **Fix:** " + indent(fix) + "\n"
-	return w.appendErrorEntry("workspace_log_error", Fix{Error: errText, Fix: fix}, body)
+// .learnings/ERRORS.md (see ErrorEdit).
+func (w *Workspace) LogError(p Provenance, tool, errText, fix string) (string, error) {
+	return w.apply(w.ErrorEdit(p, tool, errText, fix))
 }
 
-// LogLearning appends an insight to .learnings/LEARNINGS.md; an insight
-// already there is counted again ("seen N×") instead.
-func (w *Workspace) LogLearning(insight string) (string, error) {
-	insight = clip(insight)
+// ErrorEdit appends an error the model solved, its fix and the error's
+// signature to .learnings/ERRORS.md. tool names the tool whose call
+// failed: only an entry that names one is recalled (KnownFix) when that
+// tool fails the same way again. The same error with the same fix is
+// logged once.
+func (w *Workspace) ErrorEdit(p Provenance, tool, errText, fix string) (Edit, error) {
+	errText, fix, tool = clip(quoteComments(errText)), clip(quoteComments(fix)), oneLine(quoteComments(tool))
+	if errText == "" {
+		return Edit{}, errors.New("workspace_log_error: error is empty; give the error message or its signature")
+	}
+	if fix == "" {
+		return Edit{}, errors.New("workspace_log_error: fix is empty; log an error once you know what fixed it")
+	}
+	body := "- **Signature:** " + Signature(errText) + "\n- **Error:** " + indent(errText) + "\n- **Fix:** " + indent(fix) + "\n"
+	if tool != "" {
+		body = "- **Tool:** " + tool + "\n" + body
+	}
+	return w.errorEntry("workspace_log_error", p, Fix{Tool: tool, Error: errText, Fix: fix}, body), nil
+}
+
+// LogLearning appends an insight to .learnings/LEARNINGS.md (see
+// LearningEdit).
+func (w *Workspace) LogLearning(p Provenance, insight string) (string, error) {
+	return w.apply(w.LearningEdit(p, insight))
+}
+
+// LearningEdit appends an insight to .learnings/LEARNINGS.md under a dated
+// heading with p's marker; an insight already there is counted again
+// ("seen N×", and p's marker added) instead.
+func (w *Workspace) LearningEdit(p Provenance, insight string) (Edit, error) {
+	insight = clip(quoteComments(insight))
 	if insight == "" {
-		return "", errors.New("workspace_log_learning: insight is empty")
+		return Edit{}, errors.New("workspace_log_learning: insight is empty")
 	}
 	where := w.path(LearningsFile)
-	result := "written to " + where
-	err := w.update(LearningsFile, func(old string, exists bool) (string, bool) {
+	return Edit{File: LearningsFile, op: "workspace_log_learning", change: func(old string, exists bool) (string, string, bool) {
 		if !exists {
 			old = w.templateText(LearningsFile, "# Learnings\n")
 		}
+		p := w.stamped(p)
 		// Learned again: count it, so the most-used insights lead the prompt.
-		if doc, seen, ok := bumpSeen(old, insight); ok {
-			result = fmt.Sprintf("already logged in %s; now seen %d times", where, seen)
-			return doc, true
+		if doc, seen, ok := bumpSeen(old, insight, markerLine(p)); ok {
+			return doc, fmt.Sprintf("already logged in %s; now seen %d times", where, seen), true
 		}
 		old = strings.TrimRight(old, "\n")
 		if old != "" {
 			old += "\n\n"
 		}
-		return old + "## " + w.stamp() + "\n" + insight + "\n", true
-	})
-	if err != nil {
-		return "", fmt.Errorf("workspace_log_learning: %w", err)
-	}
-	return result, nil
+		return old + "## " + w.stamp() + "\n" + markerLine(p) + insight + "\n", "written to " + where, true
+	}}, nil
 }
 
-// RequestFeature appends a feature request to .learnings/FEATURE_REQUESTS.md.
-func (w *Workspace) RequestFeature(desc string) (string, error) {
-	desc = clip(desc)
+// RequestFeature appends a feature request to
+// .learnings/FEATURE_REQUESTS.md (see FeatureEdit).
+func (w *Workspace) RequestFeature(p Provenance, desc string) (string, error) {
+	return w.apply(w.FeatureEdit(p, desc))
+}
+
+// FeatureEdit appends a feature request to .learnings/FEATURE_REQUESTS.md.
+func (w *Workspace) FeatureEdit(p Provenance, desc string) (Edit, error) {
+	desc = clip(quoteComments(desc))
 	if desc == "" {
-		return "", errors.New("workspace_request_feature: description is empty")
+		return Edit{}, errors.New("workspace_request_feature: description is empty")
 	}
-	return w.appendEntry("workspace_request_feature", FeatureRequestsFile, "# Feature requests\n", w.stamp(), desc+"\n", true)
+	return w.entryEdit("workspace_request_feature", FeatureRequestsFile, "# Feature requests\n", p, desc+"\n", true), nil
 }
 
-// DailyLog appends an entry to today's log, memory/YYYY-MM-DD.md (local
+// DailyLog appends an entry to today's log (see LogEdit).
+func (w *Workspace) DailyLog(p Provenance, entry string) (string, error) {
+	return w.apply(w.LogEdit(p, entry))
+}
+
+// LogEdit appends an entry to today's log, memory/YYYY-MM-DD.md (local
 // time), creating it with a "# YYYY-MM-DD" header. The entry is one list
-// item: its first line is what the prompt shows, the rest is indented
-// detail.
-func (w *Workspace) DailyLog(entry string) (string, error) {
-	entry = clip(entry)
+// item: its first line (with p's marker) is what the prompt shows, the
+// rest is indented detail.
+func (w *Workspace) LogEdit(p Provenance, entry string) (Edit, error) {
+	entry = clip(quoteComments(entry))
 	if entry == "" {
-		return "", errors.New("workspace_daily_log: entry is empty")
+		return Edit{}, errors.New("workspace_daily_log: entry is empty")
 	}
 	now := w.now()
-	return w.appendLog("workspace_daily_log", now, "- "+now.Format("15:04")+" note: "+indent(entry)+"\n")
+	if p.At.IsZero() && !p.IsZero() {
+		p.At = now
+	}
+	return w.logEdit("workspace_daily_log", now, withMarker("- "+now.Format("15:04")+" note: "+indent(entry)+"\n", p)), nil
 }
 
 // TaskEntry is what the harness logs when a task ends.
@@ -243,6 +326,9 @@ type TaskEntry struct {
 	Files     []string
 	ToolCalls int
 	Session   string
+	// Provenance marks the entry (the session's project, and whether it
+	// had read untrusted content: its answer may repeat what it read).
+	Provenance Provenance
 }
 
 // Caps of the harness's daily-log entry: it says what was done, not how.
@@ -261,8 +347,13 @@ func (w *Workspace) LogTaskEnd(t TaskEntry) (string, error) {
 	if t.Persona != "" {
 		who = " " + oneLine(t.Persona) + ":"
 	}
-	line := fmt.Sprintf("- %s%s %s → %s\n", now.Format("15:04"), who, shorten(oneLine(t.Asked), askedCap),
-		shorten(oneLine(firstLines(strings.TrimSpace(t.Outcome), 1)), outcomeCap))
+	line := fmt.Sprintf("- %s%s %s → %s", now.Format("15:04"), who, shorten(oneLine(quoteComments(t.Asked)), askedCap),
+		shorten(oneLine(firstLines(strings.TrimSpace(quoteComments(t.Outcome)), 1)), outcomeCap))
+	p := t.Provenance
+	if p.At.IsZero() && !p.IsZero() {
+		p.At = now
+	}
+	line = withMarker(line, p) + "\n"
 	var detail []string
 	if len(t.Files) > 0 {
 		files := t.Files
@@ -276,49 +367,40 @@ func (w *Workspace) LogTaskEnd(t TaskEntry) (string, error) {
 	if t.Session != "" {
 		detail = append(detail, "session "+oneLine(t.Session))
 	}
-	return w.appendLog("task end log", now, line+"  "+strings.Join(detail, " · ")+"\n")
+	return w.Apply(w.logEdit("task end log", now, line+"  "+strings.Join(detail, " · ")+"\n"))
 }
 
-func (w *Workspace) appendLog(op string, now time.Time, item string) (string, error) {
+// logEdit appends item to the daily log of now's date.
+func (w *Workspace) logEdit(op string, now time.Time, item string) Edit {
 	date := now.Format(time.DateOnly)
 	rel := LogDir + "/" + date + ".md"
 	where := w.path(rel)
-	err := w.update(rel, func(old string, exists bool) (string, bool) {
+	return Edit{File: rel, op: op, change: func(old string, exists bool) (string, string, bool) {
 		if !exists || strings.TrimSpace(old) == "" {
-			return "# " + date + "\n\n" + item, true
+			return "# " + date + "\n\n" + item, "written to " + where, true
 		}
-		return strings.TrimRight(old, "\n") + "\n" + item, true
-	})
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", op, err)
-	}
-	return "written to " + where, nil
+		return strings.TrimRight(old, "\n") + "\n" + item, "written to " + where, true
+	}}
 }
 
-// appendEntry appends "## title\nbody" to rel, creating it from the template
-// (or header) when missing. With dedupe, a body already in the file is not
-// appended again.
-func (w *Workspace) appendEntry(op, rel, header, title, body string, dedupe bool) (string, error) {
+// entryEdit appends "## <now>", p's marker and body to rel, creating it
+// from the template (or header) when missing. With dedupe, a body already
+// in the file is not appended again.
+func (w *Workspace) entryEdit(op, rel, header string, p Provenance, body string, dedupe bool) Edit {
 	where := w.path(rel)
-	result := "written to " + where
-	err := w.update(rel, func(old string, exists bool) (string, bool) {
+	return Edit{File: rel, op: op, change: func(old string, exists bool) (string, string, bool) {
 		if !exists {
 			old = w.templateText(rel, header)
 		}
 		if dedupe && strings.Contains("\n"+old, "\n"+body) {
-			result = "already logged in " + where
-			return "", false
+			return "", "already logged in " + where, false
 		}
 		old = strings.TrimRight(old, "\n")
 		if old != "" {
 			old += "\n\n"
 		}
-		return old + "## " + title + "\n" + body, true
-	})
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", op, err)
-	}
-	return result, nil
+		return old + "## " + w.stamp() + "\n" + markerLine(w.stamped(p)) + body, "written to " + where, true
+	}}
 }
 
 func (w *Workspace) stamp() string { return w.now().Format(stampLayout) }
@@ -364,13 +446,7 @@ func (w *Workspace) update(rel string, fn func(old string, exists bool) (string,
 	}
 	defer unlock()
 
-	target := w.path(rel)
-	// Write through a symlink (say, MEMORY.md kept in a dotfiles repo) rather than replace it.
-	if fi, err := os.Lstat(target); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		if real, err := filepath.EvalSymlinks(target); err == nil {
-			target = real
-		}
-	}
+	target := w.target(rel)
 	perm := fs.FileMode(0o644)
 	data, err := os.ReadFile(target)
 	exists := err == nil
@@ -393,6 +469,18 @@ func (w *Workspace) update(rel string, fn func(old string, exists bool) (string,
 		return fmt.Errorf("write %s: %w", rel, err)
 	}
 	return nil
+}
+
+// target is the file a write of rel changes: through a symlink (say,
+// MEMORY.md kept in a dotfiles repo) rather than replacing it.
+func (w *Workspace) target(rel string) string {
+	target := w.path(rel)
+	if fi, err := os.Lstat(target); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if real, err := filepath.EvalSymlinks(target); err == nil {
+			target = real
+		}
+	}
+	return target
 }
 
 // atomicWrite replaces p with data: readers see the old or the new file,

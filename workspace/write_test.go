@@ -26,7 +26,7 @@ func section(t *testing.T, doc, name string) []string {
 
 func TestSaveFact(t *testing.T) {
 	w := open(t)
-	where, err := w.SaveFact("project facts", "Backend is Go 1.26 with SQLite")
+	where, err := w.SaveFact(Provenance{}, "project facts", "Backend is Go 1.26 with SQLite")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestSaveFact(t *testing.T) {
 	}
 	for _, again := range []string{"Backend is Go 1.26 with SQLite", "  backend is go 1.26   with sqlite. ",
 		"Backend is Go 1.26 with SQLite _(2025-01-01)_"} {
-		res, err := w.SaveFact("Project Facts", again)
+		res, err := w.SaveFact(Provenance{}, "Project Facts", again)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,11 +43,11 @@ func TestSaveFact(t *testing.T) {
 			t.Errorf("SaveFact(%q) = %q, want already saved", again, res)
 		}
 	}
-	if _, err := w.SaveFact("## Project Facts", "Tests run with go test -race"); err != nil {
+	if _, err := w.SaveFact(Provenance{}, "## Project Facts", "Tests run with go test -race"); err != nil {
 		t.Fatal(err)
 	}
 	// Same text in another section is another fact.
-	if res, _ := w.SaveFact("Decisions", "Backend is Go 1.26 with SQLite"); strings.Contains(res, "already") {
+	if res, _ := w.SaveFact(Provenance{}, "Decisions", "Backend is Go 1.26 with SQLite"); strings.Contains(res, "already") {
 		t.Error("duplicate check crossed sections")
 	}
 
@@ -70,14 +70,14 @@ func TestSaveFact(t *testing.T) {
 
 func TestSaveFactCreatesSection(t *testing.T) {
 	w := open(t)
-	if _, err := w.SaveFact("Clients", "Acme pays net 30\n(per the contract)"); err != nil {
+	if _, err := w.SaveFact(Provenance{}, "Clients", "Acme pays net 30\n(per the contract)"); err != nil {
 		t.Fatal(err)
 	}
 	doc := readFile(t, w.path(MemoryFile))
 	if !strings.HasSuffix(doc, "\n\n## Clients\n- Acme pays net 30 (per the contract) _(2026-11-25)_\n") {
 		t.Errorf("section not appended at the end:\n%s", doc)
 	}
-	if _, err := w.SaveFact("CLIENTS", "Globex is new"); err != nil {
+	if _, err := w.SaveFact(Provenance{}, "CLIENTS", "Globex is new"); err != nil {
 		t.Fatal(err)
 	}
 	if got := section(t, readFile(t, w.path(MemoryFile)), "Clients"); len(got) != 2 {
@@ -88,7 +88,7 @@ func TestSaveFactCreatesSection(t *testing.T) {
 func TestSaveFactRecreatesDeletedMemory(t *testing.T) {
 	w := open(t)
 	os.Remove(w.path(MemoryFile))
-	if _, err := w.SaveFact("Preferences", "Short answers"); err != nil {
+	if _, err := w.SaveFact(Provenance{}, "Preferences", "Short answers"); err != nil {
 		t.Fatal(err)
 	}
 	if got := section(t, readFile(t, w.path(MemoryFile)), "Preferences"); !strings.HasPrefix(got[len(got)-1], "- Short answers") {
@@ -99,7 +99,7 @@ func TestSaveFactRecreatesDeletedMemory(t *testing.T) {
 func TestSaveFactRejectsEmpty(t *testing.T) {
 	w := open(t)
 	for _, c := range [][2]string{{"", "a fact"}, {"  ", "a fact"}, {"Preferences", ""}, {"Preferences", " \n "}} {
-		if _, err := w.SaveFact(c[0], c[1]); err == nil {
+		if _, err := w.SaveFact(Provenance{}, c[0], c[1]); err == nil {
 			t.Errorf("SaveFact(%q, %q) succeeded", c[0], c[1])
 		}
 	}
@@ -113,7 +113,7 @@ func TestSaveFactThroughSymlink(t *testing.T) {
 	if err := os.Symlink(real, w.path(MemoryFile)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.SaveFact("Preferences", "Vim keys"); err != nil {
+	if _, err := w.SaveFact(Provenance{}, "Preferences", "Vim keys"); err != nil {
 		t.Fatal(err)
 	}
 	if fi, _ := os.Lstat(w.path(MemoryFile)); fi.Mode()&os.ModeSymlink == 0 {
@@ -131,7 +131,7 @@ func TestSaveFactConcurrent(t *testing.T) {
 	for g := range 2 {
 		wg.Go(func() {
 			for i := range 100 {
-				if _, err := w.SaveFact("Project Facts", fmt.Sprintf("goroutine %d fact %d", g, i)); err != nil {
+				if _, err := w.SaveFact(Provenance{}, "Project Facts", fmt.Sprintf("goroutine %d fact %d", g, i)); err != nil {
 					errs <- err
 				}
 			}
@@ -166,10 +166,10 @@ func TestHelperWriter(t *testing.T) {
 	id := os.Getenv("POLLY_WS_WRITER_ID")
 	n, _ := strconv.Atoi(os.Getenv("POLLY_WS_WRITER_N"))
 	for i := range n {
-		if _, err := w.SaveFact("Project Facts", fmt.Sprintf("process %s fact %d", id, i)); err != nil {
+		if _, err := w.SaveFact(Provenance{}, "Project Facts", fmt.Sprintf("process %s fact %d", id, i)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := w.LogError(fmt.Sprintf("error %s/%d", id, i), "fixed"); err != nil {
+		if _, err := w.LogError(Provenance{}, "", fmt.Sprintf("error %s/%d", id, i), "fixed"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -220,7 +220,7 @@ func TestSaveFactTwoProcesses(t *testing.T) {
 
 func TestLogError(t *testing.T) {
 	w := open(t)
-	where, err := w.LogError("go test: database is locked\n  at store.go:12", "open SQLite with _busy_timeout")
+	where, err := w.LogError(Provenance{}, "", "go test: database is locked\n  at store.go:12", "open SQLite with _busy_timeout")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,23 +232,23 @@ func TestLogError(t *testing.T) {
 	if !strings.HasSuffix(doc, entry) || !strings.HasPrefix(doc, "# Errors and fixes") {
 		t.Errorf("ERRORS.md =\n%s", doc)
 	}
-	if res, _ := w.LogError("go test: database is locked\n  at store.go:12", "open SQLite with _busy_timeout"); !strings.Contains(res, "already logged") {
+	if res, _ := w.LogError(Provenance{}, "", "go test: database is locked\n  at store.go:12", "open SQLite with _busy_timeout"); !strings.Contains(res, "already logged") {
 		t.Errorf("same error and fix logged twice: %q", res)
 	}
-	if _, err := w.LogError("boom", ""); err == nil {
+	if _, err := w.LogError(Provenance{}, "", "boom", ""); err == nil {
 		t.Error("empty fix accepted")
 	}
-	if _, err := w.LogError("", "x"); err == nil {
+	if _, err := w.LogError(Provenance{}, "", "", "x"); err == nil {
 		t.Error("empty error accepted")
 	}
 }
 
 func TestLearningAndFeature(t *testing.T) {
 	w := open(t)
-	if _, err := w.LogLearning("Integration tests need docker compose up first"); err != nil {
+	if _, err := w.LogLearning(Provenance{}, "Integration tests need docker compose up first"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.RequestFeature("A tool to render JavaScript pages"); err != nil {
+	if _, err := w.RequestFeature(Provenance{}, "A tool to render JavaScript pages"); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, w.path(LearningsFile)); !strings.HasSuffix(got, "\n\n## 2026-11-25 14:03\nIntegration tests need docker compose up first\n") {
@@ -257,13 +257,13 @@ func TestLearningAndFeature(t *testing.T) {
 	if got := readFile(t, w.path(FeatureRequestsFile)); !strings.HasSuffix(got, "## 2026-11-25 14:03\nA tool to render JavaScript pages\n") {
 		t.Errorf("FEATURE_REQUESTS.md =\n%s", got)
 	}
-	for _, f := range []func(string) (string, error){w.LogLearning, w.RequestFeature, w.DailyLog} {
-		if _, err := f(" "); err == nil {
+	for _, f := range []func(Provenance, string) (string, error){w.LogLearning, w.RequestFeature, w.DailyLog} {
+		if _, err := f(Provenance{}, " "); err == nil {
 			t.Error("empty entry accepted")
 		}
 	}
 	big := strings.Repeat("é", entryCap)
-	if _, err := w.LogLearning(big); err != nil {
+	if _, err := w.LogLearning(Provenance{}, big); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, w.path(LearningsFile)); len(got) > 2*entryCap || !strings.Contains(got, "…[cut]") {
@@ -273,7 +273,7 @@ func TestLearningAndFeature(t *testing.T) {
 
 func TestDailyLogAndTaskEnd(t *testing.T) {
 	w := open(t)
-	if _, err := w.DailyLog("Chose CSV exports\nbecause the CRM imports them"); err != nil {
+	if _, err := w.DailyLog(Provenance{}, "Chose CSV exports\nbecause the CRM imports them"); err != nil {
 		t.Fatal(err)
 	}
 	where, err := w.LogTaskEnd(TaskEntry{

@@ -21,6 +21,8 @@ import (
 	"polly/agent/config"
 	"polly/agent/llm"
 	"polly/agent/models"
+	"polly/agent/owner"
+	"polly/agent/redact"
 	"polly/memory/store"
 	"polly/memory/window"
 	"polly/personas"
@@ -29,6 +31,7 @@ import (
 	"polly/tools/permission"
 	"polly/tools/sandbox"
 	"polly/workspace"
+	"polly/workspace/commands"
 	"polly/workspace/skills"
 )
 
@@ -36,6 +39,7 @@ import (
 type Options struct {
 	Config     *config.Config
 	ProjectDir string           // absolute; tools and .agent/ live here
+	WorkDir    string           // where Polly was started, inside ProjectDir ("": the root): instruction files are read down to here
 	Template   fs.FS            // the embedded .agent-template
 	Asker      permission.Asker // nil: headless (what would ask is denied)
 	LLM        llm.Streamer     // nil: an llm.Client for the configured model
@@ -56,19 +60,26 @@ type App struct {
 	Config     *config.Config
 	Model      config.ModelInfo
 	ProjectDir string
+	WorkDir    string // where Polly was started (instruction files are read down to here)
 	StateDir   string
 	Store      *store.Store         // nil when .agent/ is unusable
+	Owner      owner.Checker        // tells the sessions this install made here from the others
 	Workspace  *workspace.Workspace // nil when the workspace is unusable
 	Personas   *personas.Set
 	Policy     *permission.Policy
 	Sandbox    sandbox.Status // what the OS sandbox does for commands here
 	Skills     *skills.Set    // Agent Skills found at start-up
+	Commands   *commands.Set  // custom slash commands (.claude/commands/*.md…) found at start-up
 	MCP        *mcp.Manager   // the MCP servers; nil when none is configured
 	Deps       *agent.Deps
 	Warnings   []string // problems that did not stop start-up, for the user
+	// Redactor hides the configured keys (every provider's, in any
+	// encoding) from provider errors, tool outputs and logs.
+	Redactor *redact.Redactor
 
-	current atomic.Pointer[agent.Session] // the session decisions are logged under
-	runner  sandbox.Runner                // runs commands through its long-lived sandbox helper
+	storeErr error                         // why Store is nil
+	current  atomic.Pointer[agent.Session] // the session decisions are logged under
+	runner   sandbox.Runner                // runs commands through its long-lived sandbox helper
 
 	gcOnce sync.Once          // the daily retention pass starts with the first session
 	stopGC context.CancelFunc // nil when no pass runs
@@ -93,20 +104,37 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if err := cfg.CheckRuleTools(ToolNames()); err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, ProjectDir: root, StateDir: filepath.Join(root, ".agent")}
+	a := &App{Config: cfg, ProjectDir: root, WorkDir: opts.WorkDir, StateDir: filepath.Join(root, ".agent")}
 	a.Warnings = append(a.Warnings, cfg.Warnings()...)
 
-	if st, err := store.Open(filepath.Join(a.StateDir, "polly.db")); err != nil {
+	if a.Owner, err = LoadOwner(cfg, root); err != nil {
+		return nil, err
+	}
+	if a.Owner.Problem != nil {
+		a.Warnings = append(a.Warnings, fmt.Sprintf("sessions cannot be tied to this machine (%v): resuming and undo are refused", a.Owner.Problem))
+	}
+	dbPath := filepath.Join(a.StateDir, "polly.db")
+	_, statErr := os.Lstat(dbPath)
+	if st, err := OpenStore(dbPath, a.Owner); err != nil {
+		a.storeErr = err
 		a.Warnings = append(a.Warnings, fmt.Sprintf("sessions will not be saved: %v", err))
 	} else {
 		a.Store = st
+		if errors.Is(statErr, fs.ErrNotExist) {
+			// The store was made just now: keep it out of git.
+			if note := IgnoreStateDir(root); note != "" {
+				a.Warnings = append(a.Warnings, note)
+			}
+		}
 	}
 
+	secrets, secretVars := secretsOf(cfg, cfg.ActiveModel())
+	a.Redactor = redact.New(secrets...)
 	cat := models.New(models.Options{CacheDir: cfg.CacheDir(), Debug: a.debugLog})
 	cfg.SetModelFacts(cat)
 	a.discovery, a.stopDiscovery = startDiscovery(ctx, cat, cfg, opts.DiscoveryWait)
 	a.Model = cfg.ActiveModel()
-	a.models = &modelState{cfg: cfg, cat: cat, overrides: map[string]string{}, clients: map[string]llm.Streamer{},
+	a.models = &modelState{cfg: cfg, cat: cat, overrides: map[string]string{}, clients: map[string]llm.Streamer{}, redactor: a.Redactor,
 		llmCfg: func(m config.ModelInfo) llm.Config {
 			return llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, MaxRetries: retries(cfg.LLM.MaxRetries),
 				IdleTimeout: cfg.LLM.IdleTimeout(), CallTimeout: cfg.LLM.CallTimeout(), Headers: m.Headers,
@@ -123,7 +151,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 			personaDir = filepath.Join(ws.Dir(), "personas")
 		}
 	}
-	set, perrs := personas.Load(personaDir)
+	set, perrs := personas.Load(personaDir, personas.MarkdownDirs(root, opts.Home)...)
 	for _, e := range perrs {
 		a.Warnings = append(a.Warnings, "persona skipped: "+e.Error())
 	}
@@ -145,8 +173,12 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	a.runner.Setup = sandboxSetup(cfg, home)
 	caches := a.runner.Setup.Caches
 
+	asker := opts.Asker
+	if asker != nil {
+		asker = notifyingAsker{inner: asker, app: a}
+	}
 	pol, err := permission.New(permission.Options{
-		Mode: permission.Mode(cfg.Mode), Root: root, StateDir: a.StateDir, Asker: opts.Asker,
+		Mode: permission.Mode(cfg.Mode), Root: root, StateDir: a.StateDir, Asker: asker,
 		Sandbox: a.Sandbox, Network: cfg.Sandbox.Network,
 		Rules: permission.Rules{Allow: rulesOf(cfg.Permissions.Allow), Ask: rulesOf(cfg.Permissions.Ask), Deny: rulesOf(cfg.Permissions.Deny)},
 		Log:   a.decisionLog(),
@@ -167,10 +199,10 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if client == nil {
 		client = a.models.client(a.Model)
 	} else {
+		client = redact.Streamer{Inner: client, Redactor: a.Redactor}
 		a.models.clients[endpointKey(a.Model)] = client // personas on the default endpoint share it
 	}
 
-	secrets, secretVars := secretsOf(cfg, a.Model)
 	reg := tools.NewRegistry(tools.FileTools(root)...)
 	reg.Add(tools.ShellTool(root, tools.ShellOptions{Scrub: secretVars, PassEnv: cfg.Sandbox.PassEnv,
 		Sandbox: &a.Sandbox, Caches: caches, StateDir: a.StateDir, Runner: &a.runner}))
@@ -192,6 +224,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 
 	a.Deps = &agent.Deps{
 		Store:       a.Store,
+		Owner:       a.Owner,
 		LLM:         client,
 		Tools:       reg,
 		Personas:    set,
@@ -200,9 +233,10 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		Gate:        a.Policy,
 		Hooks:       hookSet,
 		Mode:        string(cfg.Mode),
+		NotifyAfter: time.Duration(cfg.NotifyAfter) * time.Second,
 		ProjectDir:  root,
 		StateDir:    a.StateDir,
-		Secrets:     secrets,
+		Redactor:    a.Redactor,
 		MaxTurns:    cfg.MaxTurns,
 		MaxParallel: cfg.Team.MaxParallel,
 		MaxDepth:    depthOf(cfg.Team.MaxDepth),
@@ -229,7 +263,10 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if a.Skills.Len() > 0 {
 		reg.Add(tools.SkillTool(skillBook{a.Skills}))
 	}
-	a.Deps.Prompts = prompts{ws: a.Workspace, project: root, now: opts.Now, skills: a.Skills.Prompt()}
+	var commandWarnings []string
+	a.Commands, commandWarnings = commands.Discover(commands.Dirs(root, opts.Home))
+	a.Warnings = append(a.Warnings, commandWarnings...)
+	a.Deps.Prompts = prompts{ws: a.Workspace, project: root, workDir: opts.WorkDir, now: opts.Now, skills: a.Skills.Prompt(), mcp: a.MCP}
 	if a.Workspace != nil {
 		a.Deps.Journal = a.Workspace
 		if cfg.Memory.LearnFacts {
@@ -271,10 +308,17 @@ func secretsOf(cfg *config.Config, m config.ModelInfo) (secrets, vars []string) 
 	if m.APIKey != "" {
 		secrets = append(secrets, m.APIKey)
 	}
-	// Personas may talk to other providers: their keys are secrets too.
+	// Personas may talk to other providers: their keys are secrets too, and
+	// so are headers that carry credentials.
 	for _, name := range slices.Sorted(maps.Keys(cfg.Providers)) {
-		if k := cfg.ProviderEndpoint(name).APIKey; k != "" && !slices.Contains(secrets, k) {
+		ep := cfg.ProviderEndpoint(name)
+		if k := ep.APIKey; k != "" && !slices.Contains(secrets, k) {
 			secrets = append(secrets, k)
+		}
+		for h, v := range ep.Headers {
+			if config.SecretName(h) && !slices.Contains(secrets, v) {
+				secrets = append(secrets, v)
+			}
 		}
 	}
 	return secrets, vars
@@ -301,6 +345,12 @@ func retries(n int) int {
 // cache write outlives the App), releases the store and removes the
 // commands' TMPDIR.
 func (a *App) Close() error {
+	if s := a.current.Load(); s != nil {
+		s.End(context.Background(), "other")
+	}
+	if a.Deps != nil {
+		a.Deps.Hooks.Close()
+	}
 	a.MCP.Close()
 	if a.stopGC != nil {
 		// A pass on a small store takes milliseconds: let it finish
@@ -326,9 +376,23 @@ func (a *App) Close() error {
 // Session opens a new session, or resumes one by id. Approvals "for this
 // session" start afresh.
 func (a *App) Session(ctx context.Context, emit func(agent.Event), id string) (*agent.Session, error) {
-	s, err := agent.OpenSession(ctx, a.Deps, emit, agent.SessionOptions{ID: id})
+	prev := a.current.Load()
+	opts := agent.SessionOptions{ID: id}
+	if prev != nil && id == "" {
+		opts.Source = "clear" // a new session after one in this process: /clear
+	}
+	s, err := agent.OpenSession(ctx, a.Deps, emit, opts)
 	if err != nil {
 		return nil, err
+	}
+	if prev != nil {
+		if id != "" && prev.ID() == id {
+			s.Continue(prev) // the same session reopened (a model switch): it goes on
+		} else if id != "" {
+			prev.End(ctx, "resume")
+		} else {
+			prev.End(ctx, "clear")
+		}
 	}
 	a.current.Store(s)
 	a.Policy.ResetSession()
@@ -390,8 +454,10 @@ func settingsOf(c config.ContextSettings) window.Settings {
 type prompts struct {
 	ws      *workspace.Workspace // nil: the bare persona prompt
 	project string
+	workDir string
 	now     func() time.Time
-	skills  string // the skills section; "" when there are none
+	skills  string       // the skills section; "" when there are none
+	mcp     *mcp.Manager // its ready servers' instructions join the prompt
 }
 
 func (p prompts) SystemPrompt(per personas.Persona) (string, error) {
@@ -401,7 +467,7 @@ func (p prompts) SystemPrompt(per personas.Persona) (string, error) {
 		if p.now != nil {
 			now = p.now()
 		}
-		pr, err := p.ws.SystemPrompt(workspace.PromptInput{PersonaPrompt: per.SystemPrompt, PersonaName: per.Name, ProjectDir: p.project, Now: now})
+		pr, err := p.ws.SystemPrompt(workspace.PromptInput{PersonaPrompt: per.SystemPrompt, PersonaName: per.Name, ProjectDir: p.project, WorkDir: p.workDir, Now: now})
 		if err != nil {
 			return "", err
 		}
@@ -411,6 +477,9 @@ func (p prompts) SystemPrompt(per personas.Persona) (string, error) {
 	// could not use the list.
 	if p.skills != "" && (per.Tools == nil || per.Allows("read_file")) {
 		text += "\n\n" + p.skills
+	}
+	for _, in := range p.mcp.Instructions() {
+		text += fmt.Sprintf("\n\n# How to use the MCP server %s (its own instructions)\n%s", in.Server, in.Text)
 	}
 	return text, nil
 }

@@ -18,11 +18,19 @@ import (
 	"polly/agent/config"
 	"polly/agent/llm"
 	"polly/agent/llmtest"
+	"polly/tools/permission"
 )
 
 // wired opens the whole stack in temp dirs: config, store, workspace from
 // the real template, personas, tools; the model is the fake server.
 func wired(t *testing.T, srv *llmtest.Server, mode string) (*App, *agent.Session, string) {
+	t.Helper()
+	return wiredAsking(t, srv, mode, nil)
+}
+
+// wiredAsking is wired with a person answering permission questions
+// (nil: headless).
+func wiredAsking(t *testing.T, srv *llmtest.Server, mode string, asker permission.Asker) (*App, *agent.Session, string) {
 	t.Helper()
 	project, home := t.TempDir(), t.TempDir()
 	ws := filepath.Join(home, "ws")
@@ -31,7 +39,7 @@ func wired(t *testing.T, srv *llmtest.Server, mode string) (*App, *agent.Session
 		t.Fatal(err)
 	}
 	a, err := Open(context.Background(), Options{Config: cfg, ProjectDir: project, Template: os.DirFS("../../.agent-template"),
-		LLM: llm.New(llm.Config{BaseURL: srv.URL(), APIKey: "k"})})
+		LLM: llm.New(llm.Config{BaseURL: srv.URL(), APIKey: "k"}), Asker: asker})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +316,7 @@ func TestSystemPromptCapsWithHonestNotes(t *testing.T) {
 }
 
 // nextPart finds the heading of the next part of the system prompt.
-var nextPart = regexp.MustCompile(`\n\n# (Workspace memory:|Your persona|Learnings \(|Feature requests|Daily log|Project instructions)`)
+var nextPart = regexp.MustCompile(`\n\n# (Workspace memory:|Your persona|Learnings \(|Feature requests|Daily log|Project instructions|Untrusted data)`)
 
 // Issue 17: the description of every tool in every persona's first request,
 // as the fake server received it, is the text of the tool's file

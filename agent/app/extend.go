@@ -16,7 +16,9 @@ import (
 	"polly/agent"
 	"polly/agent/config"
 	"polly/agent/hooks"
+	"polly/tools"
 	"polly/tools/mcp"
+	"polly/tools/permission"
 	"polly/tools/sandbox"
 )
 
@@ -27,8 +29,10 @@ func untrustedWarning(what string, where []string) string {
 		what, strings.Join(where, ", "))
 }
 
-// hooksOf builds the hooks of the user config and, for a trusted project,
-// of the project config. They run through run (in the command sandbox).
+// hooksOf builds the hooks of the user's files (Polly's config and
+// ~/.claude/settings.json) and, for a trusted project, of the project's
+// (.agent/config.json, .claude/settings.json, .claude/settings.local.json).
+// Command hooks run through run: in the command sandbox.
 func hooksOf(cfg *config.Config, root string, trusted bool, scrub []string, run hooks.Runner) (*hooks.Set, []string, error) {
 	var list []hooks.Hook
 	var ignored []string
@@ -38,21 +42,37 @@ func hooksOf(cfg *config.Config, root string, trusted bool, scrub []string, run 
 			continue
 		}
 		for _, h := range e.Matcher.Hooks {
-			list = append(list, hooks.Hook{Event: e.Event, Matcher: e.Matcher.Matcher, Command: h.Command,
-				Timeout: time.Duration(h.Timeout) * time.Second, Source: e.Source.String(), Network: h.Network})
+			list = append(list, hooks.Hook{Event: e.Event, Matcher: e.Matcher.Matcher, Type: h.Type, Command: h.Command, Args: h.Args,
+				URL: h.URL, Headers: h.Headers, AllowedEnvVars: h.AllowedEnvVars, If: h.If, Async: h.Async || h.AsyncRewake,
+				StatusMessage: h.StatusMessage, Timeout: time.Duration(h.Timeout) * time.Second, Source: e.Source.String(),
+				Network: h.Network})
 		}
 	}
 	var warnings []string
 	if len(ignored) > 0 {
 		warnings = append(warnings, untrustedWarning("project hooks", ignored))
 	}
+	if off := cfg.HooksDisabledBy(trusted); off != "" {
+		if len(list) > 0 {
+			warnings = append(warnings, fmt.Sprintf("%d hooks are off: disableAllHooks is true in %s", len(list), off))
+		}
+		return nil, warnings, nil
+	}
 	if len(list) == 0 {
 		return nil, warnings, nil
 	}
 	// Like commands, hooks get no API key and no credential-looking
-	// variable but those sandbox.pass_env names.
-	set, err := hooks.New(list, hooks.Options{Dir: root, Env: sandbox.CommandEnv(os.Environ(), scrub, cfg.Sandbox.PassEnv, nil), Run: run})
-	return set, warnings, err
+	// variable but those sandbox.pass_env names, and their git gets the
+	// overrides run_command's does: the repository's settings must not
+	// name what it runs.
+	base := sandbox.CommandEnv(os.Environ(), scrub, cfg.Sandbox.PassEnv, nil)
+	env, err := tools.GitSafeEnv(context.Background(), base, root, true)
+	if err != nil {
+		warnings = append(warnings, "hooks: "+err.Error())
+		env, _ = tools.GitSafeEnv(context.Background(), base, root, false)
+	}
+	set, unused, err := hooks.New(list, hooks.Options{Dir: root, Env: env, Run: run})
+	return set, append(warnings, unused...), err
 }
 
 // grantFor is the sandbox a hook or an MCP server runs in: g when the
@@ -77,7 +97,11 @@ func (a *App) sandboxedHook(caches []string) hooks.Runner {
 			return -1, err
 		}
 		pol := sandbox.Build(sandbox.Plan{Grant: g, Root: a.ProjectDir, StateDir: a.StateDir, Caches: caches, Command: h.Command})
-		exit, err := a.runner.Exec(ctx, pol, []string{"-c", h.Command}, dir, env, bytes.NewReader(stdin), stdout, stderr)
+		args := []string{"-c", h.Command}
+		if h.Args != nil { // exec form: "$0" "$@" are the program and its arguments
+			args = append([]string{"-c", `exec "$0" "$@"`, h.Command}, h.Args...)
+		}
+		exit, err := a.runner.Exec(ctx, pol, args, dir, env, bytes.NewReader(stdin), stdout, stderr)
 		return exit.Code, err
 	}
 }
@@ -150,18 +174,28 @@ func mcpOf(cfg *config.Config, root string, trusted bool, scrub []string, spawn 
 			continue
 		}
 		s := e.Server
-		// ${VAR} in args, url, headers and env values comes from Polly's
-		// environment, as in Claude Code's .mcp.json ("Bearer ${GITHUB_TOKEN}").
+		// ${VAR} and ${VAR:-default} come from Polly's environment, as in
+		// Claude Code's .mcp.json ("Bearer ${GITHUB_TOKEN}"); a variable that
+		// is unset without a default fails this server only, naming it.
+		var bad error
+		expand := func(v string) string {
+			out, err := mcp.Expand(v, os.LookupEnv)
+			if err != nil && bad == nil {
+				bad = err
+			}
+			return out
+		}
 		args := make([]string, len(s.Args))
 		for i, a := range s.Args {
-			args[i] = os.ExpandEnv(a)
+			args[i] = expand(a)
 		}
 		headers := make(map[string]string, len(s.Headers))
 		for k, v := range s.Headers {
-			headers[k] = os.ExpandEnv(v)
+			headers[k] = expand(v)
 		}
-		c := mcp.Config{Name: e.Name, Transport: s.Transport(), Command: s.Command, Args: args, URL: os.ExpandEnv(s.URL),
-			Headers: headers, StartupTimeout: time.Duration(s.StartupTimeout) * time.Second, Source: e.Source.String(), Dir: root}
+		c := mcp.Config{Name: e.Name, Transport: s.Transport(), Command: expand(s.Command), Args: args, URL: expand(s.URL),
+			Headers: headers, StartupTimeout: time.Duration(s.StartupTimeout) * time.Second,
+			ToolTimeout: time.Duration(s.ToolTimeout) * time.Second, Source: e.Source.String(), Dir: root}
 		if s.Cwd != "" {
 			c.Dir = s.Cwd
 			if !filepath.IsAbs(c.Dir) {
@@ -173,7 +207,7 @@ func mcpOf(cfg *config.Config, root string, trusted bool, scrub []string, spawn 
 			// names them ("GITHUB_TOKEN": "${GITHUB_TOKEN}") or pass_env does.
 			var own []string
 			for _, k := range slices.Sorted(maps.Keys(s.Env)) {
-				own = append(own, k+"="+os.ExpandEnv(s.Env[k]))
+				own = append(own, k+"="+expand(s.Env[k]))
 			}
 			c.Env = sandbox.CommandEnv(os.Environ(), scrub, cfg.Sandbox.PassEnv, own)
 			c.Network, c.Spawn = s.Network, spawn
@@ -186,6 +220,9 @@ func mcpOf(cfg *config.Config, root string, trusted bool, scrub []string, spawn 
 				}
 				c.WritableRoots = append(c.WritableRoots, filepath.Clean(r))
 			}
+		}
+		if bad != nil {
+			c.Broken = "its configuration: " + bad.Error()
 		}
 		list = append(list, c)
 	}
@@ -215,4 +252,19 @@ func mcpNotice(st mcp.Status) agent.Notice {
 		n.Text = fmt.Sprintf("MCP server %s %s: %s", st.Name, st.State, st.Err)
 	}
 	return n
+}
+
+// notifyingAsker fires the Notification hooks (permission_prompt) as a
+// permission dialog opens, without making the dialog wait for them.
+type notifyingAsker struct {
+	inner permission.Asker
+	app   *App
+}
+
+func (n notifyingAsker) Ask(ctx context.Context, r permission.Request) (permission.Reply, error) {
+	if s := n.app.current.Load(); s != nil && n.app.Deps != nil && n.app.Deps.Hooks.Has(hooks.Notification) {
+		msg := fmt.Sprintf("Polly needs your permission to use %s", r.Tool)
+		go s.Notify(context.WithoutCancel(ctx), "permission_prompt", "Permission needed", msg)
+	}
+	return n.inner.Ask(ctx, r)
 }

@@ -13,6 +13,8 @@ import (
 	"polly/agent/config"
 	"polly/agent/llm"
 	"polly/agent/llmtest"
+	"polly/tools"
+	"polly/workspace"
 )
 
 // Issue 19: Polly runs the retention pass in the background at most once
@@ -127,15 +129,18 @@ func TestLearningsPairOnlyTheSameOperation(t *testing.T) {
 		return m.Content
 	}
 	for _, step := range []int{1, 3, 7, 8} {
-		if got := result(step); strings.Contains(got, "[known fix") {
+		if got := result(step); strings.Contains(got, "ERRORS.md") {
 			t.Errorf("step %d got a fix it should not: %q", step, got)
 		}
 	}
+	// The fix comes back as the model's own earlier note, quoted in an
+	// envelope, never as a line of the harness (issue 25).
 	got := result(6)
-	if !strings.Contains(got, "[known fix from .learnings/ERRORS.md") || !strings.Contains(got, "succeeded after: write_file path=a.txt") {
+	src, note, ok := tools.OpenEnvelope(got)
+	if !ok || src != "your earlier note in .learnings/ERRORS.md (unverified)" || !strings.Contains(note, "succeeded after: write_file path=a.txt") {
 		t.Fatalf("the same failure on the same kind of call got no fix: %q", got)
 	}
-	if _, fix, _ := strings.Cut(got, "[known fix"); strings.Contains(fix, "b.txt") {
+	if strings.Contains(note, "b.txt") {
 		t.Fatalf("the fix names the unrelated success: %q", got)
 	}
 
@@ -144,6 +149,7 @@ func TestLearningsPairOnlyTheSameOperation(t *testing.T) {
 	if n := strings.Count(added, "\n## "); n != 1 {
 		t.Fatalf("ERRORS.md got %d entries, want 1:\n%s", n, added)
 	}
+	added = workspace.StripProvenance(added)
 	for _, want := range []string{"- **Tool:** read_file\n", "- **Call:** read_file path=a.txt\n", "- **Signature:** read_file: file _ does not exist\n",
 		"- **Fix:** the same read_file call succeeded after: write_file path=a.txt\n"} {
 		if !strings.Contains(added, want) {
@@ -160,7 +166,7 @@ func TestLearningComesBackInThePrompt(t *testing.T) {
 		llmtest.Text("Noted."),
 		llmtest.Text("Hi."),
 	)
-	_, sess, _ := wired(t, srv, "ask")
+	_, sess, _ := wired(t, srv, "auto-edit") // headless ask would deny the write
 	ctx := context.Background()
 	if _, err := sess.Send(ctx, "default", "remember that tests need make generate"); err != nil {
 		t.Fatal(err)
@@ -229,7 +235,7 @@ func TestQuietDailyLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	sys := srv.Last().Messages[0].Content
-	summary, detail, _ := strings.Cut(strings.TrimSpace(entry), "\n")
+	summary, detail, _ := strings.Cut(strings.TrimSpace(workspace.StripProvenance(entry)), "\n")
 	if !strings.Contains(sys, summary) || strings.Contains(sys, strings.TrimSpace(detail)) {
 		t.Errorf("prompt log part wrong; want %q without %q:\n%s", summary, detail, sys[strings.Index(sys, "# Daily log"):])
 	}

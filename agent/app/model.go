@@ -17,6 +17,7 @@ import (
 	"polly/agent/config"
 	"polly/agent/llm"
 	"polly/agent/models"
+	"polly/agent/redact"
 	"polly/personas"
 )
 
@@ -31,6 +32,7 @@ type modelState struct {
 	defName   string                  // the name given to SetModel; "" is the configured default
 	overrides map[string]string       // persona id → model chosen with /model
 	clients   map[string]llm.Streamer // endpoint key → client
+	redactor  *redact.Redactor        // hides keys from every client's errors
 }
 
 // SetModel switches the default model: the one every persona without a
@@ -175,7 +177,8 @@ func (s *modelState) listed(provider, model string) bool {
 	if !ok {
 		return false
 	}
-	return slices.ContainsFunc(l.Models, func(x models.Model) bool { return x.ID == model })
+	_, found := l.Find(model)
+	return found
 }
 
 // client returns the client for m's endpoint, one per endpoint; the
@@ -187,7 +190,7 @@ func (s *modelState) client(m config.ModelInfo) llm.Streamer {
 	if c, ok := s.clients[key]; ok {
 		return c
 	}
-	c := llm.Streamer(llm.New(s.llmCfg(m)))
+	c := llm.Streamer(redact.Streamer{Inner: llm.New(s.llmCfg(m)), Redactor: s.redactor})
 	s.clients[key] = c
 	return c
 }
@@ -279,7 +282,7 @@ func (a *App) debugLog(line string) {
 		return
 	}
 	defer f.Close()
-	fmt.Fprintf(f, "%s %s\n", time.Now().UTC().Format(time.RFC3339), line)
+	fmt.Fprintf(f, "%s %s\n", time.Now().UTC().Format(time.RFC3339), a.Redactor.Provider(line))
 }
 
 // DiscoverModels attaches a model catalogue to cfg (cached model lists,
@@ -299,6 +302,7 @@ type ModelRow struct {
 	Info       config.ModelInfo
 	Configured bool // the config or the built-in table lists it
 	Discovered bool // the provider's model list has it
+	Embedding  bool // the provider says (or its id says) it only embeds: never offered for chat
 }
 
 // ModelRows lists every model Polly knows: per provider (sorted), the
@@ -324,7 +328,8 @@ func ModelRows(cfg *config.Config, cat *models.Catalogue) []ModelRow {
 		}
 		if l, ok := cat.Listing(prov); ok {
 			for _, m := range l.Models {
-				add(m.ID).Discovered = true
+				r := add(m.ID)
+				r.Discovered, r.Embedding = true, m.Embedding
 			}
 		}
 		for _, name := range names {

@@ -265,3 +265,24 @@ func TestLimitFile(t *testing.T) {
 		t.Fatal(n)
 	}
 }
+
+// The name the user gives finds the id the server lists ("local-model" is
+// the server's "local-model:latest"), so its window drives the threshold;
+// an embedding model is listed by `polly models` but never offered in the
+// picker's rows as a chat model.
+func TestTaglessNameFindsTheListedWindow(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	srv.SetModelsResponse(http.StatusOK, "application/json",
+		`{"data":[{"id":"local-model:latest","max_model_len":16000},{"id":"nomic-embed-text:latest","max_model_len":8192}]}`)
+	a := openLocal(t, srv, t.TempDir())
+	if m := a.Config.ResolveModel("local-model"); m.ContextWindow != 16000 || m.WindowSource != config.SourceDiscovered {
+		t.Fatalf("local-model resolved to window %d (%s), want 16000 discovered from local-model:latest", m.ContextWindow, m.WindowSource)
+	}
+	embedding := map[string]bool{}
+	for _, r := range a.ModelRows() {
+		embedding[r.Ref] = r.Embedding
+	}
+	if !embedding["openai/nomic-embed-text:latest"] || embedding["openai/local-model:latest"] {
+		t.Fatalf("embedding marks %v", embedding)
+	}
+}

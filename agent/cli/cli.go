@@ -28,6 +28,7 @@ import (
 	"polly/agent/app"
 	"polly/agent/config"
 	"polly/agent/llm"
+	"polly/agent/owner"
 	"polly/memory/store"
 	"polly/workspace"
 )
@@ -65,7 +66,8 @@ type Env struct {
 	Stderr   io.Writer
 	Getenv   func(string) string
 	Environ  []string // the whole environment, for the TUI's terminal detection (nil: the process's)
-	Dir      string   // working directory = project root
+	Dir      string   // the project root (Main finds it from the working directory: the git root…)
+	WorkDir  string   // where Polly was started (Main sets it from Dir): instruction files are read down to here
 	Home     string
 	Template fs.FS // the embedded .agent-template
 	Version  string
@@ -75,6 +77,14 @@ type Env struct {
 	// IsTerminal reports whether Stdin or Stdout is a terminal; nil checks
 	// the real files. The TUI is only started on a terminal.
 	IsTerminal func(f any) bool
+}
+
+// workDir is where Polly was started (the project root when unknown).
+func (e Env) workDir() string {
+	if e.WorkDir != "" {
+		return e.WorkDir
+	}
+	return e.Dir
 }
 
 // isTerminal is the real check: an *os.File that is a terminal.
@@ -111,6 +121,7 @@ type options struct {
 	help         bool
 	configJSON   bool
 	trust        bool
+	adopt        bool // polly sessions --adopt [ID]
 	olderThan    *int // polly gc --older-than DAYS
 	dryRun       bool // polly gc --dry-run
 	undo         undoOptions
@@ -159,6 +170,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.help, "help", false, "show this help")
 	fs.BoolVar(&o.help, "h", false, "show this help")
 	fs.BoolVar(&o.configJSON, "json", false, "polly config: print JSON")
+	fs.BoolVar(&o.adopt, "adopt", false, "polly sessions: take over sessions Polly did not make here (a copied, cloned or moved store), after showing what they are")
 	fs.BoolVar(&o.trust, "trust", false, "trust this project's .agent/config.json (providers, mode, allow rules…) as it is now, then run")
 	fs.Func("older-than", "polly gc: remove sessions idle for more than `DAYS` days (default: retention.days, 90)", func(s string) error {
 		n, err := strconv.Atoi(s)
@@ -206,6 +218,8 @@ Usage:
   polly -p "PROMPT" [flags]     run headless: answer on stdout, progress on stderr
   polly run "PROMPT" [flags]    same as -p
   polly sessions                list stored sessions (resume with --session ID or --continue)
+  polly sessions --adopt [ID]   take over sessions Polly did not make here (copied, cloned, moved),
+                                after showing what they are
   polly init                    create the workspace memory (~/.agent/workspace)
   polly config [--json]         print the effective configuration and where each value came from
   polly trust [DIR]             show the settings of DIR/.agent/config.json that need trust, and trust them
@@ -259,6 +273,10 @@ func Main(env Env) int {
 	if env.Getenv == nil {
 		env.Getenv = os.Getenv
 	}
+	// Started in src/, Polly works on the whole project: its .agent/,
+	// .mcp.json, skills and settings are the root's.
+	env.WorkDir = env.Dir
+	env.Dir = workspace.ProjectRoot(env.Dir, env.Home)
 	ctx := context.Background()
 	if env.Signals {
 		var stop context.CancelFunc
@@ -269,14 +287,13 @@ func Main(env Env) int {
 	if err == nil {
 		return ExitOK
 	}
+	env.Stderr = onTerminal(env, env.Stderr) // errors can quote a provider or a command
 	var ue *usageError
 	var ce *config.Error
-	var me *config.MissingModelError
 	var ee *exitError
-	var ns *app.NoSessionError
 	switch {
-	case errors.As(err, &ns):
-		fmt.Fprintf(env.Stderr, "polly: %v\n", ns)
+	case badInput(err) != nil:
+		fmt.Fprintf(env.Stderr, "polly: %v\n", badInput(err))
 		return ExitUsage
 	case errors.As(err, &ue):
 		fmt.Fprintf(env.Stderr, "polly: %s\n\n", ue.msg)
@@ -284,9 +301,6 @@ func Main(env Env) int {
 		return ExitUsage
 	case errors.As(err, &ce):
 		fmt.Fprintf(env.Stderr, "polly: bad configuration: %v\n", ce)
-		return ExitUsage
-	case errors.As(err, &me):
-		fmt.Fprintf(env.Stderr, "polly: %v\n", me)
 		return ExitUsage
 	case errors.As(err, &ee):
 		if ee.err != nil && ee.err.Error() != "" {
@@ -296,6 +310,27 @@ func Main(env Env) int {
 	}
 	fmt.Fprintf(env.Stderr, "polly: %v\n", err)
 	return ExitFailed
+}
+
+// badInput is the error inside err that the user must act on and that
+// counts as bad input (exit 2, printed as it is): no such session, a
+// session Polly did not make here, a corrupt install id, no model.
+func badInput(err error) error {
+	var ns *app.NoSessionError
+	var fe *owner.ForeignError
+	var co *owner.CorruptError
+	var me *config.MissingModelError
+	switch {
+	case errors.As(err, &ns):
+		return ns
+	case errors.As(err, &fe):
+		return fe
+	case errors.As(err, &co):
+		return co
+	case errors.As(err, &me):
+		return me
+	}
+	return nil
 }
 
 func run(ctx context.Context, env Env) error {
@@ -347,7 +382,11 @@ func run(ctx context.Context, env Env) error {
 			return usagef("polly %s takes flags only (got %q)", cmd, strings.Join(o.args[1:], " "))
 		}
 	case "mcp": // mcpCommand checks its own arguments
-	case "sessions", "init", "config", "gc", "models", "skills", "sandbox":
+	case "sessions":
+		if len(o.args) > 2 || len(o.args) == 2 && !o.adopt {
+			return usagef("polly sessions takes no arguments, or one session id after --adopt (got %q)", strings.Join(o.args[1:], " "))
+		}
+	case "init", "config", "gc", "models", "skills", "sandbox":
 		if len(o.args) > 1 {
 			return usagef("polly %s takes no arguments (got %q)", cmd, strings.Join(o.args[1:], " "))
 		}
@@ -366,6 +405,9 @@ func run(ctx context.Context, env Env) error {
 
 	if cmd == "trust" {
 		return trustCommand(env, o)
+	}
+	if o.adopt && cmd != "sessions" {
+		return usagef("--adopt belongs to polly sessions")
 	}
 	if (o.olderThan != nil || o.dryRun) && cmd != "gc" {
 		return usagef("--older-than and --dry-run belong to polly gc")
@@ -400,13 +442,16 @@ func run(ctx context.Context, env Env) error {
 	case "init":
 		return initWorkspace(env, cfg)
 	case "sessions":
+		if o.adopt {
+			return adoptSessions(ctx, env, cfg, o.args[1:])
+		}
 		return listSessions(ctx, env, cfg)
 	case "gc":
 		return gcCommand(ctx, env, cfg, o)
 	case "leads":
 		return leadsCommand(ctx, env, cfg, o.args[1:])
 	case "undo", "redo", "rewind":
-		return undoCommand(ctx, env, cmd, o)
+		return undoCommand(ctx, env, cfg, cmd, o)
 	case "skills":
 		return listSkills(ctx, env, cfg)
 	case "sandbox":
@@ -439,7 +484,7 @@ func run(ctx context.Context, env Env) error {
 	if !isTerm(env.Stdin) || !isTerm(env.Stdout) {
 		return &exitError{code: ExitUsage, err: errors.New(`the TUI needs a terminal on stdin and stdout; without one, run headless: polly -p "PROMPT" (or echo PROMPT | polly -p -)`)}
 	}
-	start := TUIStart{App: app.Options{Config: cfg, ProjectDir: env.Dir, Template: env.Template, LLM: env.LLM, Home: env.Home}, Persona: cfg.Persona, ModelErr: cfg.CheckModel(),
+	start := TUIStart{App: app.Options{Config: cfg, ProjectDir: env.Dir, WorkDir: env.WorkDir, Template: env.Template, LLM: env.LLM, Home: env.Home}, Persona: cfg.Persona, ModelErr: cfg.CheckModel(),
 		Prompt: strings.Join(o.args, " "), Log: log,
 		Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr, Getenv: env.Getenv, Environ: env.Environ}
 	if o.session != "" {
@@ -486,6 +531,9 @@ func listModels(ctx context.Context, env Env, cfg *config.Config) error {
 		if r.Discovered {
 			by = append(by, "provider")
 		}
+		if r.Embedding {
+			by = append(by, "(embedding: not for chat)")
+		}
 		fmt.Fprintf(tw, "%s %s\t%s\t%s\t%s\n", mark, r.Ref, app.WindowText(r.Info), app.PriceText(r.Info), strings.Join(by, "+"))
 	}
 	if err := tw.Flush(); err != nil {
@@ -503,6 +551,9 @@ func initWorkspace(env Env, cfg *config.Config) error {
 	if err != nil {
 		return fmt.Errorf("init workspace: %w", err)
 	}
+	if note := app.IgnoreStateDir(env.Dir); note != "" {
+		fmt.Fprintf(env.Stdout, "polly: %s\n", note)
+	}
 	if len(created) == 0 {
 		fmt.Fprintf(env.Stdout, "workspace %s is complete; nothing to create\n", cfg.Workspace)
 		return nil
@@ -512,44 +563,6 @@ func initWorkspace(env Env, cfg *config.Config) error {
 		fmt.Fprintf(env.Stdout, "  created %s\n", f)
 	}
 	return nil
-}
-
-func listSessions(ctx context.Context, env Env, cfg *config.Config) error {
-	if _, err := os.Stat(filepath.Join(env.Dir, ".agent", "polly.db")); errors.Is(err, fs.ErrNotExist) {
-		// Do not create .agent/ just to say there is nothing.
-		fmt.Fprintln(env.Stdout, "no sessions yet in this directory")
-		return nil
-	}
-	a, err := app.Open(ctx, app.Options{Config: cfg, ProjectDir: env.Dir})
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	if a.Store == nil {
-		return fmt.Errorf("no session store: %s", strings.Join(a.Warnings, "; "))
-	}
-	list, err := a.Store.ListSessions(ctx, 50)
-	if err != nil {
-		return fmt.Errorf("list sessions: %w", err)
-	}
-	if len(list) == 0 {
-		fmt.Fprintln(env.Stdout, "no sessions yet in this directory")
-		return nil
-	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tUPDATED\tPERSONA\tSTATUS\tMSGS\tTOKENS\tTITLE")
-	for _, s := range list {
-		title := s.Title
-		if r := []rune(title); len(r) > 60 {
-			title = string(r[:57]) + "..."
-		}
-		persona := s.Persona
-		if p, ok := a.Personas.Find(s.Persona); ok {
-			persona = p.Name
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.ID, s.UpdatedAt.Local().Format("2006-01-02 15:04"), persona, s.Status, s.Messages, s.PromptTokens+s.CompletionTokens, title)
-	}
-	return tw.Flush()
 }
 
 // gcCommand runs `polly gc [--older-than DAYS] [--dry-run]`: the retention

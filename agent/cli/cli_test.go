@@ -161,9 +161,10 @@ func TestBadInputExitCodes(t *testing.T) {
 	t.Run("broken config file", func(t *testing.T) {
 		env, polly := cliEnv(t, "", nil)
 		os.MkdirAll(filepath.Join(env.Dir, ".agent"), 0o755)
-		os.WriteFile(filepath.Join(env.Dir, ".agent", "config.json"), []byte("{\n  \"context\": {\"anchor_every\": \"five\"}\n}\n"), 0o644)
+		// A presentation key: the only kind an untrusted project sets.
+		os.WriteFile(filepath.Join(env.Dir, ".agent", "config.json"), []byte("{\n  \"tui\": {\"theme\": \"neon\"}\n}\n"), 0o644)
 		r := polly("-p", "hi")
-		if r.code != 2 || !strings.Contains(r.stderr, ".agent/config.json:2:") || !strings.Contains(r.stderr, "context.anchor_every") {
+		if r.code != 2 || !strings.Contains(r.stderr, ".agent/config.json:2:") || !strings.Contains(r.stderr, "tui.theme") {
 			t.Fatalf("code=%d stderr=%q", r.code, r.stderr)
 		}
 	})
@@ -175,8 +176,7 @@ func TestBadInputExitCodes(t *testing.T) {
 		addr := l.Addr().String()
 		l.Close()
 		env, polly := cliEnv(t, "http://"+addr+"/v1", nil)
-		os.MkdirAll(filepath.Join(env.Dir, ".agent"), 0o755)
-		os.WriteFile(filepath.Join(env.Dir, ".agent", "config.json"), []byte(`{"llm":{"max_retries":1}}`), 0o644)
+		userConfig(t, env, `{"llm":{"max_retries":1}}`)
 		r := polly("-p", "hi")
 		if r.code != 1 || !strings.Contains(r.stderr, "network") || !strings.Contains(r.stderr, "unreachable") {
 			t.Fatalf("code=%d stderr=%q", r.code, r.stderr)

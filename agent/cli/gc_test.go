@@ -86,12 +86,12 @@ func TestGCBadRetention(t *testing.T) {
 	env, polly := cliEnv(t, "", nil)
 	os.MkdirAll(filepath.Join(env.Dir, ".agent"), 0o755)
 	for _, cfg := range []string{`{"retention": {"days": 0}}`, `{"retention": {"days": -3}}`, `{"retention": {"days": "ninety"}}`} {
-		os.WriteFile(filepath.Join(env.Dir, ".agent", "config.json"), []byte(cfg), 0o644)
+		userConfig(t, env, cfg)
 		if r := polly("gc"); r.code != 2 || !strings.Contains(r.stderr, "retention.days") {
 			t.Errorf("%s: code=%d stderr=%q", cfg, r.code, r.stderr)
 		}
 	}
-	os.Remove(filepath.Join(env.Dir, ".agent", "config.json"))
+	os.Remove(filepath.Join(env.Home, ".config", "polly", "config.json"))
 	if r := polly("gc", "--older-than", "-1"); r.code != 2 || !strings.Contains(r.stderr, "older-than") {
 		t.Errorf("--older-than -1: code=%d stderr=%q", r.code, r.stderr)
 	}
@@ -100,5 +100,27 @@ func TestGCBadRetention(t *testing.T) {
 	}
 	if r := polly("gc"); r.code != 0 || !strings.Contains(r.stdout, "nothing to remove") {
 		t.Errorf("gc without a database: code=%d stdout=%q", r.code, r.stdout)
+	}
+}
+
+// The transcript exports hooks read go with their sessions.
+func TestGCRemovesHookTranscripts(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Text("one"), llmtest.Text("two"))
+	env, polly := cliEnv(t, srv.URL(), nil)
+	userConfig(t, env, hookConfig("UserPromptSubmit", "", "true", 10))
+	for _, p := range []string{"first", "second"} {
+		if r := polly("-p", p); r.code != 0 {
+			t.Fatalf("code=%d stderr=%s", r.code, r.stderr)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(env.Dir, ".agent/transcripts/*.jsonl"))
+	if len(files) != 2 {
+		t.Fatalf("transcripts: %v", files)
+	}
+	r := polly("gc", "--older-than", "0")
+	left, _ := filepath.Glob(filepath.Join(env.Dir, ".agent/transcripts/*.jsonl"))
+	latest := strings.Fields(strings.Split(polly("sessions").stdout, "\n")[1])[0]
+	if r.code != 0 || !strings.Contains(r.stdout, "removed 1 hook transcripts") || len(left) != 1 || filepath.Base(left[0]) != latest+".jsonl" {
+		t.Fatalf("gc: %v left\n%s%s", left, r.stdout, r.stderr)
 	}
 }

@@ -5,10 +5,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"text/tabwriter"
 
 	"polly/agent/app"
 	"polly/agent/config"
+	"polly/workspace"
 )
 
 // trustCommand is `polly trust [DIR]`: it shows the settings of the
@@ -18,11 +18,12 @@ func trustCommand(env Env, o options) error {
 	if len(o.args) > 1 {
 		dir = o.args[1]
 		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(env.Dir, dir)
+			dir = filepath.Join(env.workDir(), dir)
 		}
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			return usagef("polly trust: %s is not a directory", o.args[1])
 		}
+		dir = workspace.ProjectRoot(dir, env.Home)
 	}
 	cfg, err := config.Load(config.LoadOptions{ProjectDir: dir, Home: env.Home, Getenv: env.Getenv, Flags: o.flags, Version: version(env)})
 	if err != nil {
@@ -35,7 +36,7 @@ func trustCommand(env Env, o options) error {
 	}
 	if pt.Trusted {
 		fmt.Fprintf(env.Stdout, "%s is already trusted with these settings:\n", pt.Dir)
-		printTrustKeys(env.Stdout, pt.Keys)
+		printTrust(env.Stdout, pt)
 		return nil
 	}
 	_, err = trustAndReload(env.Stdout, cfg)
@@ -46,8 +47,8 @@ func trustCommand(env Env, o options) error {
 // again with those settings applied.
 func trustAndReload(w io.Writer, cfg *config.Config) (*config.Config, error) {
 	pt := cfg.ProjectTrust()
-	fmt.Fprintf(w, "polly: trusting these settings of %s:\n", filepath.Join(pt.Dir, ".agent", "config.json"))
-	printTrustKeys(w, pt.Keys)
+	fmt.Fprintf(w, "polly: trusting these settings of the project %s:\n", pt.Dir)
+	printTrust(w, pt)
 	next, err := app.TrustProject(cfg)
 	if err != nil {
 		return nil, err
@@ -56,10 +57,25 @@ func trustAndReload(w io.Writer, cfg *config.Config) (*config.Config, error) {
 	return next, nil
 }
 
-func printTrustKeys(w io.Writer, keys []config.TrustKey) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	for _, k := range keys {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", k.Path, k.Value, k.Source)
+// printTrust shows everything trust grants: each setting with where it is
+// written, every field of it whole (credentials masked), and the project
+// files the settings run.
+func printTrust(w io.Writer, pt config.ProjectTrust) {
+	for _, k := range pt.Keys {
+		fmt.Fprintf(w, "  %s  (%s)\n", k.Path, k.Source)
+		for _, f := range k.Fields {
+			fmt.Fprintf(w, "    %s = %s\n", f.Path, f.Value)
+		}
 	}
-	tw.Flush()
+	if len(pt.Files) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "  project files these settings run (their content is trusted too; an edit asks again):")
+	for _, f := range pt.Files {
+		changed := ""
+		if f.Changed {
+			changed = "  (changed since you trusted it)"
+		}
+		fmt.Fprintf(w, "    %s  sha256:%s%s\n", f.Path, f.Hash[:12], changed)
+	}
 }

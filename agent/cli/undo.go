@@ -6,13 +6,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
 
 	"polly/agent"
-	"polly/memory/store"
+	"polly/agent/config"
 )
 
 // undoOptions are the flags of polly undo, redo and rewind.
@@ -46,7 +43,7 @@ func undoFlags(fs *flag.FlagSet, u *undoOptions) {
 // input (an unknown session, a turn count out of range) exits 2; a file
 // left alone because it changed outside Polly exits 1, after the list of
 // what was restored.
-func undoCommand(ctx context.Context, env Env, cmd string, o options) error {
+func undoCommand(ctx context.Context, env Env, cfg *config.Config, cmd string, o options) error {
 	u := o.undo
 	switch {
 	case u.turnsSet && cmd != "undo":
@@ -58,27 +55,27 @@ func undoCommand(ctx context.Context, env Env, cmd string, o options) error {
 	case o.continueLast:
 		return usagef("polly %s works on the latest session by default; pick another with --session ID", cmd)
 	}
-	dbPath := filepath.Join(env.Dir, ".agent", "polly.db")
-	if _, err := os.Stat(dbPath); errors.Is(err, fs.ErrNotExist) {
-		return &exitError{code: ExitUsage, err: fmt.Errorf("no Polly sessions in %s: nothing to %s", env.Dir, cmd)}
-	}
-	st, err := store.Open(dbPath)
+	sessions, ok, err := openSessions(env, cfg)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	if !ok {
+		return &exitError{code: ExitUsage, err: fmt.Errorf("no Polly sessions in %s: nothing to %s", env.Dir, cmd)}
+	}
+	defer sessions.Store.Close()
 	session := o.session
-	if session == "" {
-		latest, err := st.LatestSession(ctx)
-		if errors.Is(err, store.ErrNotFound) {
-			return &exitError{code: ExitUsage, err: fmt.Errorf("no sessions in %s: nothing to %s", env.Dir, cmd)}
+	if session != "" {
+		if session, err = sessions.Find(ctx, session); err != nil {
+			return err
 		}
+	} else {
+		latest, err := sessions.Latest(ctx)
 		if err != nil {
 			return err
 		}
 		session = latest.ID
 	}
-	h := agent.History{Store: st, Root: env.Dir}
+	h := sessions.History()
 	var rep agent.UndoReport
 	switch cmd {
 	case "undo":

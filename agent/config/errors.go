@@ -117,7 +117,8 @@ func (c *Config) CheckModel() error {
 	if u, err := url.Parse(m.BaseURL); err == nil {
 		host = u.Hostname()
 	}
-	needsKey := host == "api.openai.com" || m.APIKeyEnv != "" && c.baseURL == "" && !loopback(host)
+	_, _, redirected := c.baseURLFor(m.Provider)
+	needsKey := host == "api.openai.com" || m.APIKeyEnv != "" && !redirected && !loopback(host)
 	if !needsKey {
 		return nil
 	}

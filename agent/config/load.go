@@ -70,6 +70,7 @@ func load(opts LoadOptions, read func(string) ([]byte, error)) (*Config, error) 
 		c.trust.Store = filepath.Join(dir, TrustFile)
 	}
 	c.cacheDir = xdgDir(opts.Home, getenv, "XDG_CACHE_HOME", ".cache")
+	c.stateDir = xdgDir(opts.Home, getenv, "XDG_STATE_HOME", filepath.Join(".local", "state"))
 
 	userPath, explicit, err := userConfigPath(opts.Home, getenv)
 	if err != nil {
@@ -81,19 +82,23 @@ func load(opts LoadOptions, read func(string) ([]byte, error)) (*Config, error) 
 			return nil, err
 		}
 	}
+	if opts.ProjectDir == "" {
+		c.readClaudeFiles(read, opts.Home, "")
+	}
 	if opts.ProjectDir != "" {
 		path := filepath.Join(opts.ProjectDir, filepath.FromSlash(projectFile))
-		c.mcpTrust, c.mcpData = mcpTrustNode(read, opts.ProjectDir)
+		if n, data := mcpTrustNode(read, opts.ProjectDir); n != nil {
+			c.extraTrust = append(c.extraTrust, trustedDoc{key: "mcpServers", file: MCPFile, node: n, data: data})
+		}
+		c.readClaudeFiles(read, opts.Home, opts.ProjectDir)
 		if err := c.mergeFile(read, path, projectFile, KindProjectFile, false, c.holdUntrusted(read)); err != nil {
 			return nil, err
 		}
-		if c.trust.Dir == "" && c.mcpTrust != nil {
-			// No project config.json: .mcp.json alone still needs trust.
+		if c.trust.Dir == "" && len(c.extraTrust) > 0 {
+			// No project config.json: .mcp.json or .claude/ hooks alone still need trust.
 			c.judgeTrust(read, nil)
 		}
-		if err := c.mergeMCPFile(read, opts.ProjectDir); err != nil {
-			return nil, err
-		}
+		c.mergeMCPFile(read, opts.ProjectDir)
 	}
 	// Every layer is checked as it comes in, so a bad value is reported
 	// where it is written even when a higher layer replaces it.
@@ -140,7 +145,8 @@ func userConfigPath(home string, getenv func(string) string) (path string, expli
 // xdgDir is Polly's directory in an XDG base directory: $variable/polly,
 // else ~/fallback/polly (the spec says relative values are to be ignored);
 // "" when neither is known. The config dir holds config.json and the trust
-// store; the cache dir what Polly learns about models.
+// store; the cache dir what Polly learns about models; the state dir the
+// install id.
 func xdgDir(home string, getenv func(string) string, variable, fallback string) string {
 	if x := getenv(variable); filepath.IsAbs(x) {
 		return filepath.Join(x, "polly")
@@ -246,7 +252,7 @@ func (c *Config) mergeEnv(getenv func(string) string) error {
 		if msg := checkURL(v); msg != "" {
 			return sourceError(src, "base_url", msg)
 		}
-		c.baseURL, c.sources["base_url"] = v, src
+		c.envBaseURL, c.sources["base_url"] = v, src
 	}
 	if set {
 		return c.locate(c.Validate())
@@ -286,7 +292,7 @@ func (c *Config) mergeFlags(f Flags) error {
 		if msg := checkURL(*f.BaseURL); msg != "" {
 			return sourceError(src, "base_url", msg)
 		}
-		c.baseURL, c.sources["base_url"] = *f.BaseURL, src
+		c.flagBaseURL, c.sources["base_url"] = *f.BaseURL, src
 	}
 	if f.APIKey != nil {
 		src := Source{Kind: KindFlag, Detail: "--api-key"}
@@ -356,9 +362,8 @@ func (c *Config) checkProviders() error {
 			}
 		}
 	}
-	active, _ := c.activeProviderAndName()
 	for _, name := range names {
-		if c.Providers[name].BaseURL == "" && !(name == active && c.baseURL != "") {
+		if _, _, set := c.baseURLFor(name); c.Providers[name].BaseURL == "" && !set {
 			path := joinPath("providers", name)
 			return sourceError(c.Source(path), path, "base_url is required")
 		}
@@ -385,6 +390,10 @@ func (c *Config) collectWarnings() []string {
 		if src := c.sources[f]; strings.HasPrefix(f, "sandbox.") && src.Kind == KindProjectFile {
 			w = append(w, fmt.Sprintf("the project file sets %s (%s): it changes what commands may do; check it if you did not write it", f, src))
 		}
+	}
+	if active, _ := c.activeProviderAndName(); c.envBaseURL != "" && active != DefaultProvider {
+		w = append(w, fmt.Sprintf("OPENAI_BASE_URL is set, but the active provider is %q: the variable applies only to the %s provider, so %s's key goes to its own base URL (%s), not to %s",
+			active, DefaultProvider, active, c.ProviderEndpoint(active).BaseURL, c.envBaseURL))
 	}
 	if src := c.Source("mode"); src.Kind == KindProjectFile && c.Mode == ModeYolo {
 		w = append(w, fmt.Sprintf("the project file sets mode yolo (%s): commands run without asking", src))

@@ -281,7 +281,8 @@ func TestProvidersMerge(t *testing.T) {
   }
 }`
 	project := `{"providers": {"openrouter": {"models": {"anthropic/claude-sonnet-4": {"context_window": 200000, "input_price": 3, "output_price": 15}}}}}`
-	c, err := newFixture(t, user, project).load(map[string]string{"OPENROUTER_API_KEY": "sk-or-123456789", "OPENAI_API_KEY": "sk-openai"}, config.Flags{})
+	// A model's window is not a project's to set untrusted (issue 25).
+	c, err := newFixture(t, user, project).trust(t).load(map[string]string{"OPENROUTER_API_KEY": "sk-or-123456789", "OPENAI_API_KEY": "sk-openai"}, config.Flags{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +367,7 @@ func TestPerModelContext(t *testing.T) {
   }}}
 }`
 	project := `{"context": {"anchor_every": 9}}`
-	c, err := newFixture(t, user, project).load(nil, config.Flags{})
+	c, err := newFixture(t, user, project).trust(t).load(nil, config.Flags{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,8 +89,8 @@ func (c *Config) groups() [][]Value {
 	}
 	add(&model, "provider", prov, provSrc)
 	baseSrc := c.Source(provPath + ".base_url")
-	if c.baseURL != "" {
-		baseSrc = c.Source("base_url")
+	if _, src, ok := c.baseURLFor(prov); ok {
+		baseSrc = src
 	}
 	add(&model, "base_url", m.BaseURL, baseSrc)
 	switch {
@@ -143,6 +143,7 @@ func (c *Config) groups() [][]Value {
 	add(&general, "workspace", displayPath(c.Workspace, c.home), c.Source("workspace"))
 	add(&general, "mode", string(c.Mode), c.Source("mode"))
 	add(&general, "max_turns", strconv.Itoa(c.MaxTurns), c.Source("max_turns"))
+	add(&general, "notify_after_seconds", strconv.Itoa(c.NotifyAfter), c.Source("notify_after_seconds"))
 
 	// Context numbers: a model override shows the override's source.
 	var ctx []Value

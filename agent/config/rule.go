@@ -86,7 +86,7 @@ func (c *Config) CheckRuleTools(known []string) error {
 		for i, r := range l.rules {
 			// MCP tools are only known once their servers run; a rule may
 			// name them ahead, by name or pattern (mcp__github__*).
-			if slices.Contains(known, r.Tool) || strings.HasPrefix(r.Tool, "mcp__") {
+			if slices.Contains(known, r.Tool) || strings.HasPrefix(r.Tool, "mcp_") {
 				continue
 			}
 			msg := fmt.Sprintf("rule %q names the unknown tool %q", r.String(), r.Tool)

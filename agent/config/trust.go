@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -18,22 +19,19 @@ import (
 )
 
 // A cloned repository's .agent/config.json is written by whoever wrote the
-// repository. Settings that decide where the API key goes, what runs without
-// asking, or what Polly starts take effect only once the user trusts that
-// project; until then they are ignored with a warning.
+// repository. Every setting in it but presentation takes effect only once
+// the user trusts that project; until then it is ignored with a warning.
+// That covers where the API key goes and what runs without asking, and
+// also the model, its window and the limits: a window of 100 tokens makes
+// Polly refuse to run, a limit can stall it.
 //
 // The list is an allowlist of what a project may set freely, so settings
-// added later (sandbox, hooks, mcp_servers…) and unknown keys need trust
-// without anyone remembering to add them here.
+// added later and unknown keys need trust without anyone remembering to
+// add them here.
 var (
-	// freeTop are the top-level keys a project file may set without trust.
-	freeTop = map[string]bool{
-		"model": true, "persona": true, "max_turns": true, "context": true,
-		"llm": true, "team": true, "web": true, "tui": true,
-		// memory.learn_facts and retention.days touch only what Polly keeps
-		// for this project and the user's own notes; neither runs anything.
-		"memory": true, "retention": true,
-	}
+	// freeTop are the top-level keys a project file may set without trust:
+	// presentation, and when the user's own hooks are told a turn ended.
+	freeTop = map[string]bool{"tui": true, "notify_after_seconds": true}
 	// freePermissions are the permission lists a project may extend freely:
 	// they only make Polly ask or refuse more.
 	freePermissions = map[string]bool{"ask": true, "deny": true}
@@ -44,17 +42,38 @@ const TrustFile = "trusted_projects.json"
 
 // TrustKey is one project setting that needs the user's trust.
 type TrustKey struct {
-	Path   string `json:"key"`   // field path, e.g. "providers.openai.base_url"
-	Value  string `json:"value"` // compact JSON, secrets masked, long values cut
-	Source Source `json:"source"`
+	Path   string       `json:"key"`   // field path, e.g. "providers.openai.base_url"
+	Value  string       `json:"value"` // compact JSON, whole, secrets masked
+	Fields []TrustField `json:"fields"`
+	Source Source       `json:"source"`
+}
+
+// TrustField is one value inside a setting, as the user must see it: every
+// server, hook, command, argument, env and header name. Values are whole;
+// only credentials (api_key, and env or header entries whose name or value
+// looks like one) are masked.
+type TrustField struct {
+	Path   string `json:"path"`  // e.g. mcp_servers.x.env.NODE_OPTIONS
+	Value  string `json:"value"` // JSON
+	Masked bool   `json:"masked,omitempty"`
+}
+
+// RunFile is a project file that trusted settings run (a script named in
+// an MCP server's command or arguments, a hook's command…): its content is
+// part of what the user trusts, so an edit to it asks again.
+type RunFile struct {
+	Path    string `json:"path"`   // project-relative, slashes
+	Hash    string `json:"sha256"` // of its content
+	Changed bool   `json:"changed,omitempty"`
 }
 
 // ProjectTrust is the state of the project file's settings that need trust.
 type ProjectTrust struct {
 	Dir     string     // the project, absolute and resolved: the trust store's key
-	Hash    string     // of the keys' values: a changed file asks again
+	Hash    string     // of the keys' values and the files they run: a change asks again
 	Keys    []TrustKey // empty: the project sets nothing that needs trust
-	Trusted bool       // the user trusts exactly these values
+	Files   []RunFile  // project files the keys run
+	Trusted bool       // the user trusts exactly these values and files
 	Store   string     // the trust store's path; "" when there is no config directory
 }
 
@@ -63,6 +82,7 @@ type ProjectTrust struct {
 func (c *Config) ProjectTrust() ProjectTrust {
 	t := c.trust
 	t.Keys = slices.Clone(t.Keys)
+	t.Files = slices.Clone(t.Files)
 	return t
 }
 
@@ -116,11 +136,12 @@ func (c *Config) splitProject(root *jsonfile.Node) (free *jsonfile.Node, held []
 					held = append(held, restricted{base, pm.Off, pm.Val})
 					continue
 				}
-				// Model windows and prices of a provider the user set up
-				// change no destination; everything else does.
+				// Every field of a provider the user set up needs trust:
+				// the URL and key decide where code goes, a model's window
+				// and prices what Polly does.
 				psub := &jsonfile.Node{Kind: jsonfile.Object, Off: pm.Val.Off}
 				for _, f := range pm.Val.Members {
-					if f.Key == "models" || f.Val.Kind == jsonfile.Null {
+					if f.Val.Kind == jsonfile.Null {
 						psub.Members = append(psub.Members, f)
 					} else {
 						held = append(held, restricted{joinPath(base, f.Key), f.Off, f.Val})
@@ -138,14 +159,18 @@ func (c *Config) splitProject(root *jsonfile.Node) (free *jsonfile.Node, held []
 	return free, held
 }
 
-// trustHash fingerprints the held settings: their paths and values, with
-// object keys sorted so reformatting the file does not ask again.
-func trustHash(held []restricted) string {
+// trustHash fingerprints the held settings — their paths and values, with
+// object keys sorted so reformatting the file does not ask again — and the
+// content of the project files they run.
+func trustHash(held []restricted, files []RunFile) string {
 	h := sha256.New()
 	held = slices.Clone(held)
 	slices.SortStableFunc(held, func(a, b restricted) int { return strings.Compare(a.path, b.path) })
 	for _, r := range held {
 		fmt.Fprintf(h, "%s\x00%s\n", r.path, canonical(r.val))
+	}
+	for _, f := range files {
+		fmt.Fprintf(h, "file\x00%s\x00%s\n", f.Path, f.Hash)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
@@ -153,13 +178,22 @@ func trustHash(held []restricted) string {
 // canonical renders a node as compact JSON with sorted object keys.
 func canonical(n *jsonfile.Node) string {
 	var b strings.Builder
-	writeCanonical(&b, n, false)
+	writeCanonical(&b, n)
 	return b.String()
 }
 
-// writeCanonical writes n; with mask, the values of api_key and headers
-// members are replaced by "…".
-func writeCanonical(b *strings.Builder, n *jsonfile.Node, mask bool) {
+// quote is s as a JSON string, with & < > left as they are: a shown
+// command must read as written ("a && b", not "a \u0026\u0026 b").
+func quote(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// writeCanonical writes n as compact JSON with sorted object keys.
+func writeCanonical(b *strings.Builder, n *jsonfile.Node) {
 	switch n.Kind {
 	case jsonfile.Object:
 		ms := slices.Clone(n.Members)
@@ -171,11 +205,7 @@ func writeCanonical(b *strings.Builder, n *jsonfile.Node, mask bool) {
 			}
 			b.WriteString(strconv.Quote(m.Key))
 			b.WriteByte(':')
-			if mask && secretKey(m.Key) {
-				b.WriteString(`"…"`)
-				continue
-			}
-			writeCanonical(b, m.Val, mask)
+			writeCanonical(b, m.Val)
 		}
 		b.WriteByte('}')
 	case jsonfile.Array:
@@ -184,12 +214,11 @@ func writeCanonical(b *strings.Builder, n *jsonfile.Node, mask bool) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			writeCanonical(b, e, mask)
+			writeCanonical(b, e)
 		}
 		b.WriteByte(']')
 	case jsonfile.String:
-		q, _ := json.Marshal(n.Text)
-		b.Write(q)
+		b.WriteString(quote(n.Text))
 	case jsonfile.Number:
 		b.WriteString(n.Text)
 	case jsonfile.Bool:
@@ -199,22 +228,84 @@ func writeCanonical(b *strings.Builder, n *jsonfile.Node, mask bool) {
 	}
 }
 
-// secretKey names the fields whose values may be credentials: never shown,
-// never echoed in an error (an MCP server's env passes keys too).
-func secretKey(k string) bool { return k == "api_key" || k == "headers" || k == "env" }
+// secretWords mark a variable or header name whose value is a credential.
+var secretWords = []string{"key", "token", "secret", "passw", "auth", "credential", "cookie", "session", "bearer", "private", "signature"}
 
-// shownValue is what the user sees of a held setting: never a secret.
-func shownValue(r restricted) string {
-	if secretKey(r.path[strings.LastIndexAny(r.path, ".[")+1:]) {
-		return `"…"`
+// SecretName reports whether a variable or header called name likely
+// holds a credential (API_KEY, Authorization, X-Auth-Token…): its value is
+// masked wherever Polly shows it and redacted wherever Polly stores it.
+func SecretName(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range secretWords {
+		if strings.Contains(n, w) {
+			return true
+		}
 	}
-	var b strings.Builder
-	writeCanonical(&b, r.val, true)
-	s := b.String()
-	if rs := []rune(s); len(rs) > 160 {
-		s = string(rs[:157]) + "..."
+	return false
+}
+
+// secretKey names the fields whose whole value is a credential.
+func secretKey(k string) bool { return k == "api_key" }
+
+// namedMaps are the objects whose member names are shown and whose values
+// are masked when the name or the value looks like a credential.
+func namedMap(k string) bool { return k == "env" || k == "headers" }
+
+// secretValue reports whether a value looks like a credential whatever its
+// name: an OpenAI-style key or an Authorization value.
+func secretValue(v string) bool {
+	l := strings.ToLower(strings.TrimSpace(v))
+	return strings.HasPrefix(l, "sk-") || strings.HasPrefix(l, "bearer ") || strings.HasPrefix(l, "basic ")
+}
+
+// maskedValue is what a credential is shown as: its length, never content.
+func maskedValue(v string) string { // v: the raw value
+	return fmt.Sprintf(`"…" (masked: %d characters)`, len([]rune(v)))
+}
+
+// fieldsOf flattens a held setting into the fields the user sees: every
+// scalar under it with its path; arrays of scalars stay one value (an
+// argument list reads as one). Nothing is cut.
+func fieldsOf(path string, n *jsonfile.Node) []TrustField {
+	var out []TrustField
+	var walk func(path, key string, n *jsonfile.Node, inNamed bool)
+	walk = func(path, key string, n *jsonfile.Node, inNamed bool) {
+		switch {
+		case secretKey(key) && n.Kind != jsonfile.Null:
+			out = append(out, TrustField{Path: path, Value: maskedValue(canonical(n)), Masked: true})
+		case inNamed && n.Kind == jsonfile.String && (SecretName(key) || secretValue(n.Text)):
+			out = append(out, TrustField{Path: path, Value: maskedValue(n.Text), Masked: true})
+		case n.Kind == jsonfile.String && secretValue(n.Text):
+			out = append(out, TrustField{Path: path, Value: maskedValue(n.Text), Masked: true})
+		case n.Kind == jsonfile.Object && len(n.Members) > 0:
+			for _, m := range n.Members {
+				walk(joinPath(path, m.Key), m.Key, m.Val, namedMap(key))
+			}
+		case n.Kind == jsonfile.Array && slices.ContainsFunc(n.Elems, func(e *jsonfile.Node) bool {
+			return e.Kind == jsonfile.Object || e.Kind == jsonfile.Array || e.Kind == jsonfile.String && secretValue(e.Text)
+		}):
+			for i, e := range n.Elems {
+				walk(indexPath(path, i), key, e, false)
+			}
+		default:
+			out = append(out, TrustField{Path: path, Value: canonical(n)})
+		}
 	}
-	return s
+	walk(path, path[strings.LastIndexAny(path, ".[")+1:], n, false)
+	return out
+}
+
+// shownValue is a held setting as one line: its fields, masked as in
+// fieldsOf, whole.
+func shownValue(fields []TrustField, path string) string {
+	if len(fields) == 1 && fields[0].Path == path {
+		return fields[0].Value
+	}
+	parts := make([]string, len(fields))
+	for i, f := range fields {
+		parts[i] = strings.TrimPrefix(f.Path, path+".") + "=" + f.Value
+	}
+	return strings.Join(parts, " ")
 }
 
 // trustStore is the file of trusted projects.
@@ -224,13 +315,16 @@ type trustStore struct {
 }
 
 type trustedEntry struct {
-	Hash      string    `json:"hash"`
-	Keys      []string  `json:"keys"`
-	TrustedAt time.Time `json:"trusted_at"`
+	Hash      string            `json:"hash"`
+	Keys      []string          `json:"keys"`
+	Files     map[string]string `json:"files,omitempty"` // project file → sha256 of the content trusted
+	TrustedAt time.Time         `json:"trusted_at"`
 }
 
-// projectKey is the project's absolute, symlink-free path.
-func projectKey(dir string) string {
+// ProjectKey is how a project is recorded (trust store, session stamps):
+// its absolute path with links resolved, so one directory reached two
+// ways is one project.
+func ProjectKey(dir string) string {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return filepath.Clean(dir)
@@ -266,23 +360,31 @@ func readTrustStore(read func(string) ([]byte, error), path string) (trustStore,
 // judgeTrust fills c.trust for the project's held settings and says
 // whether they may be applied.
 func (c *Config) judgeTrust(read func(string) ([]byte, error), held []restricted) bool {
-	c.trust.Dir = projectKey(c.opts.ProjectDir)
+	c.trust.Dir = ProjectKey(c.opts.ProjectDir)
 	c.trust.Keys = nil
+	key := func(r restricted, file string, data []byte) TrustKey {
+		line, col := jsonfile.LineCol(data, r.off)
+		fields := fieldsOf(r.path, r.val)
+		return TrustKey{Path: r.path, Value: shownValue(fields, r.path), Fields: fields,
+			Source: Source{Kind: KindProjectFile, Detail: file, Line: line, Col: col}}
+	}
 	for _, r := range held {
-		line, col := jsonfile.LineCol(c.projectData, r.off)
-		c.trust.Keys = append(c.trust.Keys, TrustKey{Path: r.path, Value: shownValue(r),
-			Source: Source{Kind: KindProjectFile, Detail: projectFile, Line: line, Col: col}})
+		c.trust.Keys = append(c.trust.Keys, key(r, projectFile, c.projectData))
 	}
-	// A project's .mcp.json starts programs just like mcp_servers does: its
-	// servers are part of what the user trusts (and of the hash).
-	if c.mcpTrust != nil {
-		r := restricted{path: "mcpServers", off: c.mcpTrust.Off, val: c.mcpTrust}
-		line, col := jsonfile.LineCol(c.mcpData, r.off)
-		c.trust.Keys = append(c.trust.Keys, TrustKey{Path: "mcpServers", Value: shownValue(r),
-			Source: Source{Kind: KindProjectFile, Detail: MCPFile, Line: line, Col: col}})
-		held = append(slices.Clone(held), r)
+	// A project's .mcp.json starts programs just like mcp_servers does, and
+	// .claude/settings*.json hooks just like hooks do: they are part of what
+	// the user trusts (and of the hash).
+	held = slices.Clone(held)
+	for _, d := range c.extraTrust {
+		r := restricted{path: d.key, off: d.node.Off, val: d.node}
+		c.trust.Keys = append(c.trust.Keys, key(r, d.file, d.data))
+		if d.key != "mcpServers" {
+			r.path = d.key + "@" + d.file // two files' hooks hash apart
+		}
+		held = append(held, r)
 	}
-	c.trust.Hash = trustHash(held)
+	c.trust.Files = projectFilesRun(c.opts.ProjectDir, held)
+	c.trust.Hash = trustHash(held, c.trust.Files)
 	if len(held) == 0 {
 		c.trust.Trusted = true
 		return true
@@ -298,6 +400,11 @@ func (c *Config) judgeTrust(read func(string) ([]byte, error), held []restricted
 	}
 	e, ok := st.Projects[c.trust.Dir]
 	c.trust.Trusted = ok && e.Hash == c.trust.Hash
+	if ok && !c.trust.Trusted {
+		for i, f := range c.trust.Files {
+			c.trust.Files[i].Changed = e.Files[f.Path] != f.Hash
+		}
+	}
 	return c.trust.Trusted
 }
 
@@ -325,9 +432,22 @@ func (c *Config) untrustedWarning() string {
 	paths := make([]string, len(c.trust.Keys))
 	for i, k := range c.trust.Keys {
 		paths[i] = k.Path
+		if k.Source.Detail != projectFile {
+			paths[i] += " (" + k.Source.Detail + ")"
+		}
 	}
-	return fmt.Sprintf("this project is not trusted, so these settings in %s are ignored: %s; check them, then run `polly trust` (or pass --trust) to use them",
+	var changed []string
+	for _, f := range c.trust.Files {
+		if f.Changed {
+			changed = append(changed, f.Path)
+		}
+	}
+	msg := fmt.Sprintf("this project is not trusted, so these settings in %s are ignored: %s; check them, then run `polly trust` (or pass --trust) to use them",
 		projectFile, strings.Join(paths, ", "))
+	if len(changed) > 0 {
+		msg += fmt.Sprintf(" (changed since you trusted them: %s)", strings.Join(changed, ", "))
+	}
+	return msg
 }
 
 // TrustProject records that the user trusts the project settings this
@@ -351,7 +471,14 @@ func (c *Config) TrustProject() error {
 	for i, k := range c.trust.Keys {
 		keys[i] = k.Path
 	}
-	st.Projects[c.trust.Dir] = trustedEntry{Hash: c.trust.Hash, Keys: keys, TrustedAt: time.Now().UTC().Truncate(time.Second)}
+	var files map[string]string
+	for _, f := range c.trust.Files {
+		if files == nil {
+			files = map[string]string{}
+		}
+		files[f.Path] = f.Hash
+	}
+	st.Projects[c.trust.Dir] = trustedEntry{Hash: c.trust.Hash, Keys: keys, Files: files, TrustedAt: time.Now().UTC().Truncate(time.Second)}
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode trust store: %w", err)

@@ -59,26 +59,30 @@ func TestUntrustedProjectSettingsAreIgnored(t *testing.T) {
 	if _, ok := c.Providers["evil"]; ok {
 		t.Error("untrusted project added a provider")
 	}
-	// What a project may set freely still applies.
-	if c.Model != "gpt-4o" || m.ContextWindow != 64000 || len(c.Permissions.Deny) != 1 || len(c.Permissions.Ask) != 1 {
-		t.Errorf("free settings lost: model %q window %d deny %v ask %v", c.Model, m.ContextWindow, c.Permissions.Deny, c.Permissions.Ask)
+	// Issue 25: neither the model nor its window is the project's to set.
+	if c.Model != config.DefaultModel || m.ContextWindow == 64000 {
+		t.Errorf("untrusted project set model %q window %d", c.Model, m.ContextWindow)
 	}
-	want := []string{"mode", "workspace", "provider", "providers.openai.base_url", "providers.openai.api_key_env",
-		"providers.openai.api_key", "providers.openai.headers", "providers.evil", "permissions.allow",
+	// Rules that only make Polly ask or refuse more still apply.
+	if len(c.Permissions.Deny) != 1 || len(c.Permissions.Ask) != 1 {
+		t.Errorf("free settings lost: deny %v ask %v", c.Permissions.Deny, c.Permissions.Ask)
+	}
+	want := []string{"model", "mode", "workspace", "provider", "providers.openai.base_url", "providers.openai.api_key_env",
+		"providers.openai.api_key", "providers.openai.headers", "providers.openai.models", "providers.evil", "permissions.allow",
 		"sandbox", "hooks", "mcp_servers"}
 	got := keyPaths(c.Untrusted())
 	if !slices.Equal(got, want) {
 		t.Errorf("held keys = %q\nwant        %q", got, want)
 	}
 	for _, k := range c.Untrusted() {
-		if strings.Contains(k.Value, "sk-planted") || strings.Contains(k.Value, "X-Exfil\":\"1") {
+		if strings.Contains(k.Value, "sk-planted") {
 			t.Errorf("%s shows a secret: %s", k.Path, k.Value)
 		}
 		if k.Source.Kind != config.KindProjectFile || k.Source.Line < 2 {
 			t.Errorf("%s source = %+v", k.Path, k.Source)
 		}
 	}
-	if k := c.Untrusted()[3]; k.Value != `"http://127.0.0.1:9/v1"` || k.Source.Line != 8 {
+	if k := c.Untrusted()[4]; k.Value != `"http://127.0.0.1:9/v1"` || k.Source.Line != 8 {
 		t.Errorf("base_url shown as %s at %+v", k.Value, k.Source)
 	}
 	w := strings.Join(c.Warnings(), "\n")
@@ -133,7 +137,7 @@ func TestTrustIsByPathAndValues(t *testing.T) {
 
 	// Same values, other layout and key order: still trusted.
 	writeFile(t, filepath.Join(f.project, ".agent", "config.json"),
-		"{\n  \"permissions\": {\"allow\": [\"run_command(make *)\"]},\n  \"providers\": {\"openai\": {\"base_url\": \"http://127.0.0.1:9/v1\"}},\n  \"mode\": \"yolo\",\n  \"max_turns\": 7\n}")
+		"{\n  \"permissions\": {\"allow\": [\"run_command(make *)\"]},\n  \"providers\": {\"openai\": {\"base_url\": \"http://127.0.0.1:9/v1\"}},\n  \"mode\": \"yolo\",\n  \"tui\": {\"theme\": \"dark\"}\n}")
 	if c, err = f.load(nil, config.Flags{}); err != nil || c.Mode != config.ModeYolo {
 		t.Fatalf("reformatted file lost trust: %v, mode %q", err, c.Mode)
 	}
@@ -215,7 +219,7 @@ func TestCorruptTrustStore(t *testing.T) {
 // A project with nothing that needs trust loads without a warning or a
 // trust store.
 func TestHarmlessProjectNeedsNoTrust(t *testing.T) {
-	f := newFixture(t, "", `{"model": "gpt-4o", "context": {"anchor_every": 3}, "permissions": {"deny": ["run_command(rm *)"]}, "mode": null}`)
+	f := newFixture(t, "", `{"tui": {"theme": "dark"}, "permissions": {"deny": ["run_command(rm *)"]}, "mode": null}`)
 	c, err := f.load(nil, config.Flags{})
 	if err != nil {
 		t.Fatal(err)

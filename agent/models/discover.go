@@ -15,6 +15,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,6 +26,13 @@ import (
 type Model struct {
 	ID     string `json:"id"`
 	Window int    `json:"window,omitempty"` // tokens; 0 when the endpoint does not say
+	// Parent is the base model of an adapter (vLLM lists LoRA modules
+	// with "parent"); an adapter without a window of its own has its
+	// parent's.
+	Parent string `json:"parent,omitempty"`
+	// Embedding: the model embeds text and cannot chat; it is listed but
+	// never offered for a conversation.
+	Embedding bool `json:"embedding,omitempty"`
 }
 
 // Listing is what discovery found at one endpoint.
@@ -36,14 +44,75 @@ type Listing struct {
 	Error     string    `json:"error,omitempty"` // discovery failed: kept so it is not retried on every start
 }
 
-// Window returns the window of model id, 0 when unknown.
-func (l Listing) Window(id string) int {
-	for _, m := range l.Models {
-		if m.ID == id {
-			return m.Window
+// Window returns the window of model name (matched as Find matches it),
+// 0 when unknown.
+func (l Listing) Window(name string) int {
+	m, ok := l.Find(name)
+	if !ok {
+		return 0
+	}
+	if m.Window == 0 && m.Parent != "" {
+		if p, ok := l.exact(m.Parent); ok {
+			return p.Window
 		}
 	}
-	return 0
+	return m.Window
+}
+
+// Find matches a model name the user wrote to the id the server lists:
+// exactly; then without the tag ("llama3.1" is Ollama's
+// "llama3.1:latest", and "llama3.1:latest" a server's "llama3.1"); then
+// as the unique id it is a prefix of. A llama.cpp server (windows from
+// /props) serves one model whatever the request names, so its only model
+// matches any name.
+func (l Listing) Find(name string) (Model, bool) {
+	if m, ok := l.exact(name); ok {
+		return m, true
+	}
+	base, tag, tagged := strings.Cut(name, ":")
+	if tagged && tag == "latest" {
+		if m, ok := l.exact(base); ok {
+			return m, true
+		}
+	}
+	if !tagged {
+		if m, ok := l.exact(name + ":latest"); ok {
+			return m, true
+		}
+		if m, ok := l.unique(func(id string) bool { b, _, _ := strings.Cut(id, ":"); return b == name }); ok {
+			return m, true
+		}
+	}
+	if name != "" {
+		if m, ok := l.unique(func(id string) bool { return strings.HasPrefix(id, name) }); ok {
+			return m, true
+		}
+	}
+	if l.Via == "/props" && len(l.Models) == 1 {
+		return l.Models[0], true
+	}
+	return Model{}, false
+}
+
+func (l Listing) exact(id string) (Model, bool) {
+	for _, m := range l.Models {
+		if m.ID == id {
+			return m, true
+		}
+	}
+	return Model{}, false
+}
+
+// unique returns the one model whose id satisfies match.
+func (l Listing) unique(match func(id string) bool) (Model, bool) {
+	var found Model
+	n := 0
+	for _, m := range l.Models {
+		if match(m.ID) {
+			found, n = m, n+1
+		}
+	}
+	return found, n == 1
 }
 
 // Endpoint is how to reach a provider.
@@ -64,8 +133,9 @@ const maxShow = 12
 // context_length, context_window); for models still without a window,
 // llama.cpp's /props (n_ctx), LM Studio's /api/v0/models
 // (max_context_length), then Ollama's /api/show (num_ctx, else
-// <arch>.context_length). Only the first request must succeed: the later
-// ones are best effort.
+// <arch>.context_length) — and for Ollama, /api/ps: a loaded model's
+// context wins. Only the first request must succeed: the later ones are
+// best effort.
 func Discover(ctx context.Context, hc *http.Client, ep Endpoint) (Listing, error) {
 	if hc == nil {
 		hc = http.DefaultClient
@@ -103,7 +173,11 @@ func Discover(ctx context.Context, hc *http.Client, ep Endpoint) (Listing, error
 			found := false
 			for i := range l.Models {
 				for _, m := range more {
-					if m.ID == l.Models[i].ID && l.Models[i].Window == 0 && m.Window > 0 {
+					if m.ID != l.Models[i].ID {
+						continue
+					}
+					l.Models[i].Embedding = l.Models[i].Embedding || m.Embedding
+					if l.Models[i].Window == 0 && m.Window > 0 {
 						l.Models[i].Window, found = m.Window, true
 					}
 				}
@@ -114,7 +188,7 @@ func Discover(ctx context.Context, hc *http.Client, ep Endpoint) (Listing, error
 			}
 		}
 	}
-	shown := 0
+	shown, ollama := 0, false
 	for i := range l.Models {
 		if l.Models[i].Window != 0 || shown == maxShow || ctx.Err() != nil {
 			continue
@@ -126,9 +200,27 @@ func Discover(ctx context.Context, hc *http.Client, ep Endpoint) (Listing, error
 		if err != nil {
 			break // not Ollama, or it is down: the rest would fail the same way
 		}
-		if n := ollamaWindow(b); n > 0 {
+		ollama = true
+		n, embedding := ollamaShow(b)
+		l.Models[i].Embedding = l.Models[i].Embedding || embedding
+		if n > 0 {
 			l.Models[i].Window = n
 			l.Via = "/api/show"
+		}
+	}
+	if ollama {
+		// What a loaded model really runs with: Ollama cuts every prompt to
+		// its loaded context (4096 by default) without an error, so that
+		// number wins over the trained length.
+		if b, err := get(ctx, hc, ep, http.MethodGet, root+"/api/ps", nil); err == nil {
+			for id, n := range ollamaLoaded(b) {
+				for i := range l.Models {
+					if l.Models[i].ID == id || l.Models[i].ID+":latest" == id {
+						l.Models[i].Window = n
+						l.Via = "/api/ps"
+					}
+				}
+			}
 		}
 	}
 	return l, nil
@@ -195,7 +287,9 @@ func parseModelList(b []byte) ([]Model, error) {
 		if json.Unmarshal(m["id"], &id) != nil || id == "" {
 			continue
 		}
-		out = append(out, Model{ID: id, Window: windowField(m)})
+		var parent string
+		_ = json.Unmarshal(m["parent"], &parent)
+		out = append(out, Model{ID: id, Window: windowField(m), Parent: parent, Embedding: embeddingEntry(id, m)})
 	}
 	if len(out) == 0 && len(list.Data) > 0 {
 		return nil, errors.New("no model in the list has an id")
@@ -253,30 +347,86 @@ func nCtx(b []byte) int {
 
 var numCtx = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\s*num_ctx\s+(\d+)`) })
 
-// ollamaWindow reads Ollama's /api/show: the num_ctx parameter (what the
-// server really uses) when the model sets one, else the model's trained
-// <arch>.context_length.
-func ollamaWindow(b []byte) int {
+// ollamaShow reads Ollama's /api/show: the window — the num_ctx
+// parameter (what the server really uses) when the model sets one, else
+// the model's trained <arch>.context_length — and whether the model only
+// embeds (capabilities without "completion").
+func ollamaShow(b []byte) (window int, embedding bool) {
 	var s struct {
-		Parameters string                     `json:"parameters"`
-		ModelInfo  map[string]json.RawMessage `json:"model_info"`
+		Parameters   string                     `json:"parameters"`
+		ModelInfo    map[string]json.RawMessage `json:"model_info"`
+		Capabilities []string                   `json:"capabilities"`
 	}
 	if json.Unmarshal(b, &s) != nil {
-		return 0
+		return 0, false
 	}
+	embedding = slices.Contains(s.Capabilities, "embedding") && !slices.Contains(s.Capabilities, "completion")
 	if m := numCtx().FindStringSubmatch(s.Parameters); m != nil {
 		if n, err := strconv.Atoi(m[1]); err == nil && n > 0 {
-			return n
+			return n, embedding
 		}
 	}
 	for k, v := range s.ModelInfo {
 		if strings.HasSuffix(k, ".context_length") {
 			if n := positive(v); n > 0 {
-				return n
+				return n, embedding
 			}
 		}
 	}
-	return 0
+	return 0, embedding
+}
+
+// ollamaLoaded reads Ollama's /api/ps: each loaded model's context.
+func ollamaLoaded(b []byte) map[string]int {
+	var ps struct {
+		Models []struct {
+			Name          string          `json:"name"`
+			Model         string          `json:"model"`
+			ContextLength json.RawMessage `json:"context_length"`
+		} `json:"models"`
+	}
+	if json.Unmarshal(b, &ps) != nil {
+		return nil
+	}
+	out := map[string]int{}
+	for _, m := range ps.Models {
+		n := positive(m.ContextLength)
+		if n == 0 {
+			continue
+		}
+		for _, id := range []string{m.Name, m.Model} {
+			if id != "" {
+				out[id] = n
+			}
+		}
+	}
+	return out
+}
+
+// embeddingNames are the id fragments of embedding models served under
+// OpenAI-compatible listings that do not say what a model is.
+var embeddingNames = []string{"embed", "bge-", "e5-", "gte-", "all-minilm", "paraphrase-", "sentence-t5", "rerank"}
+
+// embeddingEntry tells an embedding model in a /models entry: by its type
+// (LM Studio "embeddings", OpenRouter's output modalities) or its id.
+func embeddingEntry(id string, m map[string]json.RawMessage) bool {
+	var typ string
+	if json.Unmarshal(m["type"], &typ) == nil && (typ == "embeddings" || typ == "embedding") {
+		return true
+	}
+	var arch struct {
+		Output []string `json:"output_modalities"`
+	}
+	if json.Unmarshal(m["architecture"], &arch) == nil && len(arch.Output) > 0 {
+		return slices.Contains(arch.Output, "embeddings") && !slices.Contains(arch.Output, "text")
+	}
+	lower := strings.ToLower(id)
+	for _, frag := range embeddingNames {
+		if strings.Contains(lower, frag) {
+			return true
+		}
+	}
+	return false
 }
 
 // snippet is the start of a body on one line, for a debug message.

@@ -270,3 +270,115 @@ func silentServer(t *testing.T) *httptest.Server {
 	t.Cleanup(func() { close(block); srv.Close() })
 	return srv
 }
+
+// A name matches the id the server lists: exactly, then without the tag
+// (Ollama lists "llama3.1:latest" for "llama3.1"), then as a unique
+// prefix; never a guess between two.
+func TestFindMatchesListedIDs(t *testing.T) {
+	l := Listing{Models: []Model{
+		{ID: "llama3.1:latest", Window: 4096},
+		{ID: "qwen3:4b", Window: 40960},
+		{ID: "qwen3:32b", Window: 40960 * 2},
+		{ID: "mistral", Window: 32768},
+		{ID: "deepseek-coder-v2:16b-lite-instruct-q4_K_M", Window: 163840},
+		{ID: "phi4", Window: 16384},
+		{ID: "phi4-mini", Window: 131072},
+	}}
+	for _, tt := range []struct {
+		name string
+		want string // "" = no match
+	}{
+		{"llama3.1:latest", "llama3.1:latest"},
+		{"llama3.1", "llama3.1:latest"}, // tag-less → :latest
+		{"mistral:latest", "mistral"},   // :latest → the tag-less listing
+		{"qwen3", ""},                   // two tags, no :latest: ambiguous
+		{"qwen3:4b", "qwen3:4b"},        // exact
+		{"deepseek-coder-v2", "deepseek-coder-v2:16b-lite-instruct-q4_K_M"}, // the only one of that base
+		{"deepseek", "deepseek-coder-v2:16b-lite-instruct-q4_K_M"},          // unique prefix
+		{"phi4", "phi4"}, // exact beats the prefix of phi4-mini
+		{"phi", ""},      // prefix of two
+		{"gpt-4.1", ""},
+		{"", ""},
+	} {
+		m, ok := l.Find(tt.name)
+		if got := m.ID; ok != (tt.want != "") || got != tt.want {
+			t.Errorf("Find(%q) = %q %v, want %q", tt.name, got, ok, tt.want)
+		}
+		if tt.want != "" && l.Window(tt.name) == 0 {
+			t.Errorf("Window(%q) = 0", tt.name)
+		}
+	}
+	// llama.cpp serves one model whatever the request names.
+	one := Listing{Via: "/props", Models: []Model{{ID: "qwen.gguf", Window: 8192}}}
+	if one.Window("local") != 8192 {
+		t.Errorf("llama.cpp's only model: Window(local) = %d", one.Window("local"))
+	}
+	if (Listing{Via: "/models", Models: []Model{{ID: "qwen.gguf", Window: 8192}}}).Window("local") != 0 {
+		t.Error("a one-model vLLM listing matched a name it does not list")
+	}
+}
+
+// Ollama: a loaded model's context (/api/ps) wins over the trained length
+// /api/show gives, because Ollama cuts prompts to it without an error.
+// The recorded shapes are Ollama 0.12's.
+func TestDiscoverOllamaLoadedContextWins(t *testing.T) {
+	f := newFake(t, map[string]string{
+		"/v1/models": `{"object":"list","data":[{"id":"llama3.1:latest","object":"model","created":1731000000,"owned_by":"library"},{"id":"qwen3:4b","object":"model","owned_by":"library"},{"id":"nomic-embed-text:latest","object":"model","owned_by":"library"}]}`,
+		"/api/ps":    `{"models":[{"name":"llama3.1:latest","model":"llama3.1:latest","size":6654289920,"digest":"46e0c10c039e","details":{"format":"gguf","family":"llama","parameter_size":"8.0B","quantization_level":"Q4_K_M"},"expires_at":"2026-11-26T14:00:00Z","size_vram":6654289920,"context_length":4096}]}`,
+	})
+	f.show = map[string]string{
+		"llama3.1:latest":         `{"parameters":"stop \"<|eot_id|>\"","model_info":{"general.architecture":"llama","llama.context_length":131072},"capabilities":["completion","tools"]}`,
+		"qwen3:4b":                `{"parameters":"","model_info":{"qwen3.context_length":40960},"capabilities":["completion","tools","thinking"]}`,
+		"nomic-embed-text:latest": `{"parameters":"num_ctx 8192","model_info":{"nomic-bert.context_length":2048},"capabilities":["embedding"]}`,
+	}
+	l, err := discover(t, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Window("llama3.1"); got != 4096 || l.Via != "/api/ps" {
+		t.Errorf("llama3.1: window %d via %s, want the loaded 4096 via /api/ps", got, l.Via)
+	}
+	if got := l.Window("qwen3:4b"); got != 40960 {
+		t.Errorf("qwen3:4b (not loaded): window %d, want the trained 40960", got)
+	}
+	for _, m := range l.Models {
+		if m.Embedding != (m.ID == "nomic-embed-text:latest") {
+			t.Errorf("%s: embedding = %v", m.ID, m.Embedding)
+		}
+	}
+}
+
+// vLLM lists a LoRA adapter with its parent and no window of its own: it
+// has its parent's. LM Studio says which models embed.
+func TestDiscoverAdaptersAndEmbeddings(t *testing.T) {
+	f := newFake(t, map[string]string{
+		"/v1/models": `{"object":"list","data":[` +
+			`{"id":"meta-llama/Llama-3.1-8B-Instruct","object":"model","owned_by":"vllm","root":"meta-llama/Llama-3.1-8B-Instruct","parent":null,"max_model_len":32768},` +
+			`{"id":"sql-lora","object":"model","owned_by":"vllm","root":"/adapters/sql-lora","parent":"meta-llama/Llama-3.1-8B-Instruct","max_model_len":null},` +
+			`{"id":"BAAI/bge-m3","object":"model","owned_by":"vllm","max_model_len":8192}]}`,
+	})
+	l, err := discover(t, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Window("sql-lora"); got != 32768 {
+		t.Errorf("the adapter's window %d, want its parent's 32768", got)
+	}
+	if m, _ := l.Find("BAAI/bge-m3"); !m.Embedding {
+		t.Error("bge-m3 not marked as an embedding model")
+	}
+	lm := newFake(t, map[string]string{
+		"/v1/models":     `{"object":"list","data":[{"id":"qwen2.5-coder-7b","object":"model"},{"id":"text-model-x","object":"model"}]}`,
+		"/api/v0/models": `{"object":"list","data":[{"id":"qwen2.5-coder-7b","type":"llm","state":"loaded","max_context_length":32768},{"id":"text-model-x","type":"embeddings","state":"not-loaded","max_context_length":2048}]}`,
+	})
+	l, err = discover(t, lm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := l.Find("text-model-x"); !m.Embedding {
+		t.Error("LM Studio's type embeddings not read")
+	}
+	if m, _ := l.Find("qwen2.5-coder-7b"); m.Embedding {
+		t.Error("an LM Studio llm marked as embedding")
+	}
+}

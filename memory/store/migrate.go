@@ -83,7 +83,7 @@ func (s *Store) migrate(ctx context.Context) error {
 			return fmt.Errorf("read schema version: %w", err)
 		}
 		if current > len(ms) {
-			return fmt.Errorf("%w: database is at version %d, this Polly knows up to %d; upgrade Polly",
+			return fmt.Errorf("%w: database is at version %d, this Polly knows up to %d; upgrade Polly (the file is left as it is: its sessions are kept for the newer Polly)",
 				ErrSchemaTooNew, current, len(ms))
 		}
 		for _, m := range ms[current:] {

@@ -29,6 +29,8 @@ type Session struct {
 	Persona   string // persona that started it
 	Title     string // first user prompt, whitespace collapsed, capped at TitleMax runes
 	Cwd       string
+	Project   string // the project it was made in (absolute, links resolved); "" before owners were recorded
+	Owner     string // the stamp of the install that made it there (agent/owner); "" when none
 	Model     string
 	Status    SessionStatus
 	CreatedAt time.Time
@@ -47,14 +49,14 @@ type SessionSummary struct {
 const TitleMax = 200
 
 // sessionCols is the column list scanSession reads, in order.
-const sessionCols = `s.id, COALESCE(s.parent_id, ''), s.persona, s.title, s.cwd, s.model, s.status, s.created_at, s.updated_at`
+const sessionCols = `s.id, COALESCE(s.parent_id, ''), s.persona, s.title, s.cwd, s.project, s.owner, s.model, s.status, s.created_at, s.updated_at`
 
 type scanner interface{ Scan(dest ...any) error }
 
 func scanSession(row scanner, extra ...any) (Session, error) {
 	var ss Session
 	var created, updated int64
-	dest := append([]any{&ss.ID, &ss.ParentID, &ss.Persona, &ss.Title, &ss.Cwd, &ss.Model, &ss.Status, &created, &updated}, extra...)
+	dest := append([]any{&ss.ID, &ss.ParentID, &ss.Persona, &ss.Title, &ss.Cwd, &ss.Project, &ss.Owner, &ss.Model, &ss.Status, &created, &updated}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return Session{}, err
 	}
@@ -64,6 +66,14 @@ func scanSession(row scanner, extra ...any) (Session, error) {
 
 // newSessionID returns 8 random hex digits: short enough to type in
 // `polly --resume a1b2c3d4`, and collisions are retried by CreateSession.
+// NewSessionID returns a fresh session id for a session whose row is
+// created later (CreateSession with that ID); "" if no randomness is
+// available.
+func NewSessionID() string {
+	id, _ := newSessionID()
+	return id
+}
+
 func newSessionID() (string, error) {
 	var b [4]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -89,8 +99,17 @@ func cleanTitle(s string) string {
 	return string(r[:TitleMax])
 }
 
+// Stamper gives a new session its project and owner stamp (agent/owner).
+type Stamper func(sessionID string) (project, owner string)
+
+// SetStamper makes every session created from now on (CreateSession,
+// ForkSession) record its project and owner as f gives them, unless the
+// caller set Owner. Call it before sessions are created.
+func (s *Store) SetStamper(f Stamper) { s.stamper = f }
+
 // CreateSession stores a new session. It fills ID (when empty), the
-// timestamps and, when empty, Status (active). A ParentID that does not
+// timestamps, when empty Status (active), and Project and Owner from the
+// stamper when one is set and Owner is empty. A ParentID that does not
 // exist gives ErrNotFound.
 func (s *Store) CreateSession(ctx context.Context, in Session) (Session, error) {
 	if in.Status == "" {
@@ -100,6 +119,7 @@ func (s *Store) CreateSession(ctx context.Context, in Session) (Session, error) 
 	now := s.nowMs()
 	in.CreatedAt, in.UpdatedAt = fromMs(now), fromMs(now)
 	generated := in.ID == ""
+	stamped := false // the stamp covers the id: made again for each id tried
 	for attempt := 0; ; attempt++ {
 		if generated {
 			id, err := newSessionID()
@@ -108,10 +128,14 @@ func (s *Store) CreateSession(ctx context.Context, in Session) (Session, error) 
 			}
 			in.ID = id
 		}
+		if stamped || in.Owner == "" && s.stamper != nil {
+			in.Project, in.Owner = s.stamper(in.ID)
+			stamped = true
+		}
 		_, err := s.exec(ctx, `INSERT INTO sessions
-			(id, parent_id, persona, title, cwd, model, status, created_at, updated_at)
-			VALUES (?, NULLIF(?, ''), ?, ?, ?, ?, ?, ?, ?)`,
-			in.ID, in.ParentID, in.Persona, in.Title, in.Cwd, in.Model, string(in.Status), now, now)
+			(id, parent_id, persona, title, cwd, project, owner, model, status, created_at, updated_at)
+			VALUES (?, NULLIF(?, ''), ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			in.ID, in.ParentID, in.Persona, in.Title, in.Cwd, in.Project, in.Owner, in.Model, string(in.Status), now, now)
 		err = classify(err)
 		if generated && errors.Is(err, ErrConflict) && attempt < 5 {
 			continue
@@ -213,4 +237,64 @@ func (s *Store) ListSessions(ctx context.Context, limit int) ([]SessionSummary, 
 func (s *Store) ChildSessions(ctx context.Context, parentID string) ([]SessionSummary, error) {
 	return s.listSummaries(ctx, "child sessions",
 		summarySelect+` WHERE s.parent_id = ? ORDER BY s.created_at, s.rowid`, parentID)
+}
+
+// Restamp takes over the root session id and every session under it for
+// the stamper's install and project (polly sessions --adopt): their
+// project and owner are stamped anew, and the paths of their backups are
+// moved from the project they were made in to the new one, so undo finds
+// the files of a moved project. It returns the backup rows moved. Paths
+// outside the old project stay as they are (undo refuses them).
+func (s *Store) Restamp(ctx context.Context, id string) (moved int64, err error) {
+	if s.stamper == nil {
+		return 0, fmt.Errorf("restamp %s: %w: no stamper set", id, ErrInvalid)
+	}
+	root, err := s.Session(ctx, id)
+	if err != nil {
+		return 0, fmt.Errorf("restamp: %w", err)
+	}
+	ids, err := readAll(ctx, s.r, "restamp "+id, func(r *sql.Rows) (string, error) {
+		var v string
+		return v, r.Scan(&v)
+	}, `WITH RECURSIVE tree(id) AS (
+			SELECT id FROM sessions WHERE id = ?
+			UNION ALL SELECT s.id FROM sessions s JOIN tree t ON s.parent_id = t.id)
+		SELECT id FROM tree`, id)
+	if err != nil {
+		return 0, err
+	}
+	from := root.Project
+	if from == "" {
+		from = root.Cwd // what a Polly before 0004 recorded
+	}
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		var to string
+		for _, sid := range ids {
+			project, owner := s.stamper(sid)
+			to = project
+			if _, err := tx.ExecContext(ctx, `UPDATE sessions SET project = ?, owner = ? WHERE id = ?`, project, owner, sid); err != nil {
+				return err
+			}
+		}
+		if from == "" || from == to {
+			return nil
+		}
+		for _, col := range []string{"path", "link"} {
+			res, err := tx.ExecContext(ctx, `UPDATE undo_backups SET `+col+` = ?1 || substr(`+col+`, length(?2) + 1)
+				WHERE session_id = ?3 AND substr(`+col+`, 1, length(?2) + 1) = ?2 || '/'`, to, from, id)
+			if err != nil {
+				return err
+			}
+			if col == "path" {
+				if moved, err = res.RowsAffected(); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, wrap("restamp "+id, err)
+	}
+	return moved, nil
 }

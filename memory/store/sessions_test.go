@@ -238,3 +238,74 @@ func TestLeads(t *testing.T) {
 		t.Errorf("contact lead %+v", l)
 	}
 }
+
+// Every session made (root, child, fork) records the stamper's project and
+// owner, stamped over its own id; Restamp stamps a session tree anew and
+// moves its backups from the old project to the new one, leaving paths
+// outside the old project alone.
+func TestStampAndRestamp(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	project := "/old/proj"
+	s.SetStamper(func(id string) (string, string) { return project, "stamp(" + id + "@" + project + ")" })
+	root := mustSession(t, s)
+	child := mustChild(t, s, root.ID)
+	for _, got := range []Session{root, child} {
+		if got.Project != "/old/proj" || got.Owner != "stamp("+got.ID+"@/old/proj)" {
+			t.Fatalf("created %+v", got)
+		}
+		stored, err := s.Session(ctx, got.ID)
+		if err != nil || stored.Project != got.Project || stored.Owner != got.Owner {
+			t.Fatalf("stored %+v, %v", stored, err)
+		}
+	}
+	turn, err := s.BeginTurn(ctx, root.ID, "coder", 0, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	backup := func(path, link string) Backup {
+		return Backup{SessionID: root.ID, TurnID: turn, Path: path, Link: link,
+			Before: FileState{Kind: FileMissing}, After: FileState{Kind: FileMissing}}
+	}
+	if _, err := s.SaveBackups(ctx, []Backup{
+		backup("/old/proj/a.txt", ""), backup("/old/proj/sub/b.txt", "/old/proj/l.txt"),
+		backup("/old/projX/c.txt", ""), backup("/etc/passwd", ""),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	fork, err := s.ForkSession(ctx, root.ID, 1)
+	if err != nil || fork.Owner != "stamp("+fork.ID+"@/old/proj)" {
+		t.Fatalf("fork %+v, %v", fork, err)
+	}
+
+	project = "/new/proj"
+	moved, err := s.Restamp(ctx, root.ID)
+	if err != nil || moved != 2 {
+		t.Fatalf("restamp: moved %d, %v", moved, err)
+	}
+	for _, id := range []string{root.ID, child.ID} {
+		got, _ := s.Session(ctx, id)
+		if got.Project != "/new/proj" || got.Owner != "stamp("+id+"@/new/proj)" {
+			t.Fatalf("after restamp %+v", got)
+		}
+	}
+	if got, _ := s.Session(ctx, fork.ID); got.Owner != fork.Owner {
+		t.Fatalf("restamp reached another tree: %+v", got)
+	}
+	bs, err := s.Backups(ctx, root.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, b := range bs {
+		paths = append(paths, b.Path+"|"+b.Link)
+	}
+	want := []string{"/new/proj/a.txt|", "/new/proj/sub/b.txt|/new/proj/l.txt", "/old/projX/c.txt|", "/etc/passwd|"}
+	if !reflect.DeepEqual(paths, want) {
+		t.Fatalf("backup paths %q, want %q", paths, want)
+	}
+	s.SetStamper(nil)
+	if _, err := s.Restamp(ctx, root.ID); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("restamp without a stamper: %v", err)
+	}
+}

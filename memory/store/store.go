@@ -54,6 +54,8 @@ type Store struct {
 
 	stmts stmts // hot write statements, prepared once on the writer
 
+	stamper Stamper // stamps new sessions with their project and owner; nil: none
+
 	// Background maintenance: output indexing, WAL checkpoints (maintain.go).
 	idle    time.Duration // quiet time before indexing
 	busyMax time.Duration // longest wait for a checkpoint while writes go on

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"polly/tools"
 )
 
 // A streamable-HTTP server on a loopback address: with the configured
@@ -46,7 +48,7 @@ func TestStreamableHTTPServer(t *testing.T) {
 		t.Fatalf("a server refusing the client must fail: %+v", st)
 	}
 	res, err := find(t, m, "mcp__web__weather").Run(context.Background(), json.RawMessage(`{"city":"Oslo"}`))
-	if err != nil || res.Output != "sunny in Oslo" {
+	if src, inner, ok := tools.OpenEnvelope(res.Output); err != nil || !ok || inner != "sunny in Oslo\n" || src != "MCP server web, tool weather" || res.Untrusted != src {
 		t.Fatalf("call = %+v %v", res, err)
 	}
 }

@@ -28,6 +28,10 @@ import (
 // config gives none.
 const DefaultStartupTimeout = 30 * time.Second
 
+// DefaultToolTimeout bounds one tool call when a server's config gives
+// none (Codex's tool_timeout_sec default is the same minute).
+const DefaultToolTimeout = 60 * time.Second
+
 // Config is one server, resolved by the app (environment, directory).
 type Config struct {
 	Name           string
@@ -39,9 +43,13 @@ type Config struct {
 	URL            string
 	Headers        map[string]string
 	StartupTimeout time.Duration // 0: DefaultStartupTimeout
+	ToolTimeout    time.Duration // one call; 0: DefaultToolTimeout
 	Source         string        // where it was configured, for people
-	Network        bool          // a stdio server may use the network (its config says so)
-	WritableRoots  []string      // what a stdio server may write (absolute)
+	// Broken, when set, is why the configuration cannot start this server
+	// (an unset ${VAR}); it shows as failed and the others run.
+	Broken        string
+	Network       bool     // a stdio server may use the network (its config says so)
+	WritableRoots []string // what a stdio server may write (absolute)
 	// Spawn starts a stdio server's process (Command with Args, in Dir,
 	// with Env), its stderr going to stderr, and returns its stdin and
 	// stdout and kill, which kills it and everything it started. nil runs
@@ -121,6 +129,9 @@ func New(cfgs []Config, version string) *Manager {
 		if c.StartupTimeout <= 0 {
 			c.StartupTimeout = DefaultStartupTimeout
 		}
+		if c.ToolTimeout <= 0 {
+			c.ToolTimeout = DefaultToolTimeout
+		}
 		m.servers = append(m.servers, &server{cfg: c, m: m, state: Starting, settled: make(chan struct{})})
 	}
 	return m
@@ -188,7 +199,7 @@ func (m *Manager) Tools() []tools.Tool {
 		}
 		s.mu.Unlock()
 	}
-	return out
+	return append(out, m.resourceTools()...)
 }
 
 // Status reports every server.
@@ -237,6 +248,12 @@ type server struct {
 	restarts int
 	stderr   *tail // the end of a stdio server's stderr
 	once     sync.Once
+	// hangUp ends the connection's context: an SSE stream is a GET that
+	// lives as long as the context Connect was given.
+	hangUp       context.CancelCauseFunc
+	instructions string   // what the server says about using it (initialize)
+	resources    bool     // it offers resources
+	prompts      []Prompt // its prompts, run as slash commands
 }
 
 func (s *server) settle() { s.once.Do(func() { close(s.settled) }) }
@@ -255,6 +272,10 @@ func (s *server) set(state State, err string) {
 // run connects, waits for the connection to end, restarts once, then gives up.
 func (s *server) run(ctx context.Context) {
 	defer s.settle()
+	if s.cfg.Broken != "" {
+		s.set(Failed, "not started because of "+s.cfg.Broken)
+		return
+	}
 	for {
 		cs, err := s.connect(ctx)
 		if ctx.Err() != nil {
@@ -292,28 +313,41 @@ func (s *server) run(ctx context.Context) {
 	}
 }
 
+// errStartupTimeout ends a connection that did not start in time.
+var errStartupTimeout = errors.New("startup timeout")
+
 // connect starts the transport, initializes and lists the tools, all
-// within the startup timeout.
+// within the startup timeout. The connection's own context outlives this
+// call (it is the session's): only the timer bounds the start.
 func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
-	cctx, cancel := context.WithTimeout(ctx, s.cfg.StartupTimeout)
-	defer cancel()
-	transport, kill, err := s.transport()
-	if err != nil {
+	live, hangUp := context.WithCancelCause(ctx)
+	timer := time.AfterFunc(s.cfg.StartupTimeout, func() { hangUp(errStartupTimeout) })
+	fail := func(what string, cs *sdk.ClientSession, kill func(), err error) (*sdk.ClientSession, error) {
+		timer.Stop()
+		if cs != nil {
+			_ = cs.Close()
+		}
+		if kill != nil {
+			kill()
+		}
+		err = s.explain(what, live, err)
+		hangUp(err)
 		return nil, err
 	}
-	client := sdk.NewClient(&sdk.Implementation{Name: "polly", Version: s.m.version}, nil)
-	cs, err := client.Connect(cctx, transport, nil)
+	transport, kill, err := s.transport()
 	if err != nil {
-		kill()
-		return nil, s.explain("could not start", cctx, err)
+		return fail("could not start", nil, nil, err)
+	}
+	client := sdk.NewClient(&sdk.Implementation{Name: "polly", Version: s.m.version}, nil)
+	cs, err := client.Connect(live, transport, nil)
+	if err != nil {
+		return fail("could not start", nil, kill, err)
 	}
 	var list []tools.Tool
 	var skipped []string
-	for t, err := range cs.Tools(cctx, nil) {
+	for t, err := range cs.Tools(live, nil) {
 		if err != nil {
-			_ = cs.Close()
-			kill()
-			return nil, s.explain("could not list its tools", cctx, err)
+			return fail("could not list its tools", cs, kill, err)
 		}
 		a, err := adapt(s, t)
 		if err != nil {
@@ -322,8 +356,19 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 		}
 		list = append(list, a)
 	}
+	prompts := listPrompts(live, s.cfg.Name, cs) // within the start-up timeout too
+	if !timer.Stop() {
+		return fail("could not start", cs, kill, errStartupTimeout)
+	}
+	init := cs.InitializeResult()
 	s.mu.Lock()
+	s.prompts = prompts
 	s.session, s.tools, s.skipped, s.state, s.err = cs, list, skipped, Ready, ""
+	s.hangUp = hangUp
+	if init != nil {
+		s.instructions = strings.TrimSpace(init.Instructions)
+		s.resources = init.Capabilities != nil && init.Capabilities.Resources != nil
+	}
 	s.mu.Unlock()
 	s.m.changed(s)
 	return cs, nil
@@ -333,7 +378,7 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 // exited shows the end of its stderr.
 func (s *server) explain(what string, ctx context.Context, err error) error {
 	msg := fmt.Sprintf("%s: %v", what, err)
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+	if errors.Is(context.Cause(ctx), errStartupTimeout) {
 		msg = fmt.Sprintf("%s: no answer within the startup timeout of %s", what, s.cfg.StartupTimeout)
 	}
 	if tail := s.stderrTail(); tail != "" {
@@ -344,15 +389,35 @@ func (s *server) explain(what string, ctx context.Context, err error) error {
 
 func (s *server) close() {
 	s.mu.Lock()
-	cs := s.session
+	cs, hangUp := s.session, s.hangUp
 	s.mu.Unlock()
 	if cs != nil {
 		_ = cs.Close()
 	}
+	if hangUp != nil {
+		hangUp(context.Canceled)
+	}
 }
 
-// call runs one tool on the live session.
+// call runs one tool on the live session, bounded by the server's tool
+// timeout: a tool that never answers must not hold a turn (or a headless
+// run) forever.
 func (s *server) call(ctx context.Context, name string, args map[string]any) (*sdk.CallToolResult, error) {
+	cs, err := s.live()
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.cfg.ToolTimeout)
+	defer cancel()
+	res, err := cs.CallTool(cctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		return nil, fmt.Errorf("MCP server %s: tool %s gave no answer within %s (tool_timeout_seconds in its config)", s.cfg.Name, name, s.cfg.ToolTimeout)
+	}
+	return res, err
+}
+
+// live is the session when the server is ready, else why not.
+func (s *server) live() (*sdk.ClientSession, error) {
 	s.mu.Lock()
 	cs, state, why := s.session, s.state, s.err
 	s.mu.Unlock()
@@ -363,7 +428,7 @@ func (s *server) call(ctx context.Context, name string, args map[string]any) (*s
 		}
 		return nil, errors.New(msg)
 	}
-	return cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	return cs, nil
 }
 
 func (s *server) stderrTail() string {
@@ -377,15 +442,15 @@ func (s *server) stderrTail() string {
 }
 
 // transport builds the client side for the server's kind, and what kills
-// a stdio server's process (and what it left behind) after a failed start.
+// a stdio server (and what it left behind) after a failed start.
 func (s *server) transport() (sdk.Transport, func(), error) {
 	switch s.cfg.Transport {
 	case "http", "sse":
 		hc := &http.Client{Transport: headers{base: http.DefaultTransport, h: s.cfg.Headers}}
 		if s.cfg.Transport == "sse" {
-			return &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc}, func() {}, nil
+			return &sdk.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc}, nil, nil
 		}
-		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc, MaxRetries: 2}, func() {}, nil
+		return &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: hc, MaxRetries: 2}, nil, nil
 	}
 	if s.cfg.Command == "" {
 		return nil, nil, errors.New("no command")
@@ -399,7 +464,7 @@ func (s *server) transport() (sdk.Transport, func(), error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		return &sdk.IOTransport{Reader: out, Writer: closeThenKill{in, kill}}, kill, nil
+		return &spawnedTransport{stdin: in, stdout: out, kill: kill, noise: t}, kill, nil
 	}
 	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
 	cmd.Env, cmd.Dir = s.cfg.Env, s.cfg.Dir
@@ -411,20 +476,7 @@ func (s *server) transport() (sdk.Transport, func(), error) {
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		}
 	}
-	return &sdk.CommandTransport{Command: cmd, TerminateDuration: time.Second}, kill, nil
-}
-
-// closeThenKill closes a server's stdin (a server ends when it does) and
-// kills it a second later if it has not.
-type closeThenKill struct {
-	io.WriteCloser
-	kill func()
-}
-
-func (c closeThenKill) Close() error {
-	err := c.WriteCloser.Close()
-	time.AfterFunc(time.Second, c.kill)
-	return err
+	return &stdioTransport{cmd: cmd, noise: t}, kill, nil
 }
 
 // headers adds the configured headers to every request.

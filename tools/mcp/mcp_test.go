@@ -97,16 +97,22 @@ func TestServersStartFailAndCall(t *testing.T) {
 	if acc.Kind != tools.AccessExternal || !strings.Contains(acc.Preview, "MCP server demo, tool echo") {
 		t.Fatalf("access = %+v", acc)
 	}
+	// Every result — an error's text too — arrives enveloped, naming the
+	// server and tool (issue 25).
 	res, err := echo.Run(context.Background(), json.RawMessage(`{"text":"hi"}`))
-	if err != nil || res.IsError || !strings.HasPrefix(res.Output, "echo: hi") || !strings.Contains(res.Output, "token=t-123") {
+	src, inner, ok := tools.OpenEnvelope(res.Output)
+	if err != nil || res.IsError || !ok || src != "MCP server demo, tool echo" || res.Untrusted != src ||
+		!strings.HasPrefix(inner, "echo: hi") || !strings.Contains(inner, "token=t-123") {
 		t.Fatalf("echo = %+v %v", res, err)
 	}
 	res, err = find(t, m, "mcp__demo__fail").Run(context.Background(), json.RawMessage(`{}`))
-	if err != nil || !res.IsError || res.Output != "error: disk on fire" {
+	src, inner, ok = tools.OpenEnvelope(res.Output)
+	if err != nil || !res.IsError || !strings.HasPrefix(res.Output, "error: MCP server demo, tool fail reported an error:\n<untrusted-data ") ||
+		!ok || src != "MCP server demo, tool fail" || inner != "disk on fire\n" {
 		t.Fatalf("fail = %+v %v", res, err)
 	}
 	res, err = find(t, m, "mcp__demo__picture").Run(context.Background(), json.RawMessage(`{}`))
-	if err != nil || res.Output != "here it is\n[image content: image/png, 8 bytes, not shown]" {
+	if _, inner, _ := tools.OpenEnvelope(res.Output); err != nil || inner != "here it is\n[image content: image/png, 8 bytes, not shown]\n" {
 		t.Fatalf("picture = %q %v", res.Output, err)
 	}
 }

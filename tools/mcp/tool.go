@@ -59,14 +59,21 @@ func (t *tool) Run(ctx context.Context, args json.RawMessage) (tools.Result, err
 	if err != nil {
 		return tools.Result{}, err
 	}
-	out := render(res)
+	// Everything a server returns is its text, not Polly's: it reaches the
+	// model enveloped, naming the server and tool.
+	out, source := render(res), t.source()
 	if res.IsError {
 		if strings.TrimSpace(out) == "" {
-			out = "the tool reported an error without a message"
+			return tools.Result{Output: "error: " + source + " reported an error without a message", IsError: true}, nil
 		}
-		return tools.Result{Output: "error: " + out, IsError: true}, nil
+		return tools.Result{Output: "error: " + source + " reported an error:\n" + tools.Envelope(source, out), IsError: true, Untrusted: source}, nil
 	}
-	return tools.Result{Output: out}, nil
+	return tools.Result{Output: tools.Envelope(source, out), Untrusted: source}, nil
+}
+
+// source names the tool in envelopes and messages.
+func (t *tool) source() string {
+	return fmt.Sprintf("MCP server %s, tool %s", t.srv.cfg.Name, t.remote)
 }
 
 func clip(s string, n int) string {

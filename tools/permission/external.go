@@ -36,6 +36,12 @@ func toolMatches(ruleTool, tool string) bool {
 	if ruleTool == tool {
 		return true
 	}
+	// "mcp__memory" names a whole server, as in Claude Code: every one of
+	// its tools (mcp__memory__*).
+	if server, ok := strings.CutPrefix(ruleTool, "mcp__"); ok && server != "" && !strings.Contains(server, "__") &&
+		strings.HasPrefix(tool, ruleTool+"__") {
+		return true
+	}
 	if !strings.Contains(ruleTool, "*") {
 		return false
 	}

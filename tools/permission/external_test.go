@@ -36,3 +36,33 @@ func TestExternalTools(t *testing.T) {
 		t.Fatalf("deny rule in yolo: %+v", d)
 	}
 }
+
+// A rule naming the server alone ("mcp__memory", Claude Code's form)
+// covers every tool of that server and no other server's.
+func TestServerRuleCoversItsTools(t *testing.T) {
+	acc := tools.Access{Kind: tools.AccessExternal}
+	for _, list := range []string{"allow", "deny"} {
+		r := Rules{}
+		rule := []Rule{{Tool: "mcp__memory"}}
+		want := Allowed
+		if list == "allow" {
+			r.Allow = rule
+		} else {
+			r.Deny, want = rule, Refused
+		}
+		p, err := New(Options{Mode: Ask, Root: t.TempDir(), Rules: r})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tool := range []string{"mcp__memory__create_entities", "mcp__memory__read_graph"} {
+			if d := p.Decide(tool, acc); d.Verdict != want {
+				t.Errorf("%s rule mcp__memory on %s: %+v", list, tool, d)
+			}
+		}
+		for _, tool := range []string{"mcp__memoryx__read", "mcp__github__search"} {
+			if d := p.Decide(tool, acc); d.Verdict != Asks {
+				t.Errorf("%s rule mcp__memory reached %s: %+v", list, tool, d)
+			}
+		}
+	}
+}

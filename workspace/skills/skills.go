@@ -6,17 +6,17 @@
 package skills
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"polly/workspace/frontmatter"
 )
 
 // FileName is the file that makes a folder a skill.
@@ -47,20 +47,27 @@ type Root struct {
 }
 
 // Roots lists the places skills are looked for, most specific first: the
-// project's .agents/skills and .claude/skills, the user's
-// ~/.config/agents/skills and ~/.claude/skills, then the workspace's
-// skills/. Empty inputs skip their places.
+// project's folders (.agents/skills, .claude/skills, .opencode/skills,
+// .codex/skills), the user's (~/.agents/skills, ~/.config/agents/skills,
+// ~/.claude/skills, ~/.config/opencode/skills, $CODEX_HOME/skills or
+// ~/.codex/skills) — the places Claude Code, Codex and opencode read — then
+// the workspace's skills/. Empty inputs skip their places.
 func Roots(projectDir, home, workspaceDir string) []Root {
 	var out []Root
 	if projectDir != "" {
-		out = append(out,
-			Root{filepath.Join(projectDir, ".agents", "skills"), "project .agents/skills"},
-			Root{filepath.Join(projectDir, ".claude", "skills"), "project .claude/skills"})
+		for _, d := range []string{".agents", ".claude", ".opencode", ".codex"} {
+			out = append(out, Root{filepath.Join(projectDir, d, "skills"), "project " + d + "/skills"})
+		}
 	}
 	if home != "" {
-		out = append(out,
-			Root{filepath.Join(home, ".config", "agents", "skills"), "~/.config/agents/skills"},
-			Root{filepath.Join(home, ".claude", "skills"), "~/.claude/skills"})
+		for _, d := range []string{".agents/skills", ".config/agents/skills", ".claude/skills", ".config/opencode/skills"} {
+			out = append(out, Root{filepath.Join(home, filepath.FromSlash(d)), "~/" + d})
+		}
+		codex := filepath.Join(home, ".codex")
+		if c := os.Getenv("CODEX_HOME"); c != "" && filepath.IsAbs(c) {
+			codex = c
+		}
+		out = append(out, Root{filepath.Join(codex, "skills"), "Codex skills (" + filepath.Join(codex, "skills") + ")"})
 	}
 	if workspaceDir != "" {
 		out = append(out, Root{filepath.Join(workspaceDir, "skills"), "workspace skills/"})
@@ -82,6 +89,7 @@ func Discover(roots []Root) (*Set, []string) {
 	s := &Set{}
 	var warnings []string
 	seen := map[string]string{}
+	warnedKey := map[string]bool{} // an unknown field is warned about once
 	for _, r := range roots {
 		entries, err := os.ReadDir(r.Dir)
 		if err != nil {
@@ -104,10 +112,19 @@ func Discover(roots []Root) (*Set, []string) {
 				warnings = append(warnings, fmt.Sprintf("skill skipped: %s: %v", file, err))
 				continue
 			}
-			m, _, err := Parse(data)
+			m, _, notes, err := parse(data)
+			for _, n := range notes {
+				if !warnedKey[n] {
+					warnedKey[n] = true
+					warnings = append(warnings, fmt.Sprintf("skill %s: %s", file, n))
+				}
+			}
 			if err != nil {
 				warnings = append(warnings, fmt.Sprintf("skill skipped: %s: %v", file, err))
 				continue
+			}
+			for _, v := range m.violations(e.Name()) {
+				warnings = append(warnings, fmt.Sprintf("skill %s (%s) breaks the Agent Skills spec: %s; it is used anyway", m.Name, file, v))
 			}
 			if first, dup := seen[m.Name]; dup {
 				warnings = append(warnings, fmt.Sprintf("skill skipped: %s: the name %q is taken by %s", file, m.Name, first))
@@ -120,43 +137,92 @@ func Discover(roots []Root) (*Set, []string) {
 	return s, warnings
 }
 
-// Meta is a SKILL.md's front matter (fields Polly does not use are ignored).
+// Meta is a SKILL.md's front matter: the fields Polly uses, then the
+// others of the Agent Skills spec and of Claude Code's skills, accepted
+// without a warning (Polly does not act on them).
 type Meta struct {
 	Name        string `yaml:"name"`
 	Description string `yaml:"description"`
+
+	License                string `yaml:"license"`
+	Compatibility          any    `yaml:"compatibility"`
+	Metadata               any    `yaml:"metadata"`
+	AllowedTools           any    `yaml:"allowed-tools"`
+	DisallowedTools        any    `yaml:"disallowed-tools"`
+	WhenToUse              any    `yaml:"when_to_use"`
+	ArgumentHint           any    `yaml:"argument-hint"`
+	Arguments              any    `yaml:"arguments"`
+	DisableModelInvocation any    `yaml:"disable-model-invocation"`
+	UserInvocable          any    `yaml:"user-invocable"`
+	Model                  any    `yaml:"model"`
+	Effort                 any    `yaml:"effort"`
+	Context                any    `yaml:"context"`
+	Agent                  any    `yaml:"agent"`
+	Version                any    `yaml:"version"`
 }
+
+// violations are what the front matter does against the Agent Skills spec
+// that still lets the skill be used: peers are lenient, so Polly warns.
+// (Fields no skill format defines are warned about by parse.)
+func (m Meta) violations(dirName string) []string {
+	var out []string
+	if !specName(m.Name) {
+		out = append(out, fmt.Sprintf("the name %q should be lowercase letters, digits and single hyphens", m.Name))
+	}
+	if m.Name != dirName {
+		out = append(out, fmt.Sprintf("the name %q should match its folder %q", m.Name, dirName))
+	}
+	if n := len([]rune(m.Description)); n > maxDescription {
+		out = append(out, fmt.Sprintf("the description is %d characters (at most %d; the prompt shows the first %d)", n, maxDescription, maxDescription))
+	}
+	return out
+}
+
+// specName: the spec's names are lowercase letters and digits joined by
+// single hyphens.
+func specName(n string) bool {
+	if n == "" || strings.HasPrefix(n, "-") || strings.HasSuffix(n, "-") || strings.Contains(n, "--") {
+		return false
+	}
+	return !strings.ContainsFunc(n, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') })
+}
+
+// validName is what a skill's name may hold.
+var validName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
 // Parse splits a SKILL.md into its front matter and body and checks the
 // two required fields.
 func Parse(data []byte) (Meta, string, error) {
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	text := strings.ReplaceAll(string(data), "\r\n", "\n")
-	rest, ok := strings.CutPrefix(text, "---\n")
-	if !ok {
-		return Meta{}, "", errors.New("no front matter: the file must start with a line \"---\", then name: and description:, then \"---\"")
+	m, body, _, err := parse(data)
+	return m, body, err
+}
+
+// parse is Parse that also returns what to warn about the front matter
+// (fields no skill format defines, a loose reading): the skill loads.
+func parse(data []byte) (Meta, string, []string, error) {
+	front, body, has, err := frontmatter.Split(data)
+	if err != nil {
+		return Meta{}, "", nil, err
 	}
-	front, body, ok := strings.Cut(rest, "\n---\n")
-	if !ok {
-		front, ok = strings.CutSuffix(strings.TrimRight(rest, "\n"), "\n---")
-		if !ok {
-			return Meta{}, "", errors.New("front matter is not closed by a line \"---\"")
-		}
-		body = ""
+	if !has {
+		return Meta{}, "", nil, errors.New("no front matter: the file must start with a line \"---\", then name: and description:, then \"---\"")
 	}
 	var m Meta
-	if err := yaml.Unmarshal([]byte(front), &m); err != nil {
-		return Meta{}, "", fmt.Errorf("front matter is not valid YAML: %v", strings.TrimPrefix(err.Error(), "yaml: "))
+	res, err := frontmatter.Decode(front, &m)
+	if err != nil {
+		return Meta{}, "", res.Warnings(), err
 	}
+	unknown := res.Warnings()
 	m.Name, m.Description = strings.TrimSpace(m.Name), strings.TrimSpace(m.Description)
 	switch {
 	case m.Name == "":
-		return Meta{}, "", errors.New("front matter has no name")
-	case len(m.Name) > maxName || strings.ContainsAny(m.Name, " \t\n/\\"):
-		return Meta{}, "", fmt.Errorf("name %q must be at most %d characters without spaces or slashes", m.Name, maxName)
+		return Meta{}, "", unknown, errors.New("front matter has no name")
+	case len(m.Name) > maxName || !validName.MatchString(m.Name):
+		return Meta{}, "", unknown, fmt.Errorf("name %q must be at most %d characters: letters, digits, '.', '_' and '-', without spaces or slashes", m.Name, maxName)
 	case m.Description == "":
-		return Meta{}, "", errors.New("front matter has no description")
+		return Meta{}, "", unknown, errors.New("front matter has no description")
 	}
-	return m, strings.TrimLeft(body, "\n"), nil
+	return m, body, unknown, nil
 }
 
 func readLimited(path string) ([]byte, error) {
