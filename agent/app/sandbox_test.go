@@ -5,11 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,15 +48,19 @@ func (y *asker) Ask(context.Context, permission.Request) (permission.Reply, erro
 
 // listener counts what reaches it from a command: TCP connections and
 // UDP packets on loopback, connections to a pathname and to an abstract
-// UNIX socket.
+// UNIX socket. settle waits until everything sent before it is counted.
 type listener struct {
 	tcp, udp, unix atomic.Int32
 	tport, uport   int
 	sock, abstract string
+	marks          chan struct{} // one per barrier message seen
 }
 
+// barrier is what settle sends: it is not counted.
+const barrier = "polly-barrier"
+
 func newListener(t *testing.T, dir string) *listener {
-	l := &listener{sock: filepath.Join(dir, "outside.sock"), abstract: fmt.Sprintf("polly-attack-%d", os.Getpid())}
+	l := &listener{sock: filepath.Join(dir, "outside.sock"), abstract: fmt.Sprintf("polly-attack-%d", os.Getpid()), marks: make(chan struct{}, 16)}
 	tl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -74,14 +80,23 @@ func newListener(t *testing.T, dir string) *listener {
 	}
 	t.Cleanup(func() { tl.Close(); ul.Close(); sl.Close(); al.Close() })
 	l.tport, l.uport = tl.Addr().(*net.TCPAddr).Port, ul.LocalAddr().(*net.UDPAddr).Port
+	// Connections are taken one at a time, in order: when the barrier's
+	// is read, every one before it has been counted.
 	accept := func(ln net.Listener, n *atomic.Int32) {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			n.Add(1)
-			c.Write([]byte("HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n"))
+			c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+			buf := make([]byte, len(barrier))
+			k, _ := io.ReadFull(c, buf)
+			if string(buf[:k]) == barrier {
+				l.marks <- struct{}{}
+			} else {
+				n.Add(1)
+				c.Write([]byte("HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n"))
+			}
 			c.Close()
 		}
 	}
@@ -91,13 +106,42 @@ func newListener(t *testing.T, dir string) *listener {
 	go func() {
 		buf := make([]byte, 2048)
 		for {
-			if _, _, err := ul.ReadFrom(buf); err != nil {
+			k, _, err := ul.ReadFrom(buf)
+			if err != nil {
 				return
 			}
-			l.udp.Add(1)
+			if string(buf[:k]) == barrier {
+				l.marks <- struct{}{}
+			} else {
+				l.udp.Add(1)
+			}
 		}
 	}()
 	return l
+}
+
+// settle sends the barrier to every listener and waits until each saw it.
+func (l *listener) settle(t *testing.T) {
+	t.Helper()
+	targets := []struct{ network, addr string }{
+		{"tcp", fmt.Sprintf("127.0.0.1:%d", l.tport)}, {"udp", fmt.Sprintf("127.0.0.1:%d", l.uport)},
+		{"unix", l.sock}, {"unix", "@" + l.abstract},
+	}
+	for _, tg := range targets {
+		c, err := net.Dial(tg.network, tg.addr)
+		if err != nil {
+			t.Fatalf("barrier to %s: %v", tg.addr, err)
+		}
+		c.Write([]byte(barrier))
+		c.Close()
+	}
+	for range targets {
+		select {
+		case <-l.marks:
+		case <-time.After(5 * time.Second):
+			t.Fatal("a listener did not see the barrier")
+		}
+	}
 }
 
 func (l *listener) count() [2]int32 { return [2]int32{l.tcp.Load() + l.udp.Load(), l.unix.Load()} }
@@ -244,8 +288,8 @@ func attacks() []attack {
 		`bash -k -c 'echo x > {OUT}/u'`, `git grep --op='touch {OUT}/v' -e x`, `find . -maxdepth 0 -exec touch {OUT}/w \;`,
 		`date > {OUT}/x`)...)
 	rows = append(rows, blocked("processes",
-		P+`kill -9 $P`, `setsid sleep 1000.51 & echo started`, `(sleep 1000.52 &) ; echo started`,
-		`nohup sleep 1000.53 >/dev/null 2>&1 & disown; echo started`)...)
+		P+`kill -9 $P`, `setsid sleep {SLEEP}1 & echo started`, `(sleep {SLEEP}2 &) ; echo started`,
+		`nohup sleep {SLEEP}3 >/dev/null 2>&1 & disown; echo started`)...)
 	rows = append(rows,
 		attack{class: "works", cmd: `echo ok > made.txt`, works: []string{effInside}, needsNS: true},
 		attack{class: "works", cmd: `mkdir build && echo ok > build/out`, works: []string{effInside}, needsNS: true},
@@ -524,6 +568,7 @@ func attackSuite(t *testing.T, probeCfg string, modes []string, probe, probeSrc 
 			t.Fatalf("control: probe %v outside the sandbox: %v %s", c, err, out)
 		}
 	}
+	lis.settle(t)
 	if lis.unix.Load() != 2 {
 		t.Fatalf("control: the UNIX listeners counted %d connections, want 2", lis.unix.Load())
 	}
@@ -575,7 +620,7 @@ func attackSuite(t *testing.T, probeCfg string, modes []string, probe, probeSrc 
 			tmpSentinel := "/tmp/polly-attack-" + n
 			shmSentinel := "/dev/shm/polly-attack-" + n
 			cmd := strings.NewReplacer("{OUT}", f.out, "{PORT}", strconv.Itoa(lis.tport), "{UPORT}", strconv.Itoa(lis.uport), "{N}", n,
-				"{SOCK}", lis.sock, "{ABS}", lis.abstract, "{PROBESRC}", probeSrc, "{PROBE}", probe).Replace(r.cmd)
+				"{SOCK}", lis.sock, "{ABS}", lis.abstract, "{PROBESRC}", probeSrc, "{PROBE}", probe, "{SLEEP}", sleepArg).Replace(r.cmd)
 			args := fmt.Sprintf(`{"command":%q,"network":%v,"timeout_seconds":20}`, cmd, r.network)
 			srv.Push(llmtest.Call("run_command", args), llmtest.Text("done"))
 			d := a.Policy.Decide("run_command", tools.Access{Kind: tools.AccessExecute, Command: cmd, Network: r.network})
@@ -639,13 +684,14 @@ func attackSuite(t *testing.T, probeCfg string, modes []string, probe, probeSrc 
 			if hs := f.homeSumNow(t); hs != f.homeSum {
 				eff = append(eff, effCache)
 			}
+			lis.settle(t)
 			if now := lis.count(); now[0] > net0[0] {
 				eff = append(eff, effNet)
 			}
 			if now := lis.count(); now[1] > net0[1] {
 				eff = append(eff, effUnix)
 			}
-			if strings.Contains(output, "ESCAPED") {
+			if escapedLine.MatchString(output) {
 				eff = append(eff, effEscaped)
 			}
 			leaks := map[string]string{key: effKey, credSecret: effSecret, configSecret: effSecret, cmdlineSecret: effCmdline}
@@ -689,10 +735,31 @@ func attackSuite(t *testing.T, probeCfg string, modes []string, probe, probeSrc 
 			if escalated {
 				gate += " [escalation: " + strings.ReplaceAll(strings.Join(d.Grant.Writable, " "), f.out, "{OUT}") + "]"
 			}
+			// An approved path inside the project is the person's choice
+			// too (protected paths ask): its effect is allowed.
+			inProject := map[string]string{effGit: ".git", effNested: "vendor/x/.git", effAgent: ".agent"}
+			approvedIn := func(e string) bool {
+				rel, ok := inProject[e]
+				if strings.HasPrefix(e, effProtected) {
+					rel, ok = strings.TrimSuffix(strings.TrimPrefix(e, effProtected+"("), ")"), true
+				}
+				if !ok {
+					return false
+				}
+				for _, w := range d.Grant.Writable {
+					for _, r := range strings.Fields(rel) {
+						p := filepath.Join(f.root, r)
+						if w == p || strings.HasPrefix(w, p+"/") || strings.HasPrefix(p, w+"/") {
+							return true
+						}
+					}
+				}
+				return false
+			}
 			var forbidden []string
 			for _, e := range eff {
 				if !slices.Contains(allowed, e) && !slices.Contains(want, e) && !(escalated && strings.HasPrefix(e, effOutside)) &&
-					!(d.Grant.ReadSecrets && e == effSecret) {
+					!(d.Grant.ReadSecrets && e == effSecret) && !approvedIn(e) {
 					forbidden = append(forbidden, e)
 				}
 			}
@@ -782,9 +849,16 @@ func mapsKeys[V any](m map[string]V) func(func(string) bool) {
 	}
 }
 
-// survivors are living `sleep 1000.5x` processes (the survivors rows start).
+// escapedLine is the probe's report that a refused call got through.
+var escapedLine = regexp.MustCompile(`(?m)^ESCAPED`)
+
+// sleepArg starts the arguments of the survivors rows' sleeps: unique to
+// this test process (others on the machine may run the same suite).
+var sleepArg = fmt.Sprintf("1000.%d", os.Getpid())
+
+// survivors are living sleeps the survivors rows started.
 func survivors() []sandboxtest.Proc {
-	return sandboxtest.Living(func(p sandboxtest.Proc) bool { return strings.HasPrefix(p.Cmdline, "sleep\x001000.5") })
+	return sandboxtest.Living(func(p sandboxtest.Proc) bool { return strings.HasPrefix(p.Cmdline, "sleep\x00"+sleepArg) })
 }
 
 // Must show (issue 11 #2, issue 24 #3): the developer loop works in
@@ -1004,6 +1078,7 @@ func TestHooksAndMCPServersAreSandboxed(t *testing.T) {
 	if strings.Count(got, "ghp_namedbytheserver0123") != 2 {
 		t.Errorf("the servers' named credential reached them %d times, want 2 (both servers, not the hooks)", strings.Count(got, "ghp_namedbytheserver0123"))
 	}
+	lis.settle(t)
 	if strings.Contains(got, "ESCAPED") || lis.unix.Load() > 0 || lis.udp.Load() > 0 {
 		t.Errorf("a UNIX socket or an i386 call got through (unix %d, udp %d)", lis.unix.Load(), lis.udp.Load())
 	}

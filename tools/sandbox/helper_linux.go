@@ -254,7 +254,7 @@ func (h *helperServer) start(j *job, files []*os.File) (int, error) {
 		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
 			return 0, fmt.Errorf("the command's mount namespace: %w", err)
 		}
-		if err := commandMounts(j.Tmp, pol.ReadOnly); err != nil {
+		if err := commandMounts(j.Tmp, pol.ReadOnly, pol.Writable); err != nil {
 			return 0, err
 		}
 		if pol.ReadSecrets {

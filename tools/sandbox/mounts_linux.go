@@ -238,14 +238,25 @@ func remountReadOnly(p string) error {
 }
 
 // commandMounts are the command's own: a private /dev/shm and TMPDIR,
-// and the protected paths of its project read-only.
-func commandMounts(tmp string, readOnly []string) error {
+// the protected paths of its project read-only, and inside them the
+// paths a person approved writing, writable again.
+func commandMounts(tmp string, readOnly, writable []string) error {
 	if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
 		return fmt.Errorf("private /dev/shm: %w", err)
 	}
 	if tmp != "" {
 		if err := unix.Mount("tmpfs", tmp, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700"); err != nil {
 			return fmt.Errorf("private TMPDIR at %s: %w", tmp, err)
+		}
+	}
+	for _, w := range writable {
+		if !covered(w, readOnly) {
+			continue
+		}
+		// First a mount of its own: the recursive read-only bind below
+		// takes it along as a submount, which stays writable.
+		if err := unix.Mount(w, w, "", unix.MS_BIND|unix.MS_REC, ""); err != nil && !errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("bind %s writable: %w", w, err)
 		}
 	}
 	for _, p := range readOnly {

@@ -95,7 +95,8 @@ var gitOnlyReadOnly = []string{"hooks", "config", "commondir", "config.worktree"
 
 // protection is what a workspace-write command's policy needs from the
 // disk: the protected paths that exist (bound read-only) and those that
-// do not (removed if the command creates them).
+// do not (removed if the command creates them) — but those a person
+// approved writing (Policy.Writable), which the command may write.
 func protection(pol Policy, nested []string) (readOnly, absent []string) {
 	if pol.Level != WorkspaceWrite || pol.Root == "" {
 		return nil, nil
@@ -104,6 +105,9 @@ func protection(pol Policy, nested []string) (readOnly, absent []string) {
 		p := filepath.Join(pol.Root, n)
 		if n == ".agent" && pol.State != "" {
 			p = pol.State
+		}
+		if covered(p, pol.Writable) {
+			continue // a person approved writing it: it is not protected from this command
 		}
 		fi, err := os.Lstat(p)
 		if err != nil {
@@ -122,7 +126,12 @@ func protection(pol Policy, nested []string) (readOnly, absent []string) {
 		}
 		readOnly = append(readOnly, p)
 	}
-	return append(readOnly, nested...), absent
+	for _, n := range nested {
+		if !covered(n, pol.Writable) {
+			readOnly = append(readOnly, n)
+		}
+	}
+	return readOnly, absent
 }
 
 // covered: p is one of dirs or below one.

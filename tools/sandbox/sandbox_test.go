@@ -95,6 +95,11 @@ func smoke(t *testing.T) {
 		{Grant{Level: WorkspaceWrite, Writable: []string{p.outside + "/approved"}}, "echo x > " + p.outside + "/approved", true},
 		{Grant{Level: WorkspaceWrite, Writable: []string{p.outside + "/approved"}}, "echo x > " + p.outside + "/other", false},
 		{Grant{Level: WorkspaceWrite, Writable: []string{p.outside + "/approved"}}, "echo x > /etc/polly-not-approved", false},
+		// A protected path a person approved is writable for that command
+		// (and that path only): the permission side asks for them.
+		{Grant{Level: WorkspaceWrite, Writable: []string{filepath.Join(p.root, ".git", "config")}}, "echo '# ok' >> .git/config", true},
+		{Grant{Level: WorkspaceWrite, Writable: []string{filepath.Join(p.root, ".git", "config")}}, "echo x > .git/hooks/pre-commit", false},
+		{Grant{Level: WorkspaceWrite, Writable: []string{filepath.Join(p.root, "AGENTS.md")}}, "echo 'use tabs' > AGENTS.md", true},
 	} {
 		out, code := p.run(t, &r, tc.g, tc.script)
 		if (code == 0) != tc.wantOK {
@@ -106,6 +111,9 @@ func smoke(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(p.outside, "approved")); err != nil || string(b) != "x\n" {
 		t.Fatalf("the approved file: %q %v", b, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(p.root, "AGENTS.md")); err != nil || string(b) != "use tabs\n" {
+		t.Fatalf("the approved AGENTS.md: %q %v", b, err)
 	}
 }
 
