@@ -352,7 +352,7 @@ func TestLimits(t *testing.T) {
 		{"file size", Limits{FileSize: 1 << 20}, "head -c 3000000 /dev/zero > big", "file size (1 MiB per file)"},
 		{"cpu", Limits{CPUSeconds: 1}, "bash -c 'while :; do :; done'; exit $?", "CPU time (1 s per process)"},
 		{"processes", Limits{Procs: uint64(userProcesses()) + 20}, "for i in $(seq 60); do sleep 3.31 & done; wait", "processes ("},
-		{"address space", Limits{AddressSpace: 256 << 20}, "/usr/bin/python3 -c 'x = bytearray(600 << 20)'", "address space (256 MiB per process)"},
+		{"address space", Limits{AddressSpace: 1 << 30}, "/usr/bin/python3 -c 'x = bytearray(1500 << 20)'", "address space (1 GiB per process)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.limits.Procs != 0 && os.Geteuid() == 0 {
