@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -12,6 +13,10 @@ import (
 
 	"polly/tools/sandbox/sandboxtest"
 )
+
+// sleepTag starts the arguments of the tests' sleeps: unique to this
+// test process, since other runs of these tests may share the machine.
+var sleepTag = fmt.Sprintf("30.%d", os.Getpid())
 
 // sleepsOf are the living processes running `sleep <arg>` for one of args
 // (found by their unique arguments: a command's pids are those of its own
@@ -69,10 +74,10 @@ func TestRunCommandCancelKillsEveryProcess(t *testing.T) {
 		// A background grandchild (holding the output pipe open) and one
 		// that left the session: every one of them dies.
 		done <- callCtx(ctx, t, r, "run_command", map[string]any{
-			"command": "setsid sleep 30.4713 & sleep 30.4711 & sleep 30.4712; wait",
+			"command": fmt.Sprintf("setsid sleep %s3 & sleep %[1]s1 & sleep %[1]s2; wait", sleepTag),
 		}, Exec{Gate: AllowAll{}})
 	}()
-	waitSleeps(t, 3, "30.4711", "30.4712", "30.4713")
+	waitSleeps(t, 3, sleepTag+"1", sleepTag+"2", sleepTag+"3")
 	cancelled := time.Now()
 	cancel()
 	var res Result
@@ -89,7 +94,7 @@ func TestRunCommandCancelKillsEveryProcess(t *testing.T) {
 		t.Fatalf("result = %+v", res)
 	}
 	mustContain(t, res.Output, "exit code: 137\ncancelled; every process of the command killed\n")
-	assertSleepsGone(t, "30.4711", "30.4712", "30.4713")
+	assertSleepsGone(t, sleepTag+"1", sleepTag+"2", sleepTag+"3")
 	t.Logf("cancel latency %v", latency)
 }
 
@@ -98,7 +103,7 @@ func TestRunCommandTimeoutKillsEveryProcess(t *testing.T) {
 	r := NewRegistry(ShellTool(root, ShellOptions{}))
 	start := time.Now()
 	res := call(t, r, "run_command", map[string]any{
-		"command":         "echo started; setsid sleep 30.4723 & sleep 30.4721 & sleep 30.4722; wait",
+		"command":         fmt.Sprintf("echo started; setsid sleep %s6 & sleep %[1]s4 & sleep %[1]s5; wait", sleepTag),
 		"timeout_seconds": 1,
 	})
 	took := time.Since(start)
@@ -111,7 +116,7 @@ func TestRunCommandTimeoutKillsEveryProcess(t *testing.T) {
 	if res.Output != "exit code: 137\ntimed out after 1s; every process of the command killed\nstarted\n" {
 		t.Fatalf("output = %q", res.Output)
 	}
-	assertSleepsGone(t, "30.4721", "30.4722", "30.4723")
+	assertSleepsGone(t, sleepTag+"4", sleepTag+"5", sleepTag+"6")
 }
 
 func TestRunCommand(t *testing.T) {

@@ -164,11 +164,12 @@ func repeatsAndCancels(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, code := run(ctx, Grant{Level: ReadOnly}, "setsid sleep 77.7 & sleep 77.8")
+	tag := fmt.Sprintf("77.%d", os.Getpid()) // unique: other runs of this test may share the machine
+	_, code := run(ctx, Grant{Level: ReadOnly}, fmt.Sprintf("setsid sleep %s1 & sleep %[1]s2", tag))
 	if code != 137 || time.Since(start) > 2*time.Second {
 		t.Fatalf("cancelled: code %d after %v", code, time.Since(start))
 	}
-	if live := sandboxtest.Living(func(p sandboxtest.Proc) bool { return strings.HasPrefix(p.Cmdline, "sleep\x0077.") }); len(live) > 0 {
+	if live := sandboxtest.Living(func(p sandboxtest.Proc) bool { return strings.HasPrefix(p.Cmdline, "sleep\x00"+tag) }); len(live) > 0 {
 		t.Fatalf("processes survived: %+v", live)
 	}
 }
