@@ -541,8 +541,12 @@ func SandboxReport(cfg *config.Config) string {
 	if l == (sandbox.Limits{}) {
 		l = sandbox.DefaultLimits()
 	}
-	fmt.Fprintf(&b, "limits per command: %d processes of your user, %d GiB per file, %d s of CPU per process, %d GiB of address space\n",
-		l.Procs, l.FileSize>>30, l.CPUSeconds, l.AddressSpace>>30)
+	procs := fmt.Sprintf("%d processes of your user", l.Procs)
+	if os.Geteuid() == 0 {
+		procs = "processes not limited (root)"
+	}
+	fmt.Fprintf(&b, "limits per command: %s, %d GiB per file, %d s of CPU per process, %d GiB of address space\n",
+		procs, l.FileSize>>30, l.CPUSeconds, l.AddressSpace>>30)
 	return b.String()
 }
 
