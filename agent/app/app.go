@@ -82,8 +82,7 @@ type App struct {
 
 	storeErr error                         // why Store is nil
 	current  atomic.Pointer[agent.Session] // the session decisions are logged under
-	tmpDir   string                        // the commands' private TMPDIR, removed on Close
-	runner   sandbox.Runner                // keeps a sandbox helper ready for the next command
+	runner   sandbox.Runner                // runs commands through its long-lived sandbox helper
 
 	gcOnce sync.Once          // the daily retention pass starts with the first session
 	stopGC context.CancelFunc // nil when no pass runs
@@ -176,17 +175,8 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if n := a.Sandbox.Notice(); n != "" {
 		a.Warnings = append(a.Warnings, n)
 	}
-	if a.tmpDir, err = os.MkdirTemp("", "polly-cmd-"); err != nil {
-		a.Close()
-		return nil, fmt.Errorf("private TMPDIR for commands: %w", err)
-	}
-	caches := sandbox.DefaultCaches(home, os.Getenv)
-	for _, r := range cfg.Sandbox.WritableRoots {
-		if r == "~" || strings.HasPrefix(r, "~/") {
-			r = filepath.Join(home, r[1:])
-		}
-		caches = append(caches, filepath.Clean(r))
-	}
+	a.runner.Setup = sandboxSetup(cfg, home)
+	caches := a.runner.Setup.Caches
 
 	asker := opts.Asker
 	if asker != nil {
@@ -220,21 +210,21 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 
 	reg := tools.NewRegistry(tools.FileTools(root)...)
 	reg.Add(tools.ShellTool(root, tools.ShellOptions{Scrub: secretVars, PassEnv: cfg.Sandbox.PassEnv,
-		Sandbox: &a.Sandbox, Caches: caches, TmpDir: a.tmpDir, StateDir: a.StateDir, Runner: &a.runner}))
+		Sandbox: &a.Sandbox, Caches: caches, StateDir: a.StateDir, Runner: &a.runner}))
 	reg.Add(tools.WebTools(tools.WebOptions{UserAgent: cfg.Web.UserAgent, Timeout: cfg.Web.Timeout(), MaxBytes: cfg.Web.MaxBytes,
 		RespectRobots: cfg.Web.RespectRobots, Now: opts.Now})...)
 	if a.Store != nil {
 		reg.Add(tools.LeadTools(a.Store, root)...)
 	}
 
-	hookSet, hookWarnings, err := hooksOf(cfg, root, cfg.ProjectTrust().Trusted, secretVars)
+	hookSet, hookWarnings, err := hooksOf(cfg, root, cfg.ProjectTrust().Trusted, secretVars, a.sandboxedHook(caches))
 	if err != nil {
 		a.Close()
 		return nil, fmt.Errorf("hooks: %w", err)
 	}
 	a.Warnings = append(a.Warnings, hookWarnings...)
 	var mcpWarnings []string
-	a.MCP, mcpWarnings = mcpOf(cfg, root, cfg.ProjectTrust().Trusted, secretVars)
+	a.MCP, mcpWarnings = mcpOf(cfg, root, cfg.ProjectTrust().Trusted, secretVars, a.sandboxedServer)
 	a.Warnings = append(a.Warnings, mcpWarnings...)
 
 	a.Deps = &agent.Deps{
@@ -380,9 +370,6 @@ func (a *App) Close() error {
 		<-a.discovery
 	}
 	a.runner.Close()
-	if a.tmpDir != "" {
-		os.RemoveAll(a.tmpDir)
-	}
 	if a.Store != nil {
 		return a.Store.Close()
 	}
@@ -512,6 +499,63 @@ func (b skillBook) LoadSkill(name string) (string, string, []string, error) {
 }
 
 // Home returns the user's home directory, or "" when unknown.
+// sandboxSetup is what every command of one Polly process shares: the
+// writable caches (the build caches and sandbox.writable_roots) and the
+// deny-read set (the built-in one and sandbox.deny_read).
+func sandboxSetup(cfg *config.Config, home string) sandbox.Setup {
+	caches := sandbox.DefaultCaches(home, os.Getenv)
+	for _, r := range cfg.Sandbox.WritableRoots {
+		if r == "~" || strings.HasPrefix(r, "~/") {
+			r = filepath.Join(home, r[1:])
+		}
+		caches = append(caches, filepath.Clean(r))
+	}
+	return sandbox.Setup{Home: home, Caches: caches,
+		DenyRead: sandbox.DefaultDenyRead(home, os.Getenv, cfg.Sandbox.DenyRead), Polly: sandbox.PollyFiles(home, os.Getenv)}
+}
+
+// SandboxReport is `polly sandbox`: for this machine and config, each
+// protection and how it is enforced (the helper is started to know),
+// then the deny-read paths that exist, the writable caches and the limits.
+func SandboxReport(cfg *config.Config) string {
+	home := Home()
+	st := sandbox.Resolve(sandbox.Settings{Mode: sandbox.Mode(cfg.Sandbox.Mode), Network: cfg.Sandbox.Network})
+	r := sandbox.Runner{Setup: sandboxSetup(cfg, home)}
+	defer r.Close()
+	st = r.Status(st)
+	var b strings.Builder
+	b.WriteString(st.Report())
+	short := func(paths []string) string {
+		var out []string
+		for _, p := range paths {
+			if _, err := os.Lstat(p); err != nil {
+				continue
+			}
+			if rel, err := filepath.Rel(home, p); home != "" && err == nil && !strings.HasPrefix(rel, "..") {
+				p = "~/" + rel
+			}
+			out = append(out, p)
+		}
+		if len(out) == 0 {
+			return "(none here)"
+		}
+		return strings.Join(out, " ")
+	}
+	fmt.Fprintf(&b, "\ndeny-read, present here: %s\n", short(r.Setup.DenyRead))
+	fmt.Fprintf(&b, "writable caches (workspace-write): %s\n", short(r.Setup.Caches))
+	l := r.Setup.Limits
+	if l == (sandbox.Limits{}) {
+		l = sandbox.DefaultLimits()
+	}
+	procs := fmt.Sprintf("%d processes of your user", l.Procs)
+	if os.Geteuid() == 0 {
+		procs = "processes not limited (root)"
+	}
+	fmt.Fprintf(&b, "limits per command: %s, %d GiB per file, %d s of CPU per process, %d GiB of address space\n",
+		procs, l.FileSize>>30, l.CPUSeconds, l.AddressSpace>>30)
+	return b.String()
+}
+
 func Home() string {
 	h, err := os.UserHomeDir()
 	if err != nil {

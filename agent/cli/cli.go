@@ -232,6 +232,7 @@ Usage:
                                 ERRORS.md and MEMORY.md; prints what went and the bytes freed
   polly models                  list the models of every provider: window, price, where they come from
   polly skills                  list the Agent Skills found (SKILL.md folders) and broken ones
+  polly sandbox                 how this machine enforces each protection of the command sandbox
   polly mcp list                start the configured MCP servers and list their state and tools
   polly leads list [LIST]       show saved leads (or the lists with counts)
   polly leads export LIST [PATH]  write a lead list as CSV (stdout when no path)
@@ -390,7 +391,7 @@ func run(ctx context.Context, env Env) error {
 		if len(o.args) > 2 || len(o.args) == 2 && !o.adopt {
 			return usagef("polly sessions takes no arguments, or one session id after --adopt (got %q)", strings.Join(o.args[1:], " "))
 		}
-	case "init", "config", "gc", "models", "skills":
+	case "init", "config", "gc", "models", "skills", "sandbox":
 		if len(o.args) > 1 {
 			return usagef("polly %s takes no arguments (got %q)", cmd, strings.Join(o.args[1:], " "))
 		}
@@ -460,6 +461,9 @@ func run(ctx context.Context, env Env) error {
 		return undoCommand(ctx, env, cfg, cmd, o)
 	case "skills":
 		return listSkills(ctx, env, cfg)
+	case "sandbox":
+		fmt.Fprint(env.Stdout, app.SandboxReport(cfg))
+		return nil
 	case "mcp":
 		return mcpCommand(ctx, env, cfg, o.args[1:])
 	}

@@ -162,6 +162,7 @@ type SandboxSettings struct {
 	Network       bool     `json:"network"`        // commands may use the network without asking
 	WritableRoots []string `json:"writable_roots"` // extra writable directories in workspace-write
 	PassEnv       []string `json:"pass_env"`       // credential-like variables commands get anyway
+	DenyRead      []string `json:"deny_read"`      // paths no command reads, on top of the built-in set
 }
 
 // MemorySettings tune the workspace memory.
@@ -206,6 +207,7 @@ type HookCommand struct {
 	StatusMessage   string            `json:"statusMessage"`
 	Once            bool              `json:"once"`
 	ContinueOnBlock bool              `json:"continueOnBlock"`
+	Network         bool              `json:"network"` // Polly: the hook may use the network (it runs in the command sandbox)
 }
 
 // MCPServer is one MCP server: a command speaking stdio, or (type "http")
@@ -220,6 +222,11 @@ type MCPServer struct {
 	Headers        map[string]string `json:"headers"`
 	StartupTimeout int               `json:"startup_timeout_seconds"` // 0: the default
 	ToolTimeout    int               `json:"tool_timeout_seconds"`    // one tool call; 0: the default (60)
+	// A stdio server runs in the command sandbox: read-only but for these
+	// (the project among them: its protected paths stay read-only), and
+	// without the network unless Network.
+	Network       bool     `json:"network"`
+	WritableRoots []string `json:"writable_roots"`
 }
 
 // TUISettings are display preferences.

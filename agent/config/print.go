@@ -203,7 +203,7 @@ func (c *Config) groups() [][]Value {
 	for _, l := range []struct {
 		key  string
 		list []string
-	}{{"sandbox.writable_roots", c.Sandbox.WritableRoots}, {"sandbox.pass_env", c.Sandbox.PassEnv}} {
+	}{{"sandbox.writable_roots", c.Sandbox.WritableRoots}, {"sandbox.pass_env", c.Sandbox.PassEnv}, {"sandbox.deny_read", c.Sandbox.DenyRead}} {
 		for i, v := range l.list {
 			key := indexPath(l.key, i)
 			sb = append(sb, Value{Key: key, Value: v, Source: c.Source(key)})

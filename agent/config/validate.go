@@ -247,7 +247,7 @@ func (t TUISettings) Validate() error {
 	return p.join()
 }
 
-// Validate checks the mode, the extra writable roots and the variables.
+// Validate checks the mode, the extra writable roots, the variables and the deny-read paths.
 func (s SandboxSettings) Validate() error {
 	var p problems
 	p.add("mode", oneOf(s.Mode, "auto", "on", "off"))
@@ -258,6 +258,11 @@ func (s SandboxSettings) Validate() error {
 	}
 	for i, name := range s.PassEnv {
 		p.add(indexPath("pass_env", i), checkEnvName(name))
+	}
+	for i, path := range s.DenyRead {
+		if !strings.HasPrefix(path, "/") && !strings.HasPrefix(path, "~/") {
+			p.add(indexPath("deny_read", i), fmt.Sprintf("expected an absolute path (or one starting with ~/), got %q", path))
+		}
 	}
 	return p.join()
 }
