@@ -324,6 +324,16 @@ func (h *helperServer) start(j *job, files []*os.File) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("start bash: %w", err)
 	}
+	// ForkExec returns once bash is exec'd, so these follow within
+	// microseconds, while bash starts up (a child forked in that window
+	// would keep the helper's limits: these are guard rails against a
+	// runaway build; Landlock and seccomp are the containment). A limit
+	// that cannot be set stops the command.
+	if err := lowerLimits(pid, h.cfg.Limits.commandLimits()); err != nil {
+		unix.Kill(pid, unix.SIGKILL)
+		unix.Wait4(pid, nil, 0, nil)
+		return 0, fmt.Errorf("the command's limits: %w", err)
+	}
 	return pid, nil
 }
 
@@ -379,27 +389,49 @@ type Limits struct {
 	AddressSpace uint64 `json:"address_space"` // bytes per process (RLIMIT_AS)
 }
 
-// setLimits sets the helper's rlimits, which every command inherits (they
-// are per process, not per thread, and the same for every command).
-// Only lowered: a limit the user set lower stays. The kernel does not
-// apply RLIMIT_NPROC to root.
+// rlimit is one resource limit and its value (0: the inherited one).
+type rlimit struct {
+	res int
+	v   uint64
+}
+
+// helperLimits are the limits set on the helper itself, which every
+// command inherits from its first instruction: processes (a user count,
+// and the helper forks little) and file size (the helper writes none).
+func (l Limits) helperLimits() []rlimit {
+	return []rlimit{{unix.RLIMIT_NPROC, l.Procs}, {unix.RLIMIT_FSIZE, l.FileSize}}
+}
+
+// commandLimits are set on each command once it has started: a Go
+// helper cannot live under them (its runtime reserves about a GiB of
+// address space, and its CPU time adds up over a session, which would
+// end it after the limit's hour).
+func (l Limits) commandLimits() []rlimit {
+	return []rlimit{{unix.RLIMIT_CPU, l.CPUSeconds}, {unix.RLIMIT_AS, l.AddressSpace}}
+}
+
+// setLimits sets the helper's own limits (see helperLimits). The kernel
+// does not apply RLIMIT_NPROC to root.
 func setLimits(l Limits) error {
-	for _, r := range []struct {
-		res int
-		v   uint64
-	}{{unix.RLIMIT_NPROC, l.Procs}, {unix.RLIMIT_FSIZE, l.FileSize}, {unix.RLIMIT_CPU, l.CPUSeconds}, {unix.RLIMIT_AS, l.AddressSpace}} {
+	return lowerLimits(0, l.helperLimits())
+}
+
+// lowerLimits lowers pid's limits (0: this process). Only lowered: a
+// limit the user set lower stays.
+func lowerLimits(pid int, limits []rlimit) error {
+	for _, r := range limits {
 		if r.v == 0 {
 			continue
 		}
 		var cur unix.Rlimit
-		if err := unix.Getrlimit(r.res, &cur); err != nil {
-			return err
+		if err := unix.Prlimit(pid, r.res, nil, &cur); err != nil {
+			return fmt.Errorf("read limit %d: %w", r.res, err)
 		}
 		soft, hard := min(r.v, cur.Max), min(r.v, cur.Max)
 		if r.res == unix.RLIMIT_CPU {
 			hard = min(r.v+5, cur.Max) // SIGXCPU first (a message), SIGKILL 5 s later
 		}
-		if err := unix.Setrlimit(r.res, &unix.Rlimit{Cur: soft, Max: hard}); err != nil {
+		if err := unix.Prlimit(pid, r.res, &unix.Rlimit{Cur: soft, Max: hard}, nil); err != nil {
 			return fmt.Errorf("set limit %d: %w", r.res, err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -375,6 +376,36 @@ func TestLimits(t *testing.T) {
 			}
 			if fi, err := os.Stat(filepath.Join(p.root, "big")); err == nil && fi.Size() > 1<<20 {
 				t.Fatalf("a %d-byte file was written past the limit", fi.Size())
+			}
+			// The helper lives on under the limits it gives commands (a
+			// Go helper under 1 GiB of address space did not, in CI).
+			for range 3 {
+				out.Reset()
+				if res, err := r.Run(context.Background(), Build(Plan{Grant: Grant{Level: WorkspaceWrite}, Root: p.root, Command: "echo ok"}),
+					"echo ok", p.root, CommandEnv(os.Environ(), nil, nil, nil), &out, time.Second); err != nil || res.Code != 0 || out.String() != "ok\n" {
+					t.Fatalf("the next command after the limit: %v, %+v, %q", err, res, out.String())
+				}
+			}
+			// ...and keeps Polly's own CPU and address-space limits.
+			cpuAndAS := func(pid string) []string {
+				lim, err := os.ReadFile("/proc/" + pid + "/limits")
+				if err != nil {
+					t.Fatal(err)
+				}
+				var keep []string
+				for _, l := range strings.Split(string(lim), "\n") {
+					if strings.HasPrefix(l, "Max cpu time") || strings.HasPrefix(l, "Max address space") {
+						keep = append(keep, l)
+					}
+				}
+				return keep
+			}
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			for h := range r.all {
+				if got, want := cpuAndAS(strconv.Itoa(h.cmd.Process.Pid)), cpuAndAS("self"); !slices.Equal(got, want) {
+					t.Fatalf("the helper runs under a command's limits: %q (Polly: %q)", got, want)
+				}
 			}
 			t.Logf("%s: exit %d, %q", c.name, res.Code, res.Limit)
 		})
