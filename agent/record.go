@@ -63,7 +63,11 @@ func (a *Agent) requestRecord(kind string, req llm.Request, out *window.Output) 
 			continue
 		}
 		rm := store.RecordedMessage{ID: m.ID}
-		if m.Content != s.Content {
+		switch {
+		case m.Content == s.Content:
+		case s.Output != nil && s.Output.Stub != "" && m.Content == s.Output.Stub:
+			rm.Stub = true // the store has this text already
+		default:
 			c := m.Content
 			rm.Content = &c
 		}

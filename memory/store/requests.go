@@ -49,14 +49,20 @@ type RequestRecord struct {
 }
 
 // RecordedMessage is one message of a request: a stored one by ID, as it
-// was sent (Content, Args: what replaced its content or arguments), or a
-// message never stored, whole (Message).
+// was sent (Stub: as the stub stored with it; Content, Args: what else
+// replaced its content or arguments), or a message never stored, whole
+// (Message).
 type RecordedMessage struct {
 	ID int64 `json:"id,omitempty"`
 	// Through, when set, makes this entry a run: the stored messages ID,
-	// ID+1, … Through, each sent as stored (a record holds one entry per
-	// run, not one per message).
-	Through int64             `json:"-"`
+	// ID+1, … Through, each sent as stored — or each as its stub, with
+	// Stub (a record holds one entry per run, not one per message).
+	Through int64 `json:"-"`
+	// Stub: the message was sent as the one line its stale output shrinks
+	// to, which the store keeps with it (output_stub). A long task sends
+	// most of its old outputs so: naming the stub instead of repeating its
+	// text keeps a record a few bytes a message, not ~150.
+	Stub    bool              `json:"-"`
 	Content *string           `json:"content,omitempty"` // sent instead of the stored content
 	Args    map[string]string `json:"args,omitempty"`    // tool call id → arguments sent instead of the stored ones
 	Message *chat.Message     `json:"message,omitempty"` // a message no row holds (the task block, an "interrupted" result, a summarizer prompt)
@@ -65,12 +71,13 @@ type RecordedMessage struct {
 // RecordedMessages are a request's messages. A run of stored messages
 // sent as stored with consecutive ids is one entry (Through), and in JSON
 // one string, "12-40": the usual case, so a record costs a few bytes, not
-// one object a message.
+// one object a message. A run sent as their stubs is "12-13s" ("12s" for
+// one).
 type RecordedMessages []RecordedMessage
 
 // Add appends m, joining it to the run before it when it continues it.
 func (ms RecordedMessages) Add(m RecordedMessage) RecordedMessages {
-	if n := len(ms); n > 0 && m.plain() && ms[n-1].plain() && m.ID == ms[n-1].last()+1 {
+	if n := len(ms); n > 0 && m.byID() && ms[n-1].byID() && m.Stub == ms[n-1].Stub && m.ID == ms[n-1].last()+1 {
 		ms[n-1].Through = m.ID
 		return ms
 	}
@@ -94,7 +101,8 @@ func (m RecordedMessage) last() int64 {
 	return m.ID
 }
 
-// MarshalJSON writes runs of plain consecutive ids as "first-last".
+// MarshalJSON writes runs of consecutive ids as "first-last" (with an s
+// after it: sent as their stubs).
 func (ms RecordedMessages) MarshalJSON() ([]byte, error) {
 	b := []byte{'['}
 	for i := 0; i < len(ms); {
@@ -102,9 +110,9 @@ func (ms RecordedMessages) MarshalJSON() ([]byte, error) {
 			b = append(b, ',')
 		}
 		m := ms[i]
-		if m.plain() {
+		if m.byID() {
 			j, last := i, m.last()
-			for j+1 < len(ms) && ms[j+1].plain() && ms[j+1].ID == last+1 {
+			for j+1 < len(ms) && ms[j+1].byID() && ms[j+1].Stub == m.Stub && ms[j+1].ID == last+1 {
 				j++
 				last = ms[j].last()
 			}
@@ -113,6 +121,9 @@ func (ms RecordedMessages) MarshalJSON() ([]byte, error) {
 			if last > m.ID {
 				b = append(b, '-')
 				b = strconv.AppendInt(b, last, 10)
+			}
+			if m.Stub {
+				b = append(b, 's')
 			}
 			b = append(b, '"')
 			i = j + 1
@@ -141,6 +152,7 @@ func (ms *RecordedMessages) UnmarshalJSON(data []byte) error {
 			if err := json.Unmarshal(r, &run); err != nil {
 				return err
 			}
+			run, stub := strings.CutSuffix(run, "s")
 			first, last, found := strings.Cut(run, "-")
 			a, err := strconv.ParseInt(first, 10, 64)
 			if err != nil {
@@ -152,7 +164,7 @@ func (ms *RecordedMessages) UnmarshalJSON(data []byte) error {
 					return fmt.Errorf("message run %q is not a range of ids", run)
 				}
 			}
-			m := RecordedMessage{ID: a}
+			m := RecordedMessage{ID: a, Stub: stub}
 			if z > a {
 				m.Through = z
 			}
@@ -169,9 +181,15 @@ func (ms *RecordedMessages) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// plain: a stored message sent as it is stored.
-func (m RecordedMessage) plain() bool {
+// byID: a stored message sent as it is stored or as its stub, which its id
+// alone says.
+func (m RecordedMessage) byID() bool {
 	return m.ID != 0 && m.Content == nil && len(m.Args) == 0 && m.Message == nil
+}
+
+// Shortened: the message was sent shorter than it is stored.
+func (m RecordedMessage) Shortened() bool {
+	return m.Stub || m.Content != nil || len(m.Args) > 0
 }
 
 // Breakdown is a request's estimated tokens by part, calibrated as the
@@ -369,7 +387,12 @@ func (s *Store) Rebuild(ctx context.Context, call CallInfo) (Rebuilt, error) {
 			if !ok {
 				return bad("message %d is no longer stored", id)
 			}
-			if rm.Content != nil {
+			switch {
+			case rm.Stub && (m.Output == nil || m.Output.Stub == ""):
+				return bad("message %d was sent as its stub, and no stub is stored with it", id)
+			case rm.Stub:
+				m.Content = m.Output.Stub
+			case rm.Content != nil:
 				m.Content = *rm.Content
 			}
 			if len(rm.Args) > 0 {
