@@ -102,3 +102,29 @@ func BenchmarkWireSum(b *testing.B) {
 		WireSum(ms)
 	}
 }
+
+// WireSums gives WireSum's sum for every request of a conversation that
+// grows, has a message edited or its tool calls changed in place, shrinks
+// (a summary) and grows again.
+func TestWireSumsMatchesWireSum(t *testing.T) {
+	var w WireSums
+	ms := wireSumMessages()
+	check := func(what string, ms []chat.Message) {
+		t.Helper()
+		if got, want := w.Sum(ms), WireSum(ms); got != want {
+			t.Fatalf("%s: WireSums %s, WireSum %s", what, got, want)
+		}
+	}
+	check("first", ms)
+	check("again", ms)
+	ms = append(ms, chat.UserText("more"), chat.Message{Role: chat.Assistant, Content: "ok"})
+	check("grown", ms)
+	ms[3].Content = ms[3].Content[:100] // shortened, as a stale output is
+	check("edited", ms)
+	ms[2].ToolCalls[1].Arguments = `{"pattern":"y"}` // in place: the slice the last request had
+	check("tool call changed in place", ms)
+	ms = append([]chat.Message{ms[0], chat.UserText("[CONTEXT SUMMARY #1]")}, ms[4:]...)
+	check("summarised", ms)
+	check("empty", nil)
+	check("after empty", ms)
+}
