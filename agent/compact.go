@@ -437,7 +437,19 @@ func (a *Agent) transcriptBudget() int {
 
 // estimate builds a context without side effects.
 func (a *Agent) estimate(sys string, h []chat.Message) window.Output {
+	return a.estimateWith(a.counter, sys, h)
+}
+
+// estimateWith is estimate counting with c; the counts kept for the next
+// request are the agent's counter's only.
+func (a *Agent) estimateWith(c tokens.Counter, sys string, h []chat.Message) window.Output {
+	sysTok, toolTok := 0, 0
+	if c == a.counter {
+		sysTok, toolTok = a.systemTokens(sys), a.toolTokens()
+	} else {
+		sysTok, toolTok = tokens.Message(c, chat.SystemText(sys)), c.Count(string(a.toolsJSONForCount()))+1
+	}
 	t := a.task
-	return window.Build(window.Input{System: sys, SystemTokens: a.systemTokens(sys), ToolTokens: a.toolTokens(), History: h, Task: &t,
-		Settings: a.settings(), Budget: a.budget(), Counter: a.counter, Scale: a.calib.Ratio()})
+	return window.Build(window.Input{System: sys, SystemTokens: sysTok, ToolTokens: toolTok, History: h, Task: &t,
+		Settings: a.settings(), Budget: a.budget(), Counter: c, Scale: a.calib.Ratio()})
 }

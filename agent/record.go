@@ -20,8 +20,12 @@ func (a *Agent) requestRecord(kind string, req llm.Request, out *window.Output) 
 	if a.deps.Store == nil || len(req.Messages) == 0 {
 		return nil
 	}
-	r := &store.RequestRecord{Kind: kind, Persona: a.persona.ID, Model: req.Model, Temperature: req.Temperature, MaxTokens: req.MaxTokens,
-		Sum: store.WireSum(req.Messages)}
+	r := &store.RequestRecord{Kind: kind, Persona: a.persona.ID, Model: req.Model, Temperature: req.Temperature, MaxTokens: req.MaxTokens}
+	if kind == "main" {
+		r.Sum = a.sums.Sum(req.Messages) // the summarizer's requests would only break its run
+	} else {
+		r.Sum = store.WireSum(req.Messages)
+	}
 	msgs := req.Messages
 	if msgs[0].Role == chat.System {
 		r.SystemText, r.System = msgs[0].Content, a.textHash(msgs[0].Content)
@@ -45,7 +49,9 @@ func (a *Agent) requestRecord(kind string, req llm.Request, out *window.Output) 
 		return text
 	}
 	saveSystem, saveTools := keep(r.System, r.SystemText), keep(r.Tools, r.ToolsText)
-	r.Messages = make(store.RecordedMessages, 0, 16)
+	// As many entries as the last record had, and room for a step's more:
+	// one allocation, not a slice grown entry by entry.
+	r.Messages = make(store.RecordedMessages, 0, a.recordEntries+16)
 	j := 0 // the sent messages come from the history in its order: one walk finds each
 	for _, m := range msgs {
 		s := (*chat.Message)(nil)
@@ -63,7 +69,11 @@ func (a *Agent) requestRecord(kind string, req llm.Request, out *window.Output) 
 			continue
 		}
 		rm := store.RecordedMessage{ID: m.ID}
-		if m.Content != s.Content {
+		switch {
+		case m.Content == s.Content:
+		case s.Output != nil && s.Output.Stub != "" && m.Content == s.Output.Stub:
+			rm.Stub = true // the store has this text already
+		default:
 			c := m.Content
 			rm.Content = &c
 		}
@@ -77,6 +87,7 @@ func (a *Agent) requestRecord(kind string, req llm.Request, out *window.Output) 
 		}
 		r.Messages = r.Messages.Add(rm)
 	}
+	a.recordEntries = len(r.Messages)
 	w, _ := a.contextWindow()
 	r.Window, r.Budget = w, a.budget()
 	scale := func(n int) int {

@@ -3,6 +3,7 @@ package agent
 import (
 	"polly/memory/chat"
 	"polly/memory/task"
+	"polly/memory/tokens"
 )
 
 // Status is what a status bar shows about one agent.
@@ -52,8 +53,10 @@ func (a *Agent) Status() Status {
 	if st.ContextTokens == 0 || st.Threshold == 0 {
 		// Nothing sent yet by this agent (a resumed or new session): the
 		// estimate of what the next request would send, so the meter is
-		// right before the first turn.
-		out := a.estimate(a.systemPrompt(), a.history)
+		// right before the first turn — at characters/4 until a request
+		// has opened the tokenizer: the meter alone is not worth the
+		// resident memory of its table to an idle session.
+		out := a.estimateWith(tokens.Unopened(a.counter), a.systemPrompt(), a.history)
 		st.Threshold = out.Threshold
 		if st.ContextTokens == 0 {
 			st.ContextTokens = out.Tokens

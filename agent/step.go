@@ -168,10 +168,15 @@ func (a *Agent) systemTokens(sys string) int {
 // toolTokens estimates the tool schemas sent with every request (once).
 func (a *Agent) toolTokens() int {
 	if a.toolTok == 0 {
-		b, _ := json.Marshal(a.registry.Specs(a.allowed))
-		a.toolTok = a.counter.Count(string(b)) + 1
+		a.toolTok = a.counter.Count(string(a.toolsJSONForCount())) + 1
 	}
 	return a.toolTok
+}
+
+// toolsJSONForCount is the tool schemas as counted for the context.
+func (a *Agent) toolsJSONForCount() []byte {
+	b, _ := json.Marshal(a.registry.Specs(a.allowed))
+	return b
 }
 
 // call streams one request and accounts for it.

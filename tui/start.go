@@ -2,6 +2,7 @@ package tui
 
 import (
 	"io"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -99,7 +100,17 @@ type startModel struct {
 	size    *tea.WindowSizeMsg
 	bg      *tea.BackgroundColorMsg
 	real    *Model // nil until the session is open
+	settled bool   // the real Model has loaded its session: start-up is over
 	failed  error  // opening failed: shown on screen, returned by Run
+}
+
+// returnStartupMemory collects what start-up left behind (the package
+// inits' garbage, the start screen's model, the session's loading) and
+// hands the free pages back to the system, once: an idle TUI then keeps
+// resident what it uses, not its start-up's peak.
+func returnStartupMemory() tea.Msg {
+	debug.FreeOSMemory()
+	return nil
 }
 
 func newStartModel(o options, open *opening) *startModel {
@@ -120,6 +131,10 @@ func (s *startModel) View() tea.View {
 func (s *startModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if s.real != nil {
 		_, cmd := s.real.Update(msg)
+		if _, loaded := msg.(sessionLoadedMsg); loaded && !s.settled {
+			s.settled = true
+			cmd = tea.Batch(cmd, returnStartupMemory)
+		}
 		return s, cmd
 	}
 	switch msg := msg.(type) {
@@ -191,6 +206,7 @@ func (s *startModel) opened() tea.Cmd {
 	}
 	r.input.SetValue(s.pre.input.Value())
 	s.real = r
+	s.pre = nil // the real Model draws from now on
 	cmds = append(cmds, r.Init())
 	// In order, through the Model's own queue: the first starts a turn
 	// (or waits for the session's load), the rest wait for it.

@@ -115,6 +115,27 @@ func TestInspectRebuildsEveryRequest(t *testing.T) {
 	if summarizer == 0 || afterSummary == 0 || shortened == 0 {
 		t.Fatalf("the task made %d summarizer calls, a summary sent on call %d, %d requests with shortened messages: not the case to prove", summarizer, afterSummary, shortened)
 	}
+	// A stale output sent as its stub is named, not copied: the stub's
+	// text is stored once, with its message.
+	st, _ := latestSession(t, env.Dir)
+	calls, err := st.Calls(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stubs := 0
+	for _, c := range calls {
+		for _, rm := range c.Record.Messages {
+			if rm.Stub {
+				stubs++
+			}
+			if rm.Content != nil && strings.HasPrefix(*rm.Content, "[output #") {
+				t.Fatalf("call %d's record copies a stub's text for message %d: %q", c.Number, rm.ID, *rm.Content)
+			}
+		}
+	}
+	if stubs == 0 {
+		t.Fatal("no record names a message sent as its stub")
+	}
 	r := polly("inspect", id, fmt.Sprint(afterSummary))
 	if r.code != 0 {
 		t.Fatalf("inspect: %d %s", r.code, r.stderr)

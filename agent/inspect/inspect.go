@@ -218,7 +218,7 @@ func preview(m chat.Message, rec []store.RecordedMessage, i int) string {
 	s += fmt.Sprintf(" · %s chars", humanize.Comma(int64(len(m.Content))))
 	if i > 0 && i-1 < len(rec) {
 		switch rm := rec[i-1]; {
-		case rm.Content != nil || len(rm.Args) > 0:
+		case rm.Shortened():
 			s += fmt.Sprintf(" · shortened for the context (message %d holds it whole)", rm.ID)
 		case rm.ID != 0:
 			s += fmt.Sprintf(" · message %d", rm.ID)
@@ -237,7 +237,7 @@ func expand(ms store.RecordedMessages) []store.RecordedMessage {
 			continue
 		}
 		for id := m.ID; id <= m.Through; id++ {
-			out = append(out, store.RecordedMessage{ID: id})
+			out = append(out, store.RecordedMessage{ID: id, Stub: m.Stub})
 		}
 	}
 	return out

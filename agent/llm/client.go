@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/pagination"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
 // Defaults for the zero fields of Config.
@@ -153,16 +153,14 @@ func (c *Client) backoff(attempt int, retryAfter time.Duration) time.Duration {
 	return time.Duration(rand.Int64N(int64(ceiling) + 1))
 }
 
-// attempt makes one request through openai-go and reads the stream to its
-// end. began reports whether any content reached the observer, after which
-// a retry would show the user the same text twice.
-//
-// The request is Chat.Completions.NewStreaming's without its last step:
-// NewStreaming posts to chat/completions and decodes the response as an
-// ssestream.Stream of openai.ChatCompletionChunk, as here, but first sets
-// "stream": true in the body with sjson, which copies the whole body (160
-// KB at 40k tokens of context, every step) to set what Polly's body
-// already says.
+// attempt makes one request through openai-go's
+// Chat.Completions.NewStreaming and reads the stream to its end. began
+// reports whether any content reached the observer, after which a retry
+// would show the user the same text twice. The body is Polly's own
+// encoding (see Client.encode), handed over whole with
+// option.WithRequestBody; NewStreaming then sets "stream": true in it,
+// which the body already says, first, so the bytes sent are the bytes
+// encoded.
 func (c *Client) attempt(callCtx context.Context, body []byte, obs Observer) (Response, bool, *Error) {
 	if c.ep.err != nil {
 		return Response{}, false, &Error{Kind: KindBadRequest, Message: c.ep.err.Error(), Err: c.ep.err}
@@ -174,9 +172,8 @@ func (c *Client) attempt(callCtx context.Context, body []byte, obs Observer) (Re
 	defer watchdog.Stop()
 
 	tap := &bodyTap{touch: func() { watchdog.Reset(c.cfg.IdleTimeout) }, cancel: cancel}
-	var res *http.Response
-	err := c.ep.post(ctx, "chat/completions", body, &res, tap.option())
-	stream := ssestream.NewStream[openai.ChatCompletionChunk](ssestream.NewDecoder(res), err)
+	stream := c.ep.stream(ctx, openai.ChatCompletionNewParams{},
+		option.WithRequestBody("application/json", body), tap.option())
 	defer stream.Close()
 	acc := newAccumulator()
 	began := false

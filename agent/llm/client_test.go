@@ -972,3 +972,47 @@ func TestOnRequestSeesTheBodySent(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCallAtForty is one step's call at 40k tokens of context: a
+// 160 KB body (its messages already encoded in the cache but the last
+// two, as in a step), handed to the SDK and written to the transport, and
+// a reply of prose in 64-byte chunks and one tool call, as the step
+// benchmark's model sends it — without a server or a socket.
+func BenchmarkCallAtForty(b *testing.B) {
+	head := `"id":"chatcmpl-Ab12Cd34","object":"chat.completion.chunk","created":1732600000,"model":"gpt-4.1-2025-04-14","system_fingerprint":"fp_5f20662549"`
+	var body strings.Builder
+	prose := strings.Repeat("Looking at how the loop hands results back, the next thing to check is the accumulator. ", 8)
+	for i := 0; i < len(prose); i += 64 {
+		fmt.Fprintf(&body, "data: {%s,\"choices\":[{\"index\":0,\"delta\":{\"content\":%q},\"finish_reason\":null}]}\n\n", head, prose[i:min(i+64, len(prose))])
+	}
+	fmt.Fprintf(&body, "data: {%s,\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"read_file\",\"arguments\":\"{\\\"path\\\":\\\"src/file3.go\\\"}\"}}]},\"finish_reason\":null}]}\n\n", head)
+	fmt.Fprintf(&body, "data: {%s,\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n", head)
+	fmt.Fprintf(&body, "data: {%s,\"choices\":[],\"usage\":{\"prompt_tokens\":39000,\"completion_tokens\":240,\"total_tokens\":39240}}\n\n", head)
+	body.WriteString("data: [DONE]\n\n")
+	c := newClient(b, "http://127.0.0.1:1/v1", func(cfg *llm.Config) {
+		cfg.HTTPClient = &http.Client{Transport: cannedTransport{body: []byte(body.String())}}
+	})
+	req := ask("bench")
+	file := strings.Repeat("func step(s *state) bool {\n\tif s.n > 7 {\n\t\treturn false\n\t}\n\ts.n++\n\treturn true\n}\n", 80)
+	for i := 0; len(req.Messages) < 60; i++ {
+		id := fmt.Sprintf("call_%d", i)
+		req.Messages = append(req.Messages,
+			chat.Message{Role: chat.Assistant, Content: prose, ToolCalls: []chat.ToolCall{{ID: id, Name: "read_file", Arguments: `{"path":"src/file3.go"}`}}},
+			chat.Message{Role: chat.Tool, ToolCallID: id, Content: file})
+	}
+	req.Cache = llm.NewWireCache()
+	sent := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		// The last two messages are new to the cache, as in a step.
+		n := len(req.Messages)
+		req.Messages[n-1].Content = file[:len(file)-1-sent%2]
+		req.Messages[n-2].Content = prose[:len(prose)-1-sent%2]
+		sent++
+		var reqBytes int
+		resp, err := c.Stream(context.Background(), req, llm.Observer{OnRequest: func(b []byte) { reqBytes = len(b) }})
+		if err != nil || len(resp.Message.ToolCalls) != 1 || reqBytes < 150_000 {
+			b.Fatalf("Stream: %v (%d calls, %d bytes sent)", err, len(resp.Message.ToolCalls), reqBytes)
+		}
+	}
+}

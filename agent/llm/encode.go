@@ -236,7 +236,8 @@ func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, erro
 		}
 	}
 
-	// "stream": true is what NewStreaming would set (see Client.attempt).
+	// "stream": true comes first: NewStreaming sets it again (see
+	// Client.attempt), and finds it at once.
 	b := append(buf[:0], `{"stream":true,"messages":[`...)
 	for i, m := range msgs {
 		if i > 0 {

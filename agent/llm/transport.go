@@ -14,6 +14,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
 // Every request goes through openai-go (openai.Client). Polly sets it up
@@ -27,12 +28,14 @@ type endpoint struct {
 	base   *url.URL // nil when the base URL is unusable; err says why
 	err    error
 	header http.Header // what goes with every request, Content-Type aside
-	// post and get are the openai.Client's Post and Get. The client is not
-	// kept in a field: a field of type openai.Client makes every service
-	// of the SDK (responses, realtime, audio, …) reachable from Polly's
-	// types, and the linker then keeps all their methods: 23 MB more
-	// binary and 12 MiB more resident in the idle TUI than these two.
-	post, get func(ctx context.Context, path string, params, res any, opts ...option.RequestOption) error
+	// stream is the openai.Client's Chat.Completions.NewStreaming, get its
+	// Get. Neither the client nor a service is kept in a field: a field of
+	// type openai.Client makes every service of the SDK (responses,
+	// realtime, audio, …) reachable from Polly's types, and the linker
+	// then keeps all their methods: 23 MB more binary and 12 MiB more
+	// resident in the idle TUI than these two method values.
+	stream func(ctx context.Context, body openai.ChatCompletionNewParams, opts ...option.RequestOption) *ssestream.Stream[openai.ChatCompletionChunk]
+	get    func(ctx context.Context, path string, params, res any, opts ...option.RequestOption) error
 }
 
 // maxErrorBody bounds how much of an error response is read to describe it.
@@ -87,7 +90,7 @@ func newEndpoint(cfg Config) endpoint {
 		opts = append(opts, option.WithMiddleware(logRequests(cfg.Log)))
 	}
 	sdk := openai.NewClient(opts...)
-	ep.post, ep.get = sdk.Post, sdk.Get
+	ep.stream, ep.get = sdk.Chat.Completions.NewStreaming, sdk.Get
 	return ep
 }
 

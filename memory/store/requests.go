@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,14 +50,20 @@ type RequestRecord struct {
 }
 
 // RecordedMessage is one message of a request: a stored one by ID, as it
-// was sent (Content, Args: what replaced its content or arguments), or a
-// message never stored, whole (Message).
+// was sent (Stub: as the stub stored with it; Content, Args: what else
+// replaced its content or arguments), or a message never stored, whole
+// (Message).
 type RecordedMessage struct {
 	ID int64 `json:"id,omitempty"`
 	// Through, when set, makes this entry a run: the stored messages ID,
-	// ID+1, … Through, each sent as stored (a record holds one entry per
-	// run, not one per message).
-	Through int64             `json:"-"`
+	// ID+1, … Through, each sent as stored — or each as its stub, with
+	// Stub (a record holds one entry per run, not one per message).
+	Through int64 `json:"-"`
+	// Stub: the message was sent as the one line its stale output shrinks
+	// to, which the store keeps with it (output_stub). A long task sends
+	// most of its old outputs so: naming the stub instead of repeating its
+	// text keeps a record a few bytes a message, not ~150.
+	Stub    bool              `json:"-"`
 	Content *string           `json:"content,omitempty"` // sent instead of the stored content
 	Args    map[string]string `json:"args,omitempty"`    // tool call id → arguments sent instead of the stored ones
 	Message *chat.Message     `json:"message,omitempty"` // a message no row holds (the task block, an "interrupted" result, a summarizer prompt)
@@ -65,12 +72,13 @@ type RecordedMessage struct {
 // RecordedMessages are a request's messages. A run of stored messages
 // sent as stored with consecutive ids is one entry (Through), and in JSON
 // one string, "12-40": the usual case, so a record costs a few bytes, not
-// one object a message.
+// one object a message. A run sent as their stubs is "12-13s" ("12s" for
+// one).
 type RecordedMessages []RecordedMessage
 
 // Add appends m, joining it to the run before it when it continues it.
 func (ms RecordedMessages) Add(m RecordedMessage) RecordedMessages {
-	if n := len(ms); n > 0 && m.plain() && ms[n-1].plain() && m.ID == ms[n-1].last()+1 {
+	if n := len(ms); n > 0 && m.byID() && ms[n-1].byID() && m.Stub == ms[n-1].Stub && m.ID == ms[n-1].last()+1 {
 		ms[n-1].Through = m.ID
 		return ms
 	}
@@ -94,7 +102,8 @@ func (m RecordedMessage) last() int64 {
 	return m.ID
 }
 
-// MarshalJSON writes runs of plain consecutive ids as "first-last".
+// MarshalJSON writes runs of consecutive ids as "first-last" (with an s
+// after it: sent as their stubs).
 func (ms RecordedMessages) MarshalJSON() ([]byte, error) {
 	b := []byte{'['}
 	for i := 0; i < len(ms); {
@@ -102,9 +111,9 @@ func (ms RecordedMessages) MarshalJSON() ([]byte, error) {
 			b = append(b, ',')
 		}
 		m := ms[i]
-		if m.plain() {
+		if m.byID() {
 			j, last := i, m.last()
-			for j+1 < len(ms) && ms[j+1].plain() && ms[j+1].ID == last+1 {
+			for j+1 < len(ms) && ms[j+1].byID() && ms[j+1].Stub == m.Stub && ms[j+1].ID == last+1 {
 				j++
 				last = ms[j].last()
 			}
@@ -113,6 +122,9 @@ func (ms RecordedMessages) MarshalJSON() ([]byte, error) {
 			if last > m.ID {
 				b = append(b, '-')
 				b = strconv.AppendInt(b, last, 10)
+			}
+			if m.Stub {
+				b = append(b, 's')
 			}
 			b = append(b, '"')
 			i = j + 1
@@ -141,6 +153,7 @@ func (ms *RecordedMessages) UnmarshalJSON(data []byte) error {
 			if err := json.Unmarshal(r, &run); err != nil {
 				return err
 			}
+			run, stub := strings.CutSuffix(run, "s")
 			first, last, found := strings.Cut(run, "-")
 			a, err := strconv.ParseInt(first, 10, 64)
 			if err != nil {
@@ -152,7 +165,7 @@ func (ms *RecordedMessages) UnmarshalJSON(data []byte) error {
 					return fmt.Errorf("message run %q is not a range of ids", run)
 				}
 			}
-			m := RecordedMessage{ID: a}
+			m := RecordedMessage{ID: a, Stub: stub}
 			if z > a {
 				m.Through = z
 			}
@@ -169,9 +182,15 @@ func (ms *RecordedMessages) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// plain: a stored message sent as it is stored.
-func (m RecordedMessage) plain() bool {
+// byID: a stored message sent as it is stored or as its stub, which its id
+// alone says.
+func (m RecordedMessage) byID() bool {
 	return m.ID != 0 && m.Content == nil && len(m.Args) == 0 && m.Message == nil
+}
+
+// Shortened: the message was sent shorter than it is stored.
+func (m RecordedMessage) Shortened() bool {
+	return m.Stub || m.Content != nil || len(m.Args) > 0
 }
 
 // Breakdown is a request's estimated tokens by part, calibrated as the
@@ -192,28 +211,83 @@ func (b Breakdown) Total() int {
 
 // WireSum is a checksum of the fields of messages that go on the wire
 // (role, content, tool calls, tool_call_id), in order: CRC-32C, which the
-// CPU computes, over the strings in place — it runs over the whole context
-// with every request, and guards against accidents (a row changed since),
-// not against forgery.
+// CPU computes, over the strings in place — it guards against accidents (a
+// row changed since), not against forgery.
 func WireSum(ms []chat.Message) string {
-	tab, sep := castagnoli(), [2]byte{0, 1} // after each field, after each message
 	sum := uint32(0)
+	for _, m := range ms {
+		sum = sumMessage(sum, m)
+	}
+	return formatSum(sum, len(ms))
+}
+
+// sumMessage continues the sum over one message: each field followed by a
+// 0, the message by a 1.
+func sumMessage(sum uint32, m chat.Message) uint32 {
+	tab, sep := castagnoli(), [2]byte{0, 1}
 	field := func(s string) {
 		sum = crc32.Update(sum, tab, unsafe.Slice(unsafe.StringData(s), len(s)))
 		sum = crc32.Update(sum, tab, sep[:1])
 	}
-	for _, m := range ms {
-		field(string(m.Role))
-		field(m.Content)
-		field(m.ToolCallID)
-		for _, tc := range m.ToolCalls {
-			field(tc.ID)
-			field(tc.Name)
-			field(tc.Arguments)
-		}
-		sum = crc32.Update(sum, tab, sep[1:])
+	field(string(m.Role))
+	field(m.Content)
+	field(m.ToolCallID)
+	for _, tc := range m.ToolCalls {
+		field(tc.ID)
+		field(tc.Name)
+		field(tc.Arguments)
 	}
-	return fmt.Sprintf("crc32c:%08x:%d", sum, len(ms))
+	return crc32.Update(sum, tab, sep[1:])
+}
+
+func formatSum(sum uint32, n int) string { return fmt.Sprintf("crc32c:%08x:%d", sum, n) }
+
+// WireSums is WireSum for the requests of one conversation. Each request
+// repeats the last one's messages and adds a few, and summing the whole
+// context again cost ~180 µs a step at 40k tokens: it keeps the sum
+// through each message of the last request and resumes after the last
+// message that is unchanged. Not safe for concurrent use; the zero value
+// is ready.
+type WireSums struct {
+	last []summedMessage
+}
+
+// summedMessage is a message's wire fields and the sum through it.
+type summedMessage struct {
+	role       chat.Role
+	content    string
+	toolCallID string
+	toolCalls  []chat.ToolCall // a copy: a caller changing its slice must not change what is compared
+	sum        uint32
+}
+
+// Sum is WireSum(ms).
+func (w *WireSums) Sum(ms []chat.Message) string {
+	same := 0
+	for same < len(ms) && same < len(w.last) && w.last[same].is(ms[same]) {
+		same++
+	}
+	sum := uint32(0)
+	if same > 0 {
+		sum = w.last[same-1].sum
+	}
+	next := w.last[:same]
+	for _, m := range ms[same:] {
+		sum = sumMessage(sum, m)
+		next = append(next, summedMessage{role: m.Role, content: m.Content, toolCallID: m.ToolCallID,
+			toolCalls: slices.Clone(m.ToolCalls), sum: sum})
+	}
+	if len(next) < len(w.last) {
+		clear(w.last[len(next):]) // keep no dropped message's text alive
+	}
+	w.last = next
+	return formatSum(sum, len(ms))
+}
+
+// is reports whether s was summed from m's wire fields. Strings that share
+// their bytes (the same history sent again) compare in constant time.
+func (s *summedMessage) is(m chat.Message) bool {
+	return s.role == m.Role && s.content == m.Content && s.toolCallID == m.ToolCallID && slices.Equal(s.toolCalls, m.ToolCalls)
 }
 
 // castagnoli is made on first use, not at start-up.
@@ -369,7 +443,12 @@ func (s *Store) Rebuild(ctx context.Context, call CallInfo) (Rebuilt, error) {
 			if !ok {
 				return bad("message %d is no longer stored", id)
 			}
-			if rm.Content != nil {
+			switch {
+			case rm.Stub && (m.Output == nil || m.Output.Stub == ""):
+				return bad("message %d was sent as its stub, and no stub is stored with it", id)
+			case rm.Stub:
+				m.Content = m.Output.Stub
+			case rm.Content != nil:
 				m.Content = *rm.Content
 			}
 			if len(rm.Args) > 0 {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -76,5 +77,60 @@ func TestRequestRecordRebuilds(t *testing.T) {
 	s.r.QueryRow(`SELECT COUNT(*) FROM context_texts`).Scan(&texts)
 	if texts != 0 {
 		t.Fatalf("%d texts outlive their session", texts)
+	}
+}
+
+// A message sent as its stale output's stub is recorded by id ("12s"), the
+// stub's text being stored with the message: a record stays a few bytes a
+// message however long the task. The rebuild takes the stored stub; a
+// message without one is a RecordError.
+func TestRequestRecordNamesStubs(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	sess := mustSession(t, s)
+	var sent []chat.Message
+	var rec RecordedMessages
+	for i := range 3 {
+		call := chat.ToolCall{ID: fmt.Sprintf("c%d", i), Name: "read_file", Arguments: `{"path":"a.txt"}`}
+		res := chat.ToolResult(call, strings.Repeat("long output\n", 100))
+		res.Output = &chat.Output{Chars: 1200, Lines: 100, Stub: fmt.Sprintf("[output #%d of read_file: hidden]", i+1)}
+		res, err := s.AppendMessage(ctx, sess.ID, "coder", res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := res
+		m.Content = res.Output.Stub
+		sent = append(sent, m)
+		rec = rec.Add(RecordedMessage{ID: res.ID, Stub: true})
+	}
+	if len(rec) != 1 {
+		t.Fatalf("three consecutive stubs made %d entries, want one run", len(rec))
+	}
+	r := &RequestRecord{Kind: "main", Model: "m", Messages: rec, Sum: WireSum(append([]chat.Message{chat.SystemText("")}, sent...))}
+	if err := s.RecordLLMCall(ctx, LLMCall{SessionID: sess.ID, Persona: "coder", Model: "m", Request: r}); err != nil {
+		t.Fatal(err)
+	}
+	var raw string
+	s.r.QueryRow(`SELECT request FROM llm_calls WHERE session_id = ?`, sess.ID).Scan(&raw)
+	if want := fmt.Sprintf(`"messages":["%d-%ds"]`, sent[0].ID, sent[2].ID); !strings.Contains(raw, want) || strings.Contains(raw, "hidden") {
+		t.Fatalf("stored record %s, want %s and no stub text", raw, want)
+	}
+	calls, err := s.Calls(ctx, sess.ID)
+	if err != nil || len(calls) != 1 {
+		t.Fatalf("calls: %d, %v", len(calls), err)
+	}
+	rb, err := s.Rebuild(ctx, calls[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range rb.Messages[1:] {
+		if m.Content != sent[i].Content {
+			t.Fatalf("message %d rebuilt as %q, sent as %q", i+1, m.Content, sent[i].Content)
+		}
+	}
+	s.w.Exec(`UPDATE messages SET output_stub = '' WHERE id = ?`, sent[1].ID)
+	var re *RecordError
+	if _, err := s.Rebuild(ctx, calls[0]); !errors.As(err, &re) || !strings.Contains(err.Error(), "no stub is stored") {
+		t.Fatalf("missing stub: %v", err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"polly/memory/chat"
@@ -58,10 +59,11 @@ var (
 
 // BPE counts with a tiktoken vocabulary.
 type BPE struct {
-	enc  encoding
-	once sync.Once
-	v    *vocab.Table
-	err  error
+	enc    encoding
+	once   sync.Once
+	v      *vocab.Table
+	err    error
+	opened atomic.Bool // the first count opened the vocabulary
 
 	cacheMu sync.Mutex  // held by the count using the cache; others go without
 	cache   *pieceCache // made on the first count
@@ -72,7 +74,10 @@ func newBPE(enc encoding) *BPE { return &BPE{enc: enc} }
 // Count counts s. A vocabulary that does not open (a damaged build) falls
 // back to characters/4 rather than failing the caller.
 func (b *BPE) Count(s string) int {
-	b.once.Do(func() { b.v, b.err = vocab.Open(b.enc.file) })
+	b.once.Do(func() {
+		b.v, b.err = vocab.Open(b.enc.file)
+		b.opened.Store(true)
+	})
 	if b.err != nil {
 		return Approx{}.Count(s)
 	}
@@ -180,6 +185,18 @@ func isSpace(c byte) bool {
 }
 
 func (b *BPE) Name() string { return b.enc.name }
+
+// Unopened is c, or Approx when c is a BPE whose vocabulary no count has
+// opened yet. A vocabulary is a few MB read in place from the binary: its
+// first count makes the process touch (and keep resident) most of it, so
+// a figure that can be an estimate — the context meter before the first
+// request — does not open it.
+func Unopened(c Counter) Counter {
+	if b, ok := c.(*BPE); ok && !b.opened.Load() {
+		return Approx{}
+	}
+	return c
+}
 
 // ForModel picks the counter for a model name. Provider prefixes such as
 // "openai/gpt-4.1" (OpenRouter) are understood.
