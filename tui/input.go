@@ -21,6 +21,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	if key.Matches(msg, m.keys.Quit) {
+		if !m.perm.open() && m.clearOnCtrlC() {
+			return nil
+		}
 		if m.anyBusy() || m.perm.open() {
 			m.quitAsk = true
 			return nil
@@ -94,13 +97,14 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.recall(1)
 		return nil
 	case key.Matches(msg, m.keys.Send):
-		text := m.input.Value()
-		if strings.TrimSpace(text) == "" {
+		d := m.draft()
+		if d.empty() {
 			return nil
 		}
-		m.input.Reset()
+		m.clearDraft()
 		m.histPos = len(m.history)
-		return m.submit(strings.TrimRight(text, "\n"))
+		d.text = strings.TrimRight(d.text, "\n")
+		return m.submitDraft(d)
 	}
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(msg)
@@ -124,40 +128,4 @@ func (m *Model) wheel(msg tea.MouseWheelMsg) tea.Cmd {
 		p.tr.scrollDown(m.r, m.w, m.chatHeight(), n)
 	}
 	return nil
-}
-
-// remember adds a sent message to the input history.
-func (m *Model) remember(text string) {
-	if n := len(m.history); n == 0 || m.history[n-1] != text {
-		m.history = append(m.history, text)
-	}
-	m.histPos = len(m.history)
-}
-
-// recallable: Up recalls history when the input is empty, or still holds
-// the entry recalled last (so Up walks further back).
-func (m *Model) recallable() bool {
-	if len(m.history) == 0 {
-		return false
-	}
-	v := m.input.Value()
-	return v == "" || m.browsing() && v == m.history[m.histPos]
-}
-
-func (m *Model) browsing() bool {
-	return m.histPos < len(m.history) && m.input.Value() == m.history[m.histPos]
-}
-
-func (m *Model) recall(dir int) {
-	pos := m.histPos + dir
-	if pos < 0 {
-		return
-	}
-	m.histPos = min(pos, len(m.history))
-	if m.histPos == len(m.history) {
-		m.input.Reset()
-		return
-	}
-	m.input.SetValue(m.history[m.histPos])
-	m.input.CursorEnd()
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"polly/agent"
+	"polly/memory/chat"
 )
 
 // kind is what a transcript item shows.
@@ -38,8 +39,13 @@ type item struct {
 	shown string // streaming items: the text as of the last frame
 	level string // notices: "info" or "warn"
 	hint  string // errors: what the user can do
-	label string // user items: what is shown instead of text (/init's prompt)
-	gap   bool   // a blank line above
+	label string // user items: what is shown instead of text (/init's prompt, a draft's paste tokens)
+	// pastes: a user item's long pastes, shown as their tokens (label)
+	// until open.
+	pastes   []paste
+	open     bool
+	selected bool // a user item with pastes, selected for ctrl+x
+	gap      bool // a blank line above
 
 	streaming bool
 	queued    bool // a user message waiting for the running turn to end
@@ -78,6 +84,9 @@ type toolInfo struct {
 
 // planStep is one line of a task_plan checklist.
 type planStep struct{ status, title string }
+
+// expandedMax is the most lines an expanded block shows.
+const expandedMax = 400
 
 // liveMax is how much of a running command's output a block keeps: enough
 // for its last lines.
@@ -205,10 +214,28 @@ func (r *renderer) render(it *item, w int) []string {
 	switch it.kind {
 	case kUser:
 		text := it.text
-		if it.label != "" {
+		if it.label != "" && !it.open {
 			text = it.label
 		}
-		out := prefixed(plainLines(text, max(1, w-2)), th.user.Render("┃ "))
+		head, cut := headOf(text, expandedMax, expandedMax*w)
+		ls := plainLines(head, max(1, w-2))
+		if len(ls) > expandedMax {
+			ls, cut = ls[:expandedMax], true
+		}
+		if cut {
+			ls = append(ls, th.dim.Render("… "+plural(chat.CountLines(text), "line")+" in all, sent whole"))
+		}
+		out := prefixed(ls, th.user.Render("┃ "))
+		if it.selected && len(out) > 0 {
+			out[0] = th.selected.Render("▶ ") + strings.TrimPrefix(out[0], th.user.Render("┃ "))
+		}
+		if len(it.pastes) > 0 {
+			hint := "  pasted text collapsed: ctrl+x expands (alt+↑ selects)"
+			if it.open {
+				hint = "  ctrl+x collapses the pasted text"
+			}
+			out = append(out, th.dim.Render(clip(hint, w)))
+		}
 		if it.queued {
 			out = append(out, th.dim.Render("  queued: sent when the running turn ends"))
 		}
@@ -376,8 +403,8 @@ func (r *renderer) toolLines(t *toolInfo, w int) []string {
 	}
 	if t.expanded && t.preview != "" {
 		ls := plainLines(strings.TrimRight(t.preview, "\n"), max(1, w-6))
-		if len(ls) > 400 {
-			ls = append(ls[:400], "… "+plural(len(ls)-400, "more line")+" (ctrl+o browses whole outputs)")
+		if len(ls) > expandedMax {
+			ls = append(ls[:expandedMax], "… "+plural(len(ls)-expandedMax, "more line")+" (ctrl+o browses whole outputs)")
 		}
 		out = append(out, prefixed(ls, th.dim.Render("    │ "), th.dim)...)
 	}

@@ -104,11 +104,13 @@ type Model struct {
 	cur        int
 	lastTalked string // the persona last sent a message: the "from" of a switch
 
-	input   textarea.Model
-	inKey   string   // what inLines shows
-	inLines []string // the input's rendered lines
-	history []string
-	histPos int // len(history) when not browsing
+	input    textarea.Model
+	inKey    string   // what inLines shows
+	inLines  []string // the input's rendered lines
+	pastes   []paste  // the long pastes of the draft in the input
+	pasteSeq int      // numbers the paste tokens
+	history  []draft  // drafts sent or cleared, oldest first
+	histPos  int      // len(history) when not browsing
 
 	team  *team
 	panel panel     // the open panel, nil: the chat
@@ -193,8 +195,13 @@ func newInput() textarea.Model {
 	ta.ShowLineNumbers = false
 	ta.Prompt = "› "
 	ta.CharLimit = 0
-	ta.MaxHeight = 0
-	ta.SetHeight(3)
+	// The input grows with its content up to inputMaxHeight (set with
+	// the size), then scrolls; MaxContentHeight lifts the textarea's
+	// default limit of MaxHeight lines.
+	ta.DynamicHeight = true
+	ta.MinHeight = 1
+	ta.MaxHeight = inputMaxHeight(24)
+	ta.MaxContentHeight = 10000
 	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("shift+enter", "ctrl+j"))
 	// These keys belong to the panels (ctrl+t task, ctrl+g team).
 	ta.KeyMap.TransposeCharacterBackward.SetEnabled(false)
@@ -232,7 +239,8 @@ const minW, minH = 30, 10
 func (m *Model) resize(w, h int) {
 	m.termW, m.termH = w, h
 	m.w, m.h = max(w, minW), max(h, minH)
-	m.input.SetWidth(m.w)
+	m.input.MaxHeight = inputMaxHeight(m.h)
+	m.input.SetWidth(m.w) // also fits the height to the content
 	m.perm.SetSize(m.w, m.h)
 	if m.panel != nil {
 		m.panel.SetSize(m.w, m.h-2)
@@ -414,6 +422,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			var cmd tea.Cmd
 			m.perm, cmd = m.perm.Update(msg)
 			return m, cmd
+		}
+		if m.panel == nil {
+			m.pasteText(msg.Content)
+			return m, nil
 		}
 	}
 	if m.panel != nil { // the results of its Cmds, a paste

@@ -128,7 +128,7 @@ func run(ctx context.Context, s cli.TUIStart, extra ...tea.ProgramOption) error 
 	}
 	if start != nil {
 		if start.failed != nil {
-			if text := strings.TrimSpace(start.pre.input.Value()); text != "" {
+			if text := strings.TrimSpace(start.pre.draft().full()); text != "" {
 				fmt.Fprintf(s.Stdout, "polly: not sent (the session did not open):\n%s\n", text)
 			}
 			return start.failed

@@ -208,19 +208,27 @@ func (m *Model) subFinished(ev agent.SubAgentFinished) {
 
 // submit handles Enter: a slash command, or a message for the current
 // persona (queued while it is busy).
-func (m *Model) submit(text string) tea.Cmd {
+func (m *Model) submit(text string) tea.Cmd { return m.submitDraft(draft{text: text}) }
+
+// submitDraft sends a draft: its pastes go whole, the transcript shows
+// them collapsed as their tokens (ctrl+x expands).
+func (m *Model) submitDraft(d draft) tea.Cmd {
+	text := d.full()
 	if cmd, ok := m.command(text); ok {
 		return cmd
 	}
 	if m.modelErr != nil {
 		m.flash = "sending is disabled: no model is configured (the message at the top says how); sessions and memory still work"
-		m.input.SetValue(text)
+		m.setDraft(d)
 		return nil
 	}
-	m.remember(text)
+	m.remember(d)
 	p := m.current()
 	p.tr.toEnd()
 	it := p.tr.add(&item{kind: kUser, text: text})
+	if len(d.pastes) > 0 {
+		it.label, it.pastes = d.text, d.pastes
+	}
 	if p.busy() {
 		it.queued = true
 		p.queue = append(p.queue, it)
@@ -641,20 +649,25 @@ func (m *Model) unqueue(p *personaState) {
 		return
 	}
 	var texts []string
+	var pastes []paste
 	for _, it := range p.queue {
-		if it.text == initPrompt {
+		switch {
+		case it.text == initPrompt:
 			texts = append(texts, "/init")
-		} else {
+		case len(it.pastes) > 0:
+			texts = append(texts, it.label)
+			pastes = append(pastes, it.pastes...)
+		default:
 			texts = append(texts, it.text)
 		}
 		p.tr.remove(it)
 	}
 	p.queue = nil
-	if v := m.input.Value(); strings.TrimSpace(v) != "" {
-		texts = append(texts, v)
+	if d := m.draft(); !d.empty() {
+		texts = append(texts, d.text)
+		pastes = append(pastes, d.pastes...)
 	}
-	m.input.SetValue(strings.Join(texts, "\n"))
-	m.input.CursorEnd()
+	m.setDraft(draft{text: strings.Join(texts, "\n"), pastes: pastes})
 	m.flash = "cancelling " + p.p.Name + "… — the queued input is back in the input box, not sent"
 }
 

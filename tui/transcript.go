@@ -310,36 +310,41 @@ func (t *transcript) remove(it *item) {
 	}
 }
 
-// toggle expands or collapses the selected tool block, or the last one.
+// toggle expands or collapses the selected block, or the last one: a
+// tool call, or a message with pasted text.
 func (t *transcript) toggle() bool {
 	i := t.sel
-	if i < 0 || i >= len(t.items) || t.items[i].kind != kTool {
-		i = t.lastTool(len(t.items))
+	if i < 0 || i >= len(t.items) || !t.items[i].expandable() {
+		i = t.lastExpandable(len(t.items))
 	}
 	if i < 0 {
 		return false
 	}
 	it := t.items[i]
-	it.tool.expanded = !it.tool.expanded
+	if it.tool != nil {
+		it.tool.expanded = !it.tool.expanded
+	} else {
+		it.open = !it.open
+	}
 	it.invalidate()
 	return true
 }
 
-// selectTool moves the selection to the previous (dir < 0) or next tool block.
+// selectTool moves the selection to the previous (dir < 0) or next
+// expandable block.
 func (t *transcript) selectTool(dir int) {
 	cur := t.sel
-	if cur >= 0 && cur < len(t.items) && t.items[cur].kind == kTool {
-		t.items[cur].tool.selected = false
-		t.items[cur].invalidate()
+	if cur >= 0 && cur < len(t.items) && t.items[cur].expandable() {
+		t.items[cur].setSelected(false)
 	} else {
 		cur = len(t.items)
 	}
 	next := -1
 	if dir < 0 {
-		next = t.lastTool(cur)
+		next = t.lastExpandable(cur)
 	} else {
 		for i := cur + 1; i < len(t.items); i++ {
-			if t.items[i].kind == kTool {
+			if t.items[i].expandable() {
 				next = i
 				break
 			}
@@ -347,18 +352,31 @@ func (t *transcript) selectTool(dir int) {
 	}
 	t.sel = next
 	if next >= 0 {
-		t.items[next].tool.selected = true
-		t.items[next].invalidate()
+		t.items[next].setSelected(true)
 	}
 }
 
-func (t *transcript) lastTool(before int) int {
+func (t *transcript) lastExpandable(before int) int {
 	for i := min(before, len(t.items)) - 1; i >= 0; i-- {
-		if t.items[i].kind == kTool {
+		if t.items[i].expandable() {
 			return i
 		}
 	}
 	return -1
+}
+
+// expandable: a tool block, or a message whose pasted text is collapsed.
+func (it *item) expandable() bool {
+	return it.kind == kTool && it.tool != nil || it.kind == kUser && len(it.pastes) > 0
+}
+
+func (it *item) setSelected(on bool) {
+	if it.tool != nil {
+		it.tool.selected = on
+	} else {
+		it.selected = on
+	}
+	it.invalidate()
 }
 
 func retryText(ev agent.Retrying) string {

@@ -155,19 +155,13 @@ func (m *Model) statusLine() string {
 		return m.th.status.Render(line + strings.Repeat(" ", max(0, m.w-ansi.StringWidth(line))))
 	}
 	model := m.app.Model.Name
-	threshold := s.Threshold
 	if info, err := m.app.PersonaModel(p.p.ID); err == nil {
 		model = info.Name // before its first status: the persona's own model
-		if threshold == 0 {
-			threshold = info.SummarizeAt()
-		}
 	}
 	if p.hasStatus && s.Model != "" {
 		model = s.Model
 	}
-	if threshold == 0 {
-		threshold = m.app.Deps.Context.WithDefaults().Threshold(m.app.Deps.Model.ContextWindow)
-	}
+	threshold := m.threshold(p)
 	type seg struct {
 		text string
 		drop int // higher goes first
@@ -222,6 +216,23 @@ func (m *Model) statusLine() string {
 	return m.th.status.Render(line)
 }
 
+// threshold is the context size at which p's conversation is summarized:
+// from its last status, else its model's.
+func (m *Model) threshold(p *personaState) int {
+	if p.hasStatus && p.status.Threshold > 0 {
+		return p.status.Threshold
+	}
+	if m.app == nil {
+		return 0
+	}
+	if info, err := m.app.PersonaModel(p.p.ID); err == nil {
+		if t := info.SummarizeAt(); t > 0 {
+			return t
+		}
+	}
+	return m.app.Deps.Context.WithDefaults().Threshold(m.app.Deps.Model.ContextWindow)
+}
+
 // ctxBar is the context size against the summarization threshold.
 func ctxBar(tokens, threshold int) string {
 	const cells = 5
@@ -271,10 +282,24 @@ func (m *Model) infoLine() string {
 	if n := m.team.running(); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d sub-agents running (ctrl+g)", n))
 	}
-	if len(parts) == 0 {
-		return shortHelp(th, m.keys.ShortHelp(), m.w)
+	right := ""
+	if note := m.inputScrollNote(); note != "" {
+		right = th.dim.Render(note)
 	}
-	return clip(strings.Join(parts, th.dim.Render(" · ")), m.w)
+	room := m.w - widthOf(right) - 2
+	if right == "" {
+		room = m.w
+	}
+	left := ""
+	if len(parts) == 0 {
+		left = shortHelp(th, m.keys.ShortHelp(), room)
+	} else {
+		left = clip(strings.Join(parts, th.dim.Render(" · ")), room)
+	}
+	if right == "" {
+		return left
+	}
+	return left + strings.Repeat(" ", max(1, m.w-widthOf(left)-widthOf(right))) + right
 }
 
 // overlay draws box centred over base.
