@@ -2,7 +2,6 @@ package tui
 
 import (
 	_ "embed"
-	"sort"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -183,65 +182,8 @@ func (m *Model) personaNames() []string {
 	return out
 }
 
-// completions lists what the input could complete to: command names
-// while the first word is typed, persona names after "/persona ".
-func (m *Model) completions() []string {
-	v := m.input.Value()
-	if !strings.HasPrefix(v, "/") || strings.Contains(v, "\n") {
-		return nil
-	}
-	name, arg, hasArg := strings.Cut(v, " ")
-	if !hasArg {
-		var out []string
-		for _, c := range slashCommands {
-			if strings.HasPrefix(c.name, name) {
-				out = append(out, c.name)
-			}
-		}
-		return out
-	}
-	if name == "/persona" {
-		var out []string
-		for _, n := range m.personaNames() {
-			if strings.HasPrefix(n, strings.ToLower(strings.TrimSpace(arg))) {
-				out = append(out, "/persona "+n)
-			}
-		}
-		sort.Strings(out)
-		return out
-	}
-	return nil
-}
-
-// complete is Tab with completions: the first match, with a space after a
-// command that takes an argument.
-func (m *Model) complete() bool {
-	c := m.completions()
-	if len(c) == 0 {
-		return false
-	}
-	v := c[0]
-	if len(c) > 1 && c[0] == m.input.Value() {
-		v = c[1]
-	}
-	for _, sc := range slashCommands {
-		if sc.name == v && sc.args != "" {
-			v += " "
-		}
-	}
-	m.input.SetValue(v)
-	m.input.CursorEnd()
-	return true
-}
-
-func commandHelp(name string) string {
-	for _, c := range slashCommands {
-		if c.name == name {
-			return c.help
-		}
-	}
-	return ""
-}
+// commandTable is every /command the list offers.
+func (m *Model) commandTable() []slashCommand { return slashCommands }
 
 // foundSessionMsg is a session id resolved from what the user typed.
 type foundSessionMsg struct {

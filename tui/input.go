@@ -45,15 +45,22 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return m.updatePanel(msg)
 	}
 
+	if cmd, ok := m.compKey(k); ok {
+		return cmd
+	}
 	p := m.current()
 	w, h := m.w, m.chatHeight()
 	switch {
 	case key.Matches(msg, m.keys.NextPersona):
-		if m.complete() {
-			return nil
+		if !m.draft().empty() {
+			return m.completePath()
 		}
 		return m.selectPersona((m.cur + 1) % len(m.personas))
 	case key.Matches(msg, m.keys.PrevPersona):
+		if !m.draft().empty() {
+			m.flash = "the draft stays with " + p.p.Name + ": send it, or clear it (ctrl+c), to switch personas"
+			return nil
+		}
 		return m.selectPersona((m.cur + len(m.personas) - 1) % len(m.personas))
 	case key.Matches(msg, m.keys.PersonaN):
 		return m.selectPersona(int(k[len(k)-1] - '1'))
@@ -97,18 +104,24 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.recall(1)
 		return nil
 	case key.Matches(msg, m.keys.Send):
-		d := m.draft()
-		if d.empty() {
-			return nil
-		}
-		m.clearDraft()
-		m.histPos = len(m.history)
-		d.text = strings.TrimRight(d.text, "\n")
-		return m.submitDraft(d)
+		return m.sendInput()
 	}
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(msg)
-	return cmd
+	return tea.Batch(cmd, m.needFiles())
+}
+
+// sendInput is Enter: the draft is sent (or run, a command) and the
+// input empties.
+func (m *Model) sendInput() tea.Cmd {
+	d := m.draft()
+	if d.empty() {
+		return nil
+	}
+	m.clearDraft()
+	m.histPos = len(m.history)
+	d.text = strings.TrimRight(d.text, "\n")
+	return m.submitDraft(d)
 }
 
 // wheel scrolls whatever is under the pointer: a panel or the chat.

@@ -112,6 +112,8 @@ type Model struct {
 	history  []draft  // drafts sent or cleared, oldest first
 	histPos  int      // len(history) when not browsing
 
+	comp completer // the completion list over the input
+
 	team  *team
 	panel panel     // the open panel, nil: the chat
 	kind  panelKind // which one it is
@@ -389,6 +391,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case flashMsg:
 		m.flash = msg.text
 		return m, nil
+	case filesMsg:
+		m.filesRead(msg)
+		return m, nil
 	case answeredMsg:
 		m.current().tr.add(&item{kind: kNotice, text: answerNote(msg, m.current().p.ID)})
 		return m, nil
@@ -425,7 +430,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		if m.panel == nil {
 			m.pasteText(msg.Content)
-			return m, nil
+			return m, m.needFiles()
 		}
 	}
 	if m.panel != nil { // the results of its Cmds, a paste

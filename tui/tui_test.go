@@ -374,37 +374,6 @@ func TestNoModelStillBrowses(t *testing.T) {
 	h.until("the memory list", func() bool { return len(mem(h).list) > 0 })
 }
 
-// Typing / lists the commands; Tab completes them and persona names.
-func TestSlashCompletion(t *testing.T) {
-	h := newHarness(t, harnessOpts{})
-	h.typeText("/")
-	if !strings.Contains(h.screen(), "/help") || !strings.Contains(h.screen(), "/init") {
-		t.Fatalf("no command list:\n%s", h.screen())
-	}
-	h.typeText("me")
-	h.key("tab")
-	if v := h.m.input.Value(); v != "/memory" {
-		t.Fatalf("tab completed to %q", v)
-	}
-	if h.m.current().p.ID != "default" {
-		t.Fatal("tab switched persona while completing")
-	}
-	h.m.input.Reset()
-	h.typeText("/persona co")
-	h.key("tab")
-	if v := h.m.input.Value(); v != "/persona coder" {
-		t.Fatalf("persona completion: %q", v)
-	}
-	h.key("enter")
-	if h.m.current().p.ID != "coder" {
-		t.Fatalf("/persona coder: on %s", h.m.current().p.ID)
-	}
-	h.prompt("/nosuch")
-	if !strings.Contains(h.screen(), "unknown command /nosuch") {
-		t.Errorf("screen:\n%s", h.screen())
-	}
-}
-
 // Up recalls earlier input when the input is empty.
 func TestInputHistory(t *testing.T) {
 	h := newHarness(t, harnessOpts{}, llmtest.Text("one"), llmtest.Text("two"))

@@ -33,7 +33,11 @@ func (m *Model) render() string {
 		if !tr.follow && tr.unseen && len(body) > 0 {
 			body[len(body)-1] = m.th.accent.Render(clip("  ↓ new output below — end or pgdn to follow", m.w))
 		}
-		lines = append(lines, padLines(append(top, body...), ch)...)
+		chat := padLines(append(top, body...), ch)
+		if list := m.compLines(ch - 1); len(list) > 0 {
+			chat = append(chat[:ch-len(list)], list...)
+		}
+		lines = append(lines, chat...)
 		lines = append(lines, clip(m.infoLine(), m.w))
 		lines = append(lines, m.inputLines()...)
 	}
@@ -253,18 +257,8 @@ func (m *Model) infoLine() string {
 	case m.flash != "":
 		return th.warn.Render(clip(m.flash, m.w))
 	}
-	if c := m.completions(); len(c) > 0 {
-		parts := make([]string, 0, len(c))
-		for i, x := range c {
-			if i == 0 {
-				x = th.accent.Render(x)
-				if h := commandHelp(c[0]); h != "" {
-					x += th.dim.Render(" " + h)
-				}
-			}
-			parts = append(parts, x)
-		}
-		return clip(strings.Join(parts, "  ")+th.dim.Render("  · tab completes"), m.w)
+	if c := m.completion(); c.open() || c.reading && (c.kind == compFile || c.kind == compPath) {
+		return th.dim.Render(clip(m.compHint(), m.w))
 	}
 	p := m.current()
 	var parts []string
