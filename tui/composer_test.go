@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -146,7 +147,7 @@ func TestLongPasteCollapsedSentWhole(t *testing.T) {
 	if !strings.Contains(s, "┃ look at this: [pasted 300 lines #1] thanks") || strings.Contains(s, "pasted line xxx") {
 		t.Fatalf("transcript does not show the paste collapsed:\n%s", s)
 	}
-	golden.RequireEqual(t, []byte(strings.ReplaceAll(s, h.m.sessID, "SESSION1")))
+	golden.RequireEqual(t, stableScreen(h))
 	h.key("alt+up") // select it, as a tool block is
 	h.key("ctrl+x")
 	if s := h.screen(); !strings.Contains(s, "pasted line xxxxxx") || !strings.Contains(s, "ctrl+x collapses") {
@@ -215,3 +216,15 @@ func TestTenMegabytePaste(t *testing.T) {
 		t.Fatalf("the expanded paste does not say it is cut here:\n%s", s)
 	}
 }
+
+// stableScreen is the screen with what changes from run to run (the
+// session id, durations) replaced, for golden files.
+func stableScreen(h *harness) []byte {
+	s := h.screen()
+	if h.m.sessID != "" {
+		s = strings.ReplaceAll(s, h.m.sessID, "SESSION1")
+	}
+	return durations.ReplaceAll([]byte(s), []byte("DUR"))
+}
+
+var durations = regexp.MustCompile(`\b(<1ms|\d+ms|\d+\.\d+s|\d+m\d\ds)\b`)

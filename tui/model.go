@@ -43,6 +43,7 @@ type personaState struct {
 	queue   []*item // user items waiting for the persona to be idle
 	sawDone bool    // the running turn's Done event arrived
 	handoff *item   // the handoff card waiting to go with the next message
+	shell   string  // the ! command running (op is opRun)
 
 	status        agent.Status // from the last StatusUpdate
 	hasStatus     bool

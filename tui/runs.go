@@ -70,6 +70,8 @@ func (m *Model) finishDone(msg doneMsg) tea.Cmd {
 		return m.switchDone(msg)
 	case compactDoneMsg:
 		return m.compactDone(msg)
+	case shellDoneMsg:
+		return m.shellDone(msg)
 	}
 	return nil
 }
@@ -214,6 +216,9 @@ func (m *Model) submit(text string) tea.Cmd { return m.submitDraft(draft{text: t
 // them collapsed as their tokens (ctrl+x expands).
 func (m *Model) submitDraft(d draft) tea.Cmd {
 	text := d.full()
+	if cmd, ok := shellCommand(text); ok {
+		return m.runShell(d, cmd)
+	}
 	if cmd, ok := m.command(text); ok {
 		return cmd
 	}

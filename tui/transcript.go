@@ -198,7 +198,11 @@ func (t *transcript) apply(e agent.Event) (needFrame bool) {
 		}
 	case agent.ToolStarted:
 		t.endStreams()
-		it := t.add(&item{kind: kTool, tool: &toolInfo{callID: ev.CallID, name: ev.Tool, brief: ev.Brief}})
+		ti := &toolInfo{callID: ev.CallID, name: ev.Tool, brief: ev.Brief}
+		if ev.ByUser { // a ! command: its output shows
+			ti.name, ti.expanded = "!", true
+		}
+		it := t.add(&item{kind: kTool, tool: ti})
 		if ev.CallID != "" {
 			t.calls[ev.CallID] = it
 		}
@@ -428,8 +432,22 @@ func anchorGist(s string) string {
 // session). Durations are not stored with messages, so blocks show none.
 func fromHistory(msgs []chat.Message) *transcript {
 	t := newTranscript()
+	var shell *item // the ! command waiting for its output message
 	for _, m := range msgs {
 		switch {
+		case m.Kind == chat.KindShell && strings.HasPrefix(m.Content, agent.ShellPrefix):
+			shell = t.add(&item{kind: kTool, tool: &toolInfo{name: "!", brief: strings.TrimPrefix(m.Content, agent.ShellPrefix), expanded: true}})
+		case m.Kind == chat.KindShell:
+			if shell == nil {
+				shell = t.add(&item{kind: kTool, tool: &toolInfo{name: "!", expanded: true}})
+			}
+			ti := shell.tool
+			_, ti.preview, _ = strings.Cut(m.Content, "\n")
+			ti.done = true
+			if o := m.Output; o != nil {
+				ti.failed, ti.chars, ti.lines, ti.execID, ti.offloaded = o.Failed, o.Chars, o.Lines, o.ExecID, o.Offloaded
+			}
+			shell = nil
 		case m.Kind == chat.KindAnchor:
 			t.add(&item{kind: kAnchor, text: "anchor: " + anchorGist(m.Content)})
 		case m.Kind == chat.KindHandoff:

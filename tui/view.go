@@ -261,10 +261,16 @@ func (m *Model) infoLine() string {
 		return th.dim.Render(clip(m.compHint(), m.w))
 	}
 	p := m.current()
+	if h := m.shellHint(); h != "" && !p.busy() {
+		return th.warn.Render(clip(h, m.w))
+	}
 	var parts []string
 	if p.busy() {
 		what := map[string]string{opRun: "working", opSwitch: "switching", opCompact: "compacting", opLoad: "loading"}[p.op]
 		s := th.busy.Render(spinnerFrames[m.anim%len(spinnerFrames)]) + " " + p.p.Name + " is " + what
+		if p.shell != "" {
+			s = th.busy.Render(spinnerFrames[m.anim%len(spinnerFrames)]) + " running ! " + clip(oneLine(p.shell), 40)
+		}
 		if p.op == opRun {
 			s += " · " + fmtDur(m.now().Sub(p.started).Truncate(1e9)) + " · esc cancels"
 		}

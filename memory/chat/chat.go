@@ -32,6 +32,7 @@ const (
 	KindHandoff    Kind = "handoff"     // handoff card on persona switch
 	KindResume     Kind = "resume"      // checkpoint injected when a session resumes
 	KindNote       Kind = "note"        // other harness notes (e.g. interrupted tool call)
+	KindShell      Kind = "shell"       // a command the user ran (the TUI's ! mode), then its output
 )
 
 // ToolCall is one function call requested by the model.
