@@ -9,6 +9,7 @@ import (
 	"polly/agent/hooks"
 	"polly/memory/chat"
 	"polly/tools"
+	"polly/tools/permission"
 )
 
 // HookRan is one hook command that ran (a small line in the transcript,
@@ -31,6 +32,9 @@ func (a *Agent) hook(ctx context.Context, in hooks.Input, target string) hooks.R
 		return hooks.Result{}
 	}
 	in.SessionID, in.Cwd, in.Agent, in.PermissionMode = a.session, a.deps.ProjectDir, a.id, a.deps.Mode
+	if m, ok := a.deps.Gate.(interface{ CurrentMode() permission.Mode }); ok {
+		in.PermissionMode = string(m.CurrentMode()) // switched in the TUI since the start
+	}
 	res := a.deps.Hooks.Fire(ctx, in, target)
 	for _, r := range res.Runs {
 		a.send(HookRan{Header: a.header(), Run: r})

@@ -26,6 +26,7 @@ type permissionDialog struct {
 	denying bool // typing a reason for a denial
 	reason  string
 	w, h    int
+	mode    func() permission.Mode // the mode now, for the e key
 }
 
 // pendingAsk is a question with the name of the persona asking.
@@ -41,7 +42,7 @@ type answeredMsg struct {
 }
 
 type dialogKeys struct {
-	Once, Session, Network, Deny, DenyNow key.Binding // the question
+	Once, Session, Edits, Network, Deny, DenyNow key.Binding // the question
 	Send, Skip                            key.Binding // the reason for a denial
 }
 
@@ -49,6 +50,7 @@ func newDialogKeys() dialogKeys {
 	return dialogKeys{
 		Once:    bind("y", "allow once", "y", "Y"),
 		Session: bind("a", "allow for this session", "a", "A"),
+		Edits:   bind("e", "allow all edits this session (auto-edit)", "e", "E"),
 		Network: bind("w", "allow once with network", "w", "W"),
 		Deny:    bind("n", "deny…", "n", "N"),
 		DenyNow: bind("esc", "deny", "esc"),
@@ -58,10 +60,21 @@ func newDialogKeys() dialogKeys {
 }
 
 func (k dialogKeys) ShortHelp() []key.Binding {
-	return []key.Binding{k.Once, k.Session, k.Network, k.Deny, k.DenyNow}
+	return []key.Binding{k.Once, k.Session, k.Edits, k.Network, k.Deny, k.DenyNow}
 }
 func (k dialogKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{k.ShortHelp(), {k.Send, k.Skip}}
+}
+
+// allEditsMsg is "allow all edits this session": the root switches the
+// mode to auto-edit.
+type allEditsMsg struct{}
+
+// offersEdits: e is offered for a file edit inside the project while the
+// mode is ask (auto-edit would not have asked; a protected path asks in
+// every mode).
+func (d *permissionDialog) offersEdits(r permission.Request) bool {
+	return r.Access.Kind == tools.AccessWrite && !r.Protected && d.mode != nil && d.mode() == permission.Ask
 }
 
 func newPermissionDialog(lk look) *permissionDialog {
@@ -138,6 +151,10 @@ func (d *permissionDialog) key(msg tea.KeyPressMsg) tea.Cmd {
 		return d.answer(permission.Reply{Answer: permission.AllowOnce})
 	case key.Matches(msg, k.Session):
 		return d.answer(permission.Reply{Answer: permission.AllowSession})
+	case key.Matches(msg, k.Edits):
+		if d.offersEdits(d.asks[0].req) {
+			return tea.Batch(d.answer(permission.Reply{Answer: permission.AllowOnce}), msgCmd(allEditsMsg{}))
+		}
 	case key.Matches(msg, k.Network):
 		if d.asks[0].req.Sandbox != "" {
 			return d.answer(permission.Reply{Answer: permission.AllowOnce, Network: true})
@@ -212,6 +229,9 @@ func (d *permissionDialog) View() string {
 		keys := d.keys.ShortHelp()
 		if a.req.Sandbox == "" {
 			keys = slices.DeleteFunc(keys, func(b key.Binding) bool { return b.Help() == d.keys.Network.Help() })
+		}
+		if !d.offersEdits(a.req) {
+			keys = slices.DeleteFunc(keys, func(b key.Binding) bool { return b.Help() == d.keys.Edits.Help() })
 		}
 		h := help.New()
 		h.ShortSeparator = "   "

@@ -5,6 +5,8 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+
+	"polly/tools/permission"
 )
 
 // key routes a key press: the quit question, then the permission dialog,
@@ -17,6 +19,13 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.quitAsk = false
 		if k == "y" || k == "Y" || k == "ctrl+c" {
 			return m.quit()
+		}
+		return nil
+	}
+	if m.yoloAsk {
+		m.yoloAsk = false
+		if k == "y" || k == "Y" {
+			m.setMode(permission.Yolo)
 		}
 		return nil
 	}
@@ -56,12 +65,9 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 			return m.completePath()
 		}
 		return m.selectPersona((m.cur + 1) % len(m.personas))
-	case key.Matches(msg, m.keys.PrevPersona):
-		if !m.draft().empty() {
-			m.flash = "the draft stays with " + p.p.Name + ": send it, or clear it (ctrl+c), to switch personas"
-			return nil
-		}
-		return m.selectPersona((m.cur + len(m.personas) - 1) % len(m.personas))
+	case key.Matches(msg, m.keys.Mode):
+		m.cycleMode()
+		return nil
 	case key.Matches(msg, m.keys.PersonaN):
 		return m.selectPersona(int(k[len(k)-1] - '1'))
 	case key.Matches(msg, m.keys.Cancel):

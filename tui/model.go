@@ -22,6 +22,7 @@ import (
 	"polly/agent/app"
 	"polly/agent/config"
 	"polly/personas"
+	"polly/tools/permission"
 )
 
 // Operations a persona can be busy with. Input sent meanwhile is queued.
@@ -76,6 +77,7 @@ type options struct {
 	// come from these instead.
 	personas *personas.Set
 	model    config.ModelInfo
+	mode     string // the configured permission mode
 }
 
 // Model is the root model.
@@ -126,6 +128,8 @@ type Model struct {
 	prompt     string // the command line's prompt, sent by Init
 	mouseOff   bool   // mouse capture off (F7): the terminal selects text
 	quitAsk    bool
+	yoloAsk    bool   // shift+tab asked to switch to yolo: y confirms
+	startMode  string // the permission mode while the session opens (app nil)
 	flash      string // a one-off message on the info line, cleared by the next key
 	frameArmed bool
 	animArmed  bool
@@ -161,12 +165,13 @@ func newModel(o options) *Model {
 		m.emit = o.bridge.Emit
 	}
 	m.perm = newPermissionDialog(look{})
+	m.perm.mode = m.mode
 	m.setTheme(true) // until the terminal reports its background
 	set := o.personas
 	if o.app != nil {
 		set = o.app.Personas
 	}
-	m.startModel, m.startPersonas = o.model, o.personas
+	m.startModel, m.startPersonas, m.startMode = o.model, o.personas, o.mode
 	for _, p := range set.All() {
 		m.personas = append(m.personas, &personaState{p: p, tr: newTranscript()})
 	}
@@ -394,6 +399,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case filesMsg:
 		m.filesRead(msg)
+		return m, nil
+	case allEditsMsg:
+		if m.mode() == permission.Ask {
+			m.setMode(permission.AutoEdit)
+		}
 		return m, nil
 	case answeredMsg:
 		m.current().tr.add(&item{kind: kNotice, text: answerNote(msg, m.current().p.ID)})

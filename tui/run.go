@@ -111,7 +111,7 @@ func run(ctx context.Context, s cli.TUIStart, extra ...tea.ProgramOption) error 
 		p = tea.NewProgram(m, term...)
 	} else {
 		set, _ := personas.Load(personaDir(opts)) // its warnings come with the app's
-		o.personas, o.model = set, opts.Config.ActiveModel()
+		o.personas, o.model, o.mode = set, opts.Config.ActiveModel(), string(opts.Config.Mode)
 		start = newStartModel(o, open)
 		watched := append(slices.Clip(term), tea.WithOutput(watchFrames(s.Stdout, open.begin)))
 		p = tea.NewProgram(start, watched...)

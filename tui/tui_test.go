@@ -62,19 +62,22 @@ func TestPersonaKeys(t *testing.T) {
 	if name() != "web_scraper" {
 		t.Fatalf("tab: %s", name())
 	}
-	h.key("shift+tab")
+	h.key("alt+1")
 	if name() != "default" {
-		t.Fatalf("shift+tab: %s", name())
+		t.Fatalf("alt+1: %s", name())
 	}
 	h.key("alt+3")
 	if name() != "coder" {
 		t.Fatalf("alt+3: %s", name())
 	}
-	h.key("shift+tab")
-	h.key("shift+tab")
-	h.key("shift+tab")
+	h.key("tab")
+	h.key("tab")
+	if name() != "default" {
+		t.Fatalf("tab wraps: %s", name())
+	}
+	h.key("alt+4")
 	if name() != "b2b_leadgen" {
-		t.Fatalf("shift+tab wraps: %s", name())
+		t.Fatalf("alt+4: %s", name())
 	}
 	if !strings.Contains(strings.Split(h.screen(), "\n")[len(strings.Split(h.screen(), "\n"))-1], "leadgen") {
 		t.Errorf("status bar does not name the persona:\n%s", h.screen())

@@ -6,6 +6,8 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"polly/tools/permission"
 )
 
 var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
@@ -154,9 +156,9 @@ func (m *Model) subBusy(persona string) bool {
 func (m *Model) statusLine() string {
 	p := m.current()
 	s := p.status
+	md := m.mode()
 	if m.app == nil { // the session still opens
-		line := clip(" "+p.p.Name+" • "+m.startModel.Name+" • opening the session… ", m.w)
-		return m.th.status.Render(line + strings.Repeat(" ", max(0, m.w-ansi.StringWidth(line))))
+		return m.styleStatus(" "+p.p.Name+" • mode "+string(md)+" • "+m.startModel.Name+" • opening the session… ", md)
 	}
 	model := m.app.Model.Name
 	if info, err := m.app.PersonaModel(p.p.ID); err == nil {
@@ -170,7 +172,7 @@ func (m *Model) statusLine() string {
 		text string
 		drop int // higher goes first
 	}
-	segs := []seg{{p.p.Name, 0}, {model, 5}, {ctxBar(s.ContextTokens, threshold), 1}}
+	segs := []seg{{p.p.Name, 0}, {"mode " + string(md), 0}, {model, 5}, {ctxBar(s.ContextTokens, threshold), 1}}
 	if p.hasStatus {
 		segs = append(segs, seg{plural(s.ToolCalls, "tool call"), 4},
 			seg{fmt.Sprintf("anchor in %d", max(0, s.AnchorIn)), 7},
@@ -213,11 +215,22 @@ func (m *Model) statusLine() string {
 		segs = append(segs[:worst], segs[worst+1:]...)
 		line = join()
 	}
+	return m.styleStatus(line, md)
+}
+
+// styleStatus renders a status line, padded to the width, with its mode
+// segment in the mode's colour.
+func (m *Model) styleStatus(line string, md permission.Mode) string {
 	line = clip(line, m.w)
 	if pad := m.w - ansi.StringWidth(line); pad > 0 {
 		line += strings.Repeat(" ", pad)
 	}
-	return m.th.status.Render(line)
+	seg := "mode " + string(md)
+	before, after, ok := strings.Cut(line, seg)
+	if !ok {
+		return m.th.status.Render(line)
+	}
+	return m.th.status.Render(before) + m.modeStyle(md).Render(seg) + m.th.status.Render(after)
 }
 
 // threshold is the context size at which p's conversation is summarized:
@@ -254,6 +267,8 @@ func (m *Model) infoLine() string {
 	switch {
 	case m.quitAsk:
 		return th.warn.Render("quit? running work will be cancelled — y or ctrl+c quits, any other key stays")
+	case m.yoloAsk:
+		return th.bad.Render(clip("switch to yolo? every command and edit runs without asking (protected paths still ask) — y switches, any other key stays", m.w))
 	case m.flash != "":
 		return th.warn.Render(clip(m.flash, m.w))
 	}
