@@ -43,7 +43,7 @@ type answeredMsg struct {
 
 type dialogKeys struct {
 	Once, Session, Edits, Network, Deny, DenyNow key.Binding // the question
-	Send, Skip                            key.Binding // the reason for a denial
+	Send, Skip                                   key.Binding // the reason for a denial
 }
 
 func newDialogKeys() dialogKeys {

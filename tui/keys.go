@@ -7,9 +7,9 @@ import "charm.land/bubbles/v2/key"
 // stays typeable in the input.
 type keyMap struct {
 	Send, Newline, NextPersona, PersonaN, Mode, Cancel, Quit key.Binding
-	PageUp, PageDown, Wheel, History, Home, End, Mouse              key.Binding
-	Expand, SelectPrev, SelectNext                                  key.Binding
-	Help, Memory, Task, Team, Outputs, Sessions                     key.Binding
+	PageUp, PageDown, Wheel, History, Home, End, Mouse       key.Binding
+	Expand, SelectPrev, SelectNext                           key.Binding
+	Help, Memory, Task, Team, Outputs, Sessions              key.Binding
 }
 
 func newKeyMap() keyMap {
