@@ -9,7 +9,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"polly/agent/hooks"
@@ -101,25 +103,28 @@ type SessionOwner interface {
 
 // Deps are the long-lived parts every agent of a process shares.
 type Deps struct {
-	Store      *store.Store
-	Owner      SessionOwner // required to resume a stored session
-	LLM        llm.Streamer
-	Tools      *tools.Registry // the shared tools; agents add their own bound tools
-	Prompts    PromptSource
-	Journal    Journal          // nil: no daily log or learnings
-	Facts      FactStore        // nil: durable facts from summaries are not kept
-	Limits     LimitStore       // nil: context limits learned from errors last one session
-	Redactor   *redact.Redactor // API keys in any encoding: hidden from tool outputs before they are stored or sent; nil hides nothing
-	Personas   *personas.Set
-	Model      Model
-	Context    window.Settings
-	Gate       tools.Gate
-	Hooks      *hooks.Set // nil: no hooks
-	Extra      ToolSource // tools that come and go (MCP servers); nil: none
-	Mode       string     // the permission mode, for hooks' permission_mode
-	ProjectDir string     // tools resolve relative paths here
-	StateDir   string     // .agent: checkpoints and archives
-	MaxTurns   int        // 0: no cap
+	Store    *store.Store
+	Owner    SessionOwner // required to resume a stored session
+	LLM      llm.Streamer
+	Tools    *tools.Registry // the shared tools; agents add their own bound tools
+	Prompts  PromptSource
+	Journal  Journal          // nil: no daily log or learnings
+	Facts    FactStore        // nil: durable facts from summaries are not kept
+	Limits   LimitStore       // nil: context limits learned from errors last one session
+	Redactor *redact.Redactor // API keys in any encoding: hidden from tool outputs before they are stored or sent; nil hides nothing
+	Personas *personas.Set
+	Model    Model
+	Context  window.Settings
+	Gate     tools.Gate
+	Hooks    *hooks.Set // nil: no hooks
+	Extra    ToolSource // tools that come and go (MCP servers); nil: none
+	Mode     string     // the permission mode, for hooks' permission_mode
+	// NotifyAfter: a turn that ran at least this long fires the
+	// Notification hooks (idle_prompt) when it ends; 0: every turn.
+	NotifyAfter time.Duration
+	ProjectDir  string // tools resolve relative paths here
+	StateDir    string // .agent: checkpoints and archives
+	MaxTurns    int    // 0: no cap
 	// MaxParallel bounds sub-agents running at once (0: 4). MaxDepth is how
 	// many levels of sub-agents may exist below the agent the user talks to
 	// (0: 1, so sub-agents cannot delegate; negative: no delegation at all).
@@ -142,7 +147,7 @@ func (d *Deps) now() time.Time {
 
 // Outcome is how a run ended.
 type Outcome struct {
-	Reason    string // completed, max_turns, cancelled, error, blocked (by a UserPromptSubmit hook)
+	Reason    string // completed, max_turns, cancelled, error, blocked (by a UserPromptSubmit hook), stopped (a hook's "continue": false)
 	Final     string // the last assistant text
 	Turns     int
 	ToolCalls int
@@ -196,6 +201,12 @@ type Agent struct {
 	run                runNotes           // what the current Run did, for its daily-log entry
 	turn               turnRef            // the user turn its file changes belong to (a sub-agent's is its parent's)
 	pendingHookContext string             // what SessionStart and UserPromptSubmit hooks added, given after the prompt
+	hookMu             sync.Mutex         // guards hookStop
+	hookStop           string             // a hook's "continue": false (its stopReason): the run ends at the next check
+	mainSession        string             // a sub-agent's: the session the user talks in (hooks' session_id); "": its own
+	transcript         *os.File           // the JSONL export hooks read (transcript_path); nil until first written
+	transcriptOff      bool               // the export failed once: not tried again
+	exportPaused       bool               // while a summary rebuilds the history
 }
 
 // header stamps an event.
@@ -256,6 +267,7 @@ func (a *Agent) append(ctx context.Context, m chat.Message) chat.Message {
 		}
 	}
 	a.history = append(a.history, m)
+	a.exportMessage(m)
 	return m
 }
 
@@ -273,6 +285,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 	}()
 
 	a.run = runNotes{}
+	a.takeHookStop()
 	if a.task.IsNewTask(prompt) {
 		if a.task.Active() {
 			a.checkpoint(ctx, "end")
@@ -312,6 +325,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 			return out, ErrMaxTurns
 		}
 		out.Turns = turn
+		a.deliverAsync(ctx)
 		resp, err := a.step(ctx)
 		if err != nil {
 			if ctx.Err() != nil || llm.KindOf(err) == llm.KindCanceled {
@@ -328,9 +342,14 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 			out.Final = msg.Content
 		}
 		if len(msg.ToolCalls) == 0 {
-			if a.stopHooks(ctx, stopContinues) {
+			if a.stopHooks(ctx, stopContinues, msg.Content) {
 				stopContinues++
 				continue
+			}
+			if stop := a.takeHookStop(); stop != "" {
+				out.Reason = "stopped"
+				a.send(Notice{Header: a.header(), Level: "warn", Text: "stopped by a hook: " + stop})
+				return out, nil
 			}
 			out.Reason = "completed"
 			return out, nil
@@ -340,6 +359,11 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 		if ctx.Err() != nil {
 			out.Reason = "cancelled"
 			return out, context.Canceled
+		}
+		if stop := a.takeHookStop(); stop != "" {
+			out.Reason = "stopped"
+			a.send(Notice{Header: a.header(), Level: "warn", Text: "stopped by a hook: " + stop})
+			return out, nil
 		}
 		if a.loop.stopped != "" {
 			out.Reason = "loop"

@@ -91,7 +91,8 @@ func (a *Agent) summarize(ctx context.Context, sys string, reason string) bool {
 	if reason == "manual" {
 		trigger = "manual"
 	}
-	if res := a.hook(ctx, hooks.Input{HookEventName: hooks.PreCompact, Trigger: trigger}, trigger); res.Block {
+	none := "" // Polly's /compact takes no instructions
+	if res := a.hook(ctx, hooks.Input{HookEventName: hooks.PreCompact, Trigger: trigger, CustomInstructions: &none}, trigger); res.Block {
 		a.send(Notice{Header: a.header(), Level: "warn", Text: "summarization skipped: a PreCompact hook blocked it: " + res.Reason})
 		return false
 	}
@@ -179,9 +180,12 @@ func (a *Agent) summarize(ctx context.Context, sys string, reason string) bool {
 		}
 	}
 	a.history = nil
+	a.exportPaused = true // the transcript gets the summary, not the kept messages again
 	for _, m := range next {
 		a.append(ctx, m)
 	}
+	a.exportPaused = false
+	a.exportMessage(a.history[0])
 	a.task.Compactions++
 	a.retrySummaryAt = 0
 	a.lastContext = after // the status bar's meter shows the new context at once
@@ -189,6 +193,7 @@ func (a *Agent) summarize(ctx context.Context, sys string, reason string) bool {
 	a.send(SummaryFinished{Header: a.header(), TokensBefore: before, TokensAfter: after, Replaced: split, Kept: len(h) - split,
 		Heuristic: heuristic, Accepted: true, Added: added, ArchivePath: archivePath, Summary: next[0].Content, Why: why})
 	a.learnFacts(ctx, facts)
+	a.hook(ctx, hooks.Input{HookEventName: hooks.PostCompact, Trigger: trigger, CompactSummary: next[0].Content}, trigger)
 	return true
 }
 

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -98,7 +99,7 @@ func TestPreCompactHookBlocks(t *testing.T) {
 	seen := filepath.Join(t.TempDir(), "precompact.json")
 	block := filepath.Join(t.TempDir(), "block")
 	os.WriteFile(block, nil, 0o644)
-	set, err := hooks.New([]hooks.Hook{{Event: hooks.PreCompact, Matcher: "manual",
+	set, _, err := hooks.New([]hooks.Hook{{Event: hooks.PreCompact, Matcher: "manual",
 		Command: "cat > " + seen + "; test -e " + block + " || exit 0; echo 'keep it all' >&2; exit 2"}}, hooks.Options{Dir: h.dir})
 	if err != nil {
 		t.Fatal(err)
@@ -127,5 +128,47 @@ func TestPreCompactHookBlocks(t *testing.T) {
 	h.session.Compact(context.Background(), "default")
 	if h.srv.Calls() != calls+1 {
 		t.Fatalf("without the block the summarizer was not called (%d calls)", h.srv.Calls()-calls)
+	}
+}
+
+// A hook's "continue": false ends the run after its event (no further
+// model request) and says why; SessionStart of a new session already has
+// the id the session is stored under; a PostToolUse additionalContext and
+// a PreToolUse updatedInput reach the model and the tool.
+func TestHookStopsTheRunAndSeesTheSessionID(t *testing.T) {
+	h := newHarness(t, llmtest.Call("write_file", `{"path":"a.txt","content":"from the model"}`)) // a second request would fail the test
+	started := filepath.Join(t.TempDir(), "start.json")
+	set, _, err := hooks.New([]hooks.Hook{
+		{Event: hooks.SessionStart, Command: "cat > " + started},
+		{Event: hooks.PreToolUse, Matcher: "Write", Command: `echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","updatedInput":{"file_path":"b.txt","content":"from the hook"}}}'`},
+		{Event: hooks.PostToolUse, Matcher: "Write", Command: `echo '{"continue":false,"stopReason":"the build is broken","hookSpecificOutput":{"hookEventName":"PostToolUse","additionalContext":"b.txt is generated"}}'`},
+	}, hooks.Options{Dir: h.dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.deps.Hooks = set
+	out, err := h.send(context.Background(), "write it")
+	if err != nil || out.Reason != "stopped" || h.srv.Calls() != 1 {
+		t.Fatalf("reason=%q err=%v calls=%d", out.Reason, err, h.srv.Calls())
+	}
+	if !strings.Contains(noticeText(h), "stopped by a hook: the build is broken") {
+		t.Fatalf("notices: %s", noticeText(h))
+	}
+	if b, err := os.ReadFile(filepath.Join(h.dir, "b.txt")); err != nil || string(b) != "from the hook" {
+		t.Fatalf("updatedInput: %q %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "a.txt")); err == nil {
+		t.Fatal("the original arguments ran")
+	}
+	var in struct {
+		SessionID string `json:"session_id"`
+	}
+	b, _ := os.ReadFile(started)
+	if json.Unmarshal(b, &in) != nil || in.SessionID == "" || in.SessionID != h.session.ID() {
+		t.Fatalf("SessionStart session_id %q, session %q", in.SessionID, h.session.ID())
+	}
+	msgs, _ := h.store.Messages(context.Background(), h.session.ID(), "default")
+	if last := msgs[len(msgs)-1]; last.Role != "tool" || !strings.Contains(last.Content, "[PostToolUse hook] b.txt is generated") {
+		t.Fatalf("the stored tool result: %+v", last)
 	}
 }

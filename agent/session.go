@@ -31,20 +31,24 @@ type Session struct {
 	agents map[string]*Agent // persona id → conversation
 	team   team
 
-	resumed bool // opened with a stored id (SessionStart source "resume")
-	started bool // SessionStart hooks have run
+	resumed  bool   // opened with a stored id (SessionStart source "resume")
+	source   string // SessionStart's source when set by the opener ("clear")
+	started  bool   // SessionStart hooks have run
+	reserved string // the id hooks were given before the row exists
+	ended    bool   // SessionEnd hooks have run
 }
 
 // SessionOptions open a session.
 type SessionOptions struct {
-	ID string // resume this stored session; "" starts a new one
+	ID     string // resume this stored session; "" starts a new one
+	Source string // SessionStart's source: "" is startup (or resume with an ID); "clear" after /clear
 }
 
 // OpenSession starts a new session or resumes a stored one. A new
 // session's row is created with its first message, so opening Polly and
 // quitting leaves nothing behind.
 func OpenSession(ctx context.Context, deps *Deps, emit func(Event), opts SessionOptions) (*Session, error) {
-	s := &Session{deps: deps, emit: emit, agents: map[string]*Agent{}}
+	s := &Session{deps: deps, emit: emit, agents: map[string]*Agent{}, source: opts.Source}
 	if opts.ID != "" {
 		if deps.Store == nil {
 			return nil, errors.New("resume: no session store")
@@ -88,16 +92,38 @@ func (s *Session) ensureID(ctx context.Context, persona, model, title string) (s
 		return s.id, nil
 	}
 	if s.deps.Store == nil {
-		s.id = "memory"
+		s.id = s.reserved
+		if s.id == "" {
+			s.id = "memory"
+		}
 		return s.id, nil
 	}
 	cwd, _ := os.Getwd()
-	sess, err := s.deps.Store.CreateSession(ctx, store.Session{Persona: persona, Title: title, Cwd: cwd, Model: model, Status: store.StatusActive})
+	in := store.Session{ID: s.reserved, Persona: persona, Title: title, Cwd: cwd, Model: model, Status: store.StatusActive}
+	sess, err := s.deps.Store.CreateSession(ctx, in)
+	if errors.Is(err, store.ErrConflict) && in.ID != "" {
+		in.ID = "" // the reserved id was taken meanwhile: a fresh one
+		sess, err = s.deps.Store.CreateSession(ctx, in)
+	}
 	if err != nil {
 		return "", fmt.Errorf("create session: %w", err)
 	}
 	s.id, s.title = sess.ID, sess.Title
 	return s.id, nil
+}
+
+// reserveID is the session's id, or, before its row exists, the id it
+// will be created with: hooks get a session_id from the first event on.
+func (s *Session) reserveID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.id != "" {
+		return s.id
+	}
+	if s.reserved == "" {
+		s.reserved = store.NewSessionID()
+	}
+	return s.reserved
 }
 
 // Agent returns the conversation of a persona (id or name), loading it from
@@ -158,7 +184,12 @@ func (s *Session) Send(ctx context.Context, persona, text string) (Outcome, erro
 	if err := a.bind(); err != nil {
 		return Outcome{Reason: "error"}, err
 	}
+	began := s.deps.now()
 	out, err := a.Run(ctx, text)
+	if out.Reason != "cancelled" && s.deps.now().Sub(began) >= s.deps.NotifyAfter {
+		s.Notify(context.WithoutCancel(ctx), "idle_prompt", "Polly is waiting for your input",
+			fmt.Sprintf("%s finished (%s) and is waiting for your input", a.persona.Name, out.Reason))
+	}
 	if s.deps.Store != nil {
 		status := store.StatusDone
 		switch out.Reason {

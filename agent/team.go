@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"polly/agent/hooks"
 	"polly/memory/chat"
 	"polly/memory/store"
 	"polly/memory/task"
@@ -108,7 +109,7 @@ const summaryCap = 6000
 
 // delegateTool is delegate_task bound to a parent agent.
 func (a *Agent) delegateTool() tools.Tool {
-	return tools.New("delegate_task", tools.Describe(descriptions, "delegate_task", nil),
+	return tools.New("delegate_task", tools.Describe(descriptions, "delegate_task", nil)+a.addedSpecialists(),
 		func(ctx context.Context, args delegateArgs) (tools.Result, error) {
 			return a.delegate(ctx, args)
 		}, nil)
@@ -149,8 +150,13 @@ func (a *Agent) delegate(ctx context.Context, args delegateArgs) (tools.Result, 
 	a.send(SubAgentStarted{Header: a.childHeader(id, p), CallID: callID, Task: args.Task, ChildSession: childSession, Model: child.model()})
 
 	child.session = childSession
+	child.mainSession = a.mainSessionID()
 	child.turn = a.turn // its edits are undone with the turn that asked for them
 	child.emit = a.progressRelay(child, start)
+	defer child.closeTranscript()
+	if res := child.hook(ctx, hooks.Input{HookEventName: hooks.SubagentStart}, p.ID); len(res.Context) > 0 {
+		child.pendingHookContext = "[SubagentStart hook output]\n" + strings.Join(res.Context, "\n\n")
+	}
 
 	out, err := child.Run(ctx, childPrompt(a.persona, args))
 	res := DelegateResult{Status: out.Reason, Agent: id, Persona: p.ID, Summary: task.Clip(out.Final, summaryCap),
@@ -231,6 +237,30 @@ func childPrompt(parent personas.Persona, args delegateArgs) string {
 	return promptText(b.String())
 }
 
+// addedSpecialists names the personas the user added (persona files,
+// .claude/agents/*.md…), which the built-in prompts cannot know, with what
+// each is for: "" when there are none.
+func (a *Agent) addedSpecialists() string {
+	if a.deps == nil || a.deps.Personas == nil {
+		return ""
+	}
+	var lines []string
+	for _, p := range a.deps.Personas.All() {
+		if p.Source == personas.BuiltinSource || p.ID == a.persona.ID {
+			continue
+		}
+		line := "- " + p.ID
+		if d := strings.TrimSpace(p.Description); d != "" {
+			line += ": " + task.Clip(d, 200)
+		}
+		lines = append(lines, line)
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return "\nMore specialists (agent = the id):\n" + strings.Join(lines, "\n")
+}
+
 func (a *Agent) validAgents() string {
 	var names []string
 	for _, p := range a.deps.Personas.All() {
@@ -272,14 +302,8 @@ func (a *Agent) runParallel(ctx context.Context, calls []chat.ToolCall) []timedR
 			}
 			defer func() { <-sem }()
 			start := time.Now()
-			cctx, blocked := a.preToolUse(a.callContext(ctx, call), call)
-			if blocked != nil {
-				results[i] = timedResult{res: *blocked, dur: time.Since(start)}
-				return
-			}
-			res := a.registry.Execute(cctx, call, tools.Exec{Gate: a.deps.Gate, Allowed: a.allowed})
-			res = a.postToolUse(ctx, call, res)
-			results[i] = timedResult{res: res, dur: time.Since(start)}
+			ran, res := a.execute(ctx, a.callContext(ctx, call), call, nil)
+			results[i] = timedResult{call: ran, res: res, dur: time.Since(start)}
 		}()
 	}
 	wg.Wait()
@@ -287,8 +311,9 @@ func (a *Agent) runParallel(ctx context.Context, calls []chat.ToolCall) []timedR
 }
 
 type timedResult struct {
-	res tools.Result
-	dur time.Duration
+	call chat.ToolCall // as it ran (a PreToolUse hook may rewrite it); zero when it never started
+	res  tools.Result
+	dur  time.Duration
 }
 
 // canDelegate reports whether this agent gets delegate_task: its persona

@@ -37,7 +37,11 @@ func (a *Agent) runTools(ctx context.Context, calls []chat.ToolCall) {
 		}
 		if j-i > 1 {
 			for k, r := range a.runParallel(ctx, calls[i:j]) {
-				a.finishTool(ctx, calls[i+k], r.res, r.dur)
+				call := calls[i+k]
+				if r.call.ID != "" {
+					call = r.call
+				}
+				a.finishTool(ctx, call, r.res, r.dur)
 			}
 			i = j
 			continue
@@ -56,18 +60,37 @@ func (a *Agent) runTool(ctx context.Context, call chat.ToolCall) {
 		h.Time = a.deps.now() // on the output's goroutine: only a copy of the header is used
 		a.send(ToolOutput{Header: h, CallID: call.ID, Tool: call.Name, Text: text, Skipped: skipped})
 	})
-	cctx, blocked := a.preToolUse(tools.WithProgress(a.callContext(ctx, call), out), call)
-	if blocked != nil {
-		out.close()
-		a.finishTool(ctx, call, *blocked, time.Since(start))
-		return
-	}
 	// The clock starts once the call is allowed: a permission question's
 	// wait is the user's time, not the tool's.
-	res := a.registry.Execute(cctx, call, tools.Exec{Gate: a.deps.Gate, Allowed: a.allowed, Running: func() { start = time.Now() }})
+	call, res := a.execute(ctx, tools.WithProgress(a.callContext(ctx, call), out), call, func() { start = time.Now() })
 	out.close()
-	res = a.postToolUse(ctx, call, res)
 	a.finishTool(ctx, call, res, time.Since(start))
+}
+
+// execute runs one call: its PreToolUse hooks (which may block it or
+// rewrite its arguments), the permission gate and the tool, then the
+// PostToolUse (or PostToolUseFailure) hooks of a call that ran. It
+// returns the call as it ran.
+func (a *Agent) execute(ctx, cctx context.Context, call chat.ToolCall, running func()) (chat.ToolCall, tools.Result) {
+	cctx, call, blocked, notes := a.preToolUse(cctx, call)
+	if blocked != nil {
+		return call, *blocked
+	}
+	cctx = a.granted(cctx, call)
+	ran, start := false, time.Now()
+	res := a.registry.Execute(cctx, call, tools.Exec{Gate: a.deps.Gate, Allowed: a.allowed, Running: func() {
+		ran, start = true, time.Now()
+		if running != nil {
+			running()
+		}
+	}})
+	if ran {
+		res = a.postToolUse(ctx, call, res, time.Since(start))
+	}
+	if notes != "" {
+		res.Output = strings.TrimRight(res.Output, "\n") + notes
+	}
+	return call, res
 }
 
 // finishTool classifies a finished call and records it.

@@ -135,9 +135,10 @@ func (e *FileError) Error() string {
 func (e *FileError) Unwrap() error { return e.Err }
 
 // Load returns the built-ins plus the overrides and additions found in dir
-// (*.json, not recursive). dir "" or a missing dir gives the built-ins only.
-// The errors name the file each one is about.
-func Load(dir string) (*Set, []error) {
+// (*.json, not recursive) and, after them, the Markdown agents of md
+// (.claude/agents/*.md…). dir "" or a missing dir gives the built-ins (and
+// the Markdown agents) only. The errors name the file each one is about.
+func Load(dir string, md ...MarkdownDir) (*Set, []error) {
 	var errs []error
 	set := &Set{}
 	for _, id := range builtinIDs() {
@@ -155,19 +156,16 @@ func Load(dir string) (*Set, []error) {
 		}
 		set.list = append(set.list, p)
 	}
-	if dir == "" {
-		return set, errs
-	}
-
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return set, errs
-	}
-	if err != nil {
-		return set, append(errs, &FileError{File: dir, Err: err})
-	}
 	var added []Persona
 	fromFile := map[string]string{} // lower-case id → file that set it
+	var entries []os.DirEntry
+	if dir != "" {
+		var err error
+		entries, err = os.ReadDir(dir)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, &FileError{File: dir, Err: err})
+		}
+	}
 	for _, e := range entries {
 		if e.IsDir() || strings.HasPrefix(e.Name(), ".") || !strings.EqualFold(filepath.Ext(e.Name()), ".json") {
 			continue
@@ -190,22 +188,32 @@ func Load(dir string) (*Set, []error) {
 			skip(err)
 			continue
 		}
-		key := strings.ToLower(p.ID)
-		if other, dup := fromFile[key]; dup {
-			skip(fmt.Errorf("id %q is already defined by %s", p.ID, other))
-			continue
-		}
-		fromFile[key] = path
-		if i := indexOf(set.list, p.ID); i >= 0 {
-			set.list[i] = p
-		} else {
-			added = append(added, p)
+		if err := set.place(p, path, fromFile, &added); err != nil {
+			skip(err)
 		}
 	}
+	mdAdded, mdErrs := loadMarkdown(set, md, fromFile)
+	added, errs = append(added, mdAdded...), append(errs, mdErrs...)
 	slices.SortFunc(added, func(a, b Persona) int { return strings.Compare(a.ID, b.ID) })
 	set.list = append(set.list, added...)
 	errs = append(errs, nameClashes(set.list)...)
 	return set, errs
+}
+
+// place puts a persona read from path into the set (over the built-in of
+// its id) or the added list; an id another file defined is an error.
+func (s *Set) place(p Persona, path string, fromFile map[string]string, added *[]Persona) error {
+	key := strings.ToLower(p.ID)
+	if other, dup := fromFile[key]; dup {
+		return fmt.Errorf("id %q is already defined by %s", p.ID, other)
+	}
+	fromFile[key] = path
+	if i := indexOf(s.list, p.ID); i >= 0 {
+		s.list[i] = p
+	} else {
+		*added = append(*added, p)
+	}
+	return nil
 }
 
 func indexOf(list []Persona, id string) int {

@@ -156,6 +156,11 @@ func (s *shell) run(ctx context.Context, a runCommandArgs) (Result, error) {
 	pol := sandbox.Build(sandbox.Plan{Grant: grant, Root: s.root, StateDir: s.opts.StateDir, TmpDir: tmp, Caches: s.opts.Caches, Command: a.Command})
 	env := sandbox.CommandEnv(os.Environ(), s.opts.Scrub, s.opts.PassEnv,
 		append(append(nonInteractiveEnv(), "TMPDIR="+tmp), s.opts.Env...))
+	// A line that names git has the repository's program settings read
+	// and overridden too; any other gets the fixed overrides.
+	if env, err = GitSafeEnv(runCtx, env, s.root, strings.Contains(a.Command, "git")); err != nil {
+		return Result{}, err
+	}
 	out := newHeadTail(s.opts.MaxOutputBytes)
 	var sink io.Writer = out
 	if pw := ProgressOf(ctx); pw != nil {

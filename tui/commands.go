@@ -1,12 +1,16 @@
 package tui
 
 import (
+	"context"
 	_ "embed"
+	"slices"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
 	"polly/agent"
+	"polly/agent/app"
+	"polly/workspace/commands"
 )
 
 // slashCommand is one /command.
@@ -113,9 +117,72 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 		}
 		return m.startRun(p, it), true
 	}
+	if m.app != nil {
+		if run, ok, err := m.app.Command(t); ok {
+			if err != nil { // a missing argument: nothing is sent, the text stays
+				m.flash = err.Error()
+				m.input.SetValue(text)
+				return nil, true
+			}
+			return m.customCommand(run, t), true
+		}
+	}
 	m.flash = "unknown command " + name + " (type / to see the commands)"
 	m.input.SetValue(text)
 	return nil, true
+}
+
+// customCommand sends a custom command's prompt (shown as what was typed)
+// to its persona, or the current one, with its allowed-tools granted for
+// that turn.
+func (m *Model) customCommand(run app.CommandRun, typed string) tea.Cmd {
+	if m.modelErr != nil {
+		m.flash = "sending is disabled: no model is configured"
+		m.input.SetValue(typed)
+		return nil
+	}
+	if run.Fetch != nil { // an MCP server's prompt: asked for off the loop
+		fetch := run.Fetch
+		run.Fetch = nil
+		m.flash = "asking the MCP server for /" + run.Name + "…"
+		return func() tea.Msg {
+			text, err := fetch(context.Background())
+			run.Prompt = text
+			return promptFetchedMsg{run: run, typed: typed, err: err}
+		}
+	}
+	var cmds []tea.Cmd
+	if i := m.index(run.Persona); i >= 0 && i != m.cur {
+		cmds = append(cmds, m.selectPersona(i))
+	}
+	p := m.current()
+	for _, n := range run.Notes {
+		p.tr.add(&item{kind: kNotice, level: "info", text: n})
+	}
+	p.tr.toEnd()
+	it := p.tr.add(&item{kind: kUser, text: run.Prompt, label: typed, grants: run.Grants})
+	if p.busy() {
+		it.queued = true
+		p.queue = append(p.queue, it)
+		return tea.Batch(cmds...)
+	}
+	return tea.Batch(append(cmds, m.startRun(p, it))...)
+}
+
+// promptFetchedMsg brings an MCP prompt's text back to the loop.
+type promptFetchedMsg struct {
+	run   app.CommandRun
+	typed string
+	err   error
+}
+
+// customCommands are the custom slash commands found at start-up and the
+// prompts of the MCP servers that are ready.
+func (m *Model) customCommands() []commands.Command {
+	if m.app == nil {
+		return nil
+	}
+	return m.app.SlashCommands()
 }
 
 // setModel is /model NAME (and the picker's Enter): the current persona
@@ -182,8 +249,24 @@ func (m *Model) personaNames() []string {
 	return out
 }
 
-// commandTable is every /command the list offers.
-func (m *Model) commandTable() []slashCommand { return slashCommands }
+// commandTable is every /command the list offers: the built-in ones,
+// then the custom ones (Markdown files, MCP prompts) a built-in name does
+// not shadow.
+func (m *Model) commandTable() []slashCommand {
+	out := append([]slashCommand(nil), slashCommands...)
+	for _, c := range m.customCommands() {
+		name := "/" + c.Name
+		if slices.ContainsFunc(slashCommands, func(b slashCommand) bool { return b.name == name }) {
+			continue
+		}
+		desc := c.Description
+		if c.Source != "" {
+			desc = strings.TrimSpace(desc + " (" + c.Source + ")")
+		}
+		out = append(out, slashCommand{name: name, args: c.ArgumentHint, help: desc})
+	}
+	return out
+}
 
 // foundSessionMsg is a session id resolved from what the user typed.
 type foundSessionMsg struct {

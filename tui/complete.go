@@ -38,7 +38,8 @@ type suggestion struct {
 	value string // what replaces the word
 	label string // what the list shows
 	desc  string // its description, dimmed
-	more  bool   // more is typed after it (a command's argument, a directory's files): no space, no run
+	arg   bool   // a command that takes an argument: enter inserts it instead of running it
+	dir   bool   // a directory: no space after it, its files come next
 }
 
 // completer holds the list's state between keys.
@@ -151,7 +152,7 @@ func (m *Model) commandSuggestions(typed string) []suggestion {
 	var first, then []suggestion
 	q := strings.ToLower(strings.TrimPrefix(typed, "/"))
 	for _, c := range m.commandTable() {
-		s := suggestion{value: c.name, label: strings.TrimSpace(c.name + " " + c.args), desc: c.help, more: c.args != ""}
+		s := suggestion{value: c.name, label: strings.TrimSpace(c.name + " " + c.args), desc: c.help, arg: c.args != ""}
 		name := strings.TrimPrefix(c.name, "/")
 		switch {
 		case strings.HasPrefix(name, q):
@@ -168,7 +169,7 @@ func (m *Model) commandSuggestions(typed string) []suggestion {
 func fileSuggestions(files []string, q, mark string, prefix bool) []suggestion {
 	var out []suggestion
 	add := func(f string) {
-		out = append(out, suggestion{value: mark + quotePath(f), label: mark + quotePath(f), more: strings.HasSuffix(f, "/")})
+		out = append(out, suggestion{value: mark + quotePath(f), label: mark + quotePath(f), dir: strings.HasSuffix(f, "/")})
 	}
 	switch {
 	case prefix: // the next part of the path only, as a shell does
@@ -270,7 +271,7 @@ func (m *Model) compKey(k string) (tea.Cmd, bool) {
 			return m.sendInput(), true // typed whole: run it
 		}
 		m.acceptCompletion()
-		if kind == compCommand && !s.more || kind == compPersona {
+		if kind == compCommand && !s.arg || kind == compPersona {
 			return m.sendInput(), true
 		}
 	default:
@@ -292,7 +293,7 @@ func (m *Model) acceptCompletion() {
 		m.input, _ = m.input.Update(tea.KeyPressMsg{Code: tea.KeyBackspace})
 	}
 	v := s.value
-	if !s.more {
+	if !s.dir {
 		v += " "
 	}
 	m.input.InsertString(v)

@@ -4,21 +4,35 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"polly/tools"
 	"polly/tools/permission"
+	"polly/tools/sandbox"
 )
 
 var denyOnQuit = permission.Reply{Answer: permission.Deny, Reason: "Polly is quitting"}
 
+// keyGuard is how long a new question ignores keys: a key pressed for
+// what was on screen before (type-ahead, a y meant for the previous
+// question) must not answer it.
+const keyGuard = 400 * time.Millisecond
+
 // permissionDialog asks the user about the agents' tool calls, oldest
 // question first: y once, a for this session, w once with network (in a
 // sandbox), n deny (then an optional reason and Enter), esc deny. It is
-// drawn over the screen while questions wait.
+// drawn over the screen while questions wait. What the call would do (the
+// whole command, the diff) is a scrollable body; keys are ignored for
+// keyGuard after each question appears. Only key presses answer it: no
+// agent or command has a way in.
 type permissionDialog struct {
 	look
 	keys    dialogKeys
@@ -26,8 +40,22 @@ type permissionDialog struct {
 	denying bool // typing a reason for a denial
 	reason  string
 	w, h    int
+	now     func() time.Time
+	shown   time.Time              // when the first question appeared
+	body    viewport.Model         // what the first question's call does
+	bodyFor bodyKey                // what body holds
 	mode    func() permission.Mode // the mode now, for the e key
 }
+
+// bodyKey is what the body was laid out for.
+type bodyKey struct {
+	id     int64
+	width  int
+	height int
+}
+
+// dialogReadyMsg redraws the dialog when its key guard ends.
+type dialogReadyMsg struct{}
 
 // pendingAsk is a question with the name of the persona asking.
 type pendingAsk struct {
@@ -44,6 +72,7 @@ type answeredMsg struct {
 type dialogKeys struct {
 	Once, Session, Edits, Network, Deny, DenyNow key.Binding // the question
 	Send, Skip                                   key.Binding // the reason for a denial
+	pager                                        pagerKeys   // the body
 }
 
 func newDialogKeys() dialogKeys {
@@ -56,6 +85,7 @@ func newDialogKeys() dialogKeys {
 		DenyNow: bind("esc", "deny", "esc"),
 		Send:    bind("enter", "deny with the reason typed", "enter"),
 		Skip:    bind("esc", "deny without a reason", "esc"),
+		pager:   newPagerKeys(),
 	}
 }
 
@@ -63,7 +93,7 @@ func (k dialogKeys) ShortHelp() []key.Binding {
 	return []key.Binding{k.Once, k.Session, k.Edits, k.Network, k.Deny, k.DenyNow}
 }
 func (k dialogKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{k.ShortHelp(), {k.Send, k.Skip}}
+	return [][]key.Binding{k.ShortHelp(), {k.Send, k.Skip}, {k.pager.Scroll, k.pager.Page, k.pager.Ends}}
 }
 
 // allEditsMsg is "allow all edits this session": the root switches the
@@ -77,30 +107,51 @@ func (d *permissionDialog) offersEdits(r permission.Request) bool {
 	return r.Access.Kind == tools.AccessWrite && !r.Protected && d.mode != nil && d.mode() == permission.Ask
 }
 
-func newPermissionDialog(lk look) *permissionDialog {
-	return &permissionDialog{look: lk, keys: newDialogKeys()}
+func newPermissionDialog(lk look, now func() time.Time) *permissionDialog {
+	return &permissionDialog{look: lk, keys: newDialogKeys(), now: now}
 }
 
 func (d *permissionDialog) Init() tea.Cmd    { return nil }
 func (d *permissionDialog) SetSize(w, h int) { d.w, d.h = w, h }
 func (d *permissionDialog) open() bool       { return len(d.asks) > 0 }
 
+// accepting: the first question has been on screen long enough for a key
+// to be an answer to it.
+func (d *permissionDialog) accepting() bool {
+	return d.open() && d.now().Sub(d.shown) >= keyGuard
+}
+
 // add queues a question; who is the asking persona's name.
-func (d *permissionDialog) add(a askMsg, who string) {
+func (d *permissionDialog) add(a askMsg, who string) tea.Cmd {
 	d.asks = append(d.asks, pendingAsk{askMsg: a, who: who})
+	if len(d.asks) == 1 {
+		return d.showNext()
+	}
+	return nil
+}
+
+// showNext starts the key guard of the question now first.
+func (d *permissionDialog) showNext() tea.Cmd {
+	d.denying, d.reason = false, ""
+	if !d.open() {
+		return nil
+	}
+	d.shown = d.now()
+	return tea.Tick(keyGuard, func(time.Time) tea.Msg { return dialogReadyMsg{} })
 }
 
 // drop withdraws a question whose run was cancelled.
-func (d *permissionDialog) drop(id int64) {
+func (d *permissionDialog) drop(id int64) tea.Cmd {
 	for i, a := range d.asks {
 		if a.id == id {
 			d.asks = append(d.asks[:i], d.asks[i+1:]...)
 			if i == 0 {
-				d.denying, d.reason = false, ""
+				return d.showNext()
 			}
-			return
+			return nil
 		}
 	}
+	return nil
 }
 
 // denyAll answers every question with r (Polly is quitting).
@@ -116,12 +167,16 @@ func (d *permissionDialog) Update(msg tea.Msg) (*permissionDialog, tea.Cmd) {
 	case lookMsg:
 		d.look = msg.look
 	case tea.PasteMsg:
-		if d.denying {
+		if d.denying && d.accepting() {
 			d.reason += msg.Content
 		}
 	case tea.KeyPressMsg:
-		if d.open() {
+		if d.accepting() { // type-ahead is dropped, not kept for later
 			return d, d.key(msg)
+		}
+	case tea.MouseWheelMsg:
+		if k, ok := wheelKey(msg); ok && d.open() {
+			pageViewport(&d.body, k)
 		}
 	}
 	return d, nil
@@ -129,6 +184,10 @@ func (d *permissionDialog) Update(msg tea.Msg) (*permissionDialog, tea.Cmd) {
 
 func (d *permissionDialog) key(msg tea.KeyPressMsg) tea.Cmd {
 	k := d.keys
+	if !d.denying && key.Matches(msg, k.pager.Scroll, k.pager.Page, k.pager.Ends) {
+		pageViewport(&d.body, msg.String())
+		return nil
+	}
 	if d.denying {
 		switch {
 		case key.Matches(msg, k.Send):
@@ -173,9 +232,8 @@ func (d *permissionDialog) key(msg tea.KeyPressMsg) tea.Cmd {
 func (d *permissionDialog) answer(r permission.Reply) tea.Cmd {
 	a := d.asks[0]
 	d.asks = d.asks[1:]
-	d.denying, d.reason = false, ""
 	a.reply <- r
-	return msgCmd(answeredMsg{req: a.req, reply: r})
+	return tea.Batch(msgCmd(answeredMsg{req: a.req, reply: r}), d.showNext())
 }
 
 // answerNote is the chat's line about a decision.
@@ -237,7 +295,9 @@ func (d *permissionDialog) View() string {
 		h.ShortSeparator = "   "
 		h.Styles = help.Styles{ShortKey: th.key}
 		foot = []string{"", h.ShortHelpView(keys)}
-		if a.req.Sandbox != "" {
+		if a.req.Sandbox == sandbox.Unsandboxed.String() {
+			foot = append(foot, th.warn.Render(clip("runs WITHOUT the OS sandbox (not available here)", inner)))
+		} else if a.req.Sandbox != "" {
 			sb := "runs in the " + a.req.Sandbox + " sandbox"
 			if a.req.Network {
 				sb += "; it asks for network access (w allows it)"
@@ -250,34 +310,120 @@ func (d *permissionDialog) View() string {
 			foot = append(foot, th.dim.Render(clip(unquote("(a allows "+a.req.Session+" until Polly quits)"), inner)))
 		}
 	}
-	preview := a.req.Access.Preview
-	if preview == "" {
-		switch {
-		case a.req.Access.Command != "":
-			preview = a.req.Access.Command
-		case a.req.Access.URL != "":
-			preview = a.req.Access.URL
-		default:
-			preview = strings.Join(a.req.Access.Paths, "\n")
-		}
+	if !d.accepting() {
+		foot = append(foot, th.dim.Render(clip("(keys open in a moment: a key pressed before the question showed does not answer it)", inner)))
 	}
-	var body []string
-	if (a.req.Access.Kind == tools.AccessWrite || a.req.Access.Kind == tools.AccessMemory) && looksLikeDiff(preview) {
-		body = d.r.diffLines(preview, inner)
+	// The box fits between the tabs and the status bar (2 border lines);
+	// the body takes what is left and scrolls, with two lines saying so.
+	height := max(1, d.h-4-len(head)-len(foot))
+	if all := d.bodyLines(a, inner); len(all) > height {
+		height = max(1, height-2)
+	}
+	if k := (bodyKey{a.id, inner, height}); k != d.bodyFor {
+		offset := d.body.YOffset()
+		if k.id != d.bodyFor.id {
+			offset = 0
+		}
+		d.body = viewport.New(viewport.WithWidth(inner), viewport.WithHeight(height))
+		d.body.SetContentLines(d.bodyLines(a, inner))
+		d.body.SetYOffset(offset)
+		d.bodyFor = k
+	}
+	body := strings.Split(d.body.View(), "\n")
+	if n := d.body.TotalLineCount(); n <= height {
+		body = body[:n]
 	} else {
-		body = plainLines(preview, inner)
-		if a.req.Access.Kind == tools.AccessExecute {
-			body = prefixed(body, "$ ")
+		first := d.body.YOffset() + 1
+		last := min(n, first+height-1)
+		more := th.dim.Render("(end)")
+		if last < n {
+			more = th.warn.Render(fmt.Sprintf("%d more lines below: read them before you answer", n-last))
 		}
-	}
-	// The box fits between the tabs and the status bar (2 border lines).
-	maxBody := max(1, d.h-4-len(head)-len(foot))
-	if len(body) > maxBody {
-		n := len(body) - maxBody + 1
-		body = append(body[:maxBody-1], th.dim.Render("… "+plural(n, "more line")))
+		body = append(body, clip(more, inner), th.dim.Render(clip(fmt.Sprintf("lines %d–%d of %d · ↑↓ pgup/pgdn home/end scroll", first, last, n), inner)))
 	}
 	lines := append(append(head, body...), foot...)
 	return th.box.Width(w).Render(strings.Join(fitLines(lines, inner), "\n"))
+}
+
+// bodyLines is what a question's call does, every character of it: the
+// command (wrapped, continuation lines indented under the first "$ ",
+// characters that do not print shown as escapes), the diff, the URL or
+// the paths.
+func (d *permissionDialog) bodyLines(a pendingAsk, w int) []string {
+	acc := a.req.Access
+	preview := acc.Preview
+	switch {
+	case preview != "":
+	case acc.Command != "":
+		preview = acc.Command
+	case acc.URL != "":
+		preview = acc.URL
+	default:
+		preview = strings.Join(acc.Paths, "\n")
+	}
+	if (acc.Kind == tools.AccessWrite || acc.Kind == tools.AccessMemory) && looksLikeDiff(preview) {
+		return d.r.diffLines(preview, w)
+	}
+	prefix := ""
+	if acc.Kind == tools.AccessExecute {
+		prefix = "$ "
+	}
+	return wrapExact(preview, w, prefix)
+}
+
+// wrapExact wraps s at w columns without losing a character: spaces at a
+// break stay, control and invisible format characters (a carriage
+// return, ESC, zero-width and bidi marks) are shown as \xNN or \uNNNN.
+// The first line starts with prefix, every other line with as many spaces.
+func wrapExact(s string, w int, prefix string) []string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n':
+			b.WriteRune(r)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r < 0xa0 && r >= 0x80 || unicode.Is(unicode.Cf, r) || r == utf8.RuneError:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	indent := strings.Repeat(" ", widthOf(prefix))
+	w = max(2, w-len(indent))
+	var out []string
+	emit := func(part string) {
+		if len(out) == 0 {
+			out = append(out, prefix+part)
+		} else {
+			out = append(out, indent+part)
+		}
+	}
+	for _, line := range strings.Split(b.String(), "\n") {
+		// Break after the last space that fits (the space stays, at the
+		// end of the line), or inside a word longer than the line.
+		rs, start, space, cols := []rune(line), 0, -1, 0
+		for i := 0; i < len(rs); i++ {
+			cw := ansi.StringWidth(string(rs[i]))
+			if cols+cw > w && i > start {
+				cut := i
+				if space >= start && rs[i] != ' ' {
+					cut = space + 1
+				}
+				emit(string(rs[start:cut]))
+				start, cols, i = cut, 0, cut-1
+				continue
+			}
+			if rs[i] == ' ' {
+				space = i
+			}
+			cols += cw
+		}
+		emit(string(rs[start:]))
+	}
+	return out
 }
 
 func looksLikeDiff(s string) bool {

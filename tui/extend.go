@@ -33,6 +33,9 @@ func hookLine(ev agent.HookRan) string {
 		target = " " + ev.Target
 	}
 	line := fmt.Sprintf("hook %s%s: %s `%s`", ev.Event, target, ev.Outcome, ev.Command)
+	if ev.Status != "" { // the entry's statusMessage
+		line = fmt.Sprintf("hook %s%s: %s — %s", ev.Event, target, ev.Outcome, ev.Status)
+	}
 	if ev.Outcome == "blocked" && ev.Message != "" {
 		line += " — " + ev.Message
 	}

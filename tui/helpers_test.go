@@ -38,6 +38,7 @@ type harnessOpts struct {
 	config   string            // the user's config.json (a project's file would need trust)
 	models   string            // the fake server's GET /v1/models body ("" the default list)
 	personas map[string]string // workspace persona files: name → JSON
+	files    map[string]string // project files (commands, agents): path → text
 }
 
 func newHarness(t testing.TB, o harnessOpts, steps ...llmtest.Step) *harness {
@@ -48,6 +49,15 @@ func newHarness(t testing.TB, o harnessOpts, steps ...llmtest.Step) *harness {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(home, ".config", "polly", "config.json"), []byte(o.config), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for rel, text := range o.files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -185,6 +195,10 @@ func (h *harness) settle(d time.Duration) {
 }
 
 func (h *harness) key(k string) { h.send(keyMsg(k)) }
+
+// answerable waits until the permission dialog takes keys (keyGuard after
+// the question appeared).
+func (h *harness) answerable() { h.until("the dialog to take keys", h.m.perm.accepting) }
 
 // typeText types into the input, one key per character.
 func (h *harness) typeText(s string) {

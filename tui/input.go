@@ -132,6 +132,10 @@ func (m *Model) sendInput() tea.Cmd {
 
 // wheel scrolls whatever is under the pointer: a panel or the chat.
 func (m *Model) wheel(msg tea.MouseWheelMsg) tea.Cmd {
+	if m.perm.open() {
+		m.perm, _ = m.perm.Update(msg)
+		return nil
+	}
 	if m.panel != nil {
 		return m.updatePanel(msg)
 	}

@@ -39,7 +39,10 @@ type item struct {
 	shown string // streaming items: the text as of the last frame
 	level string // notices: "info" or "warn"
 	hint  string // errors: what the user can do
-	label string // user items: what is shown instead of text (/init's prompt, a draft's paste tokens)
+	label string // user items: what is shown instead of text (/init's prompt, a custom command as typed, a draft's paste tokens)
+	// grants: a user item from a custom command: its allowed-tools,
+	// granted for that turn.
+	grants []string
 	// pastes: a user item's long pastes, shown as their tokens (label)
 	// until open.
 	pastes   []paste

@@ -98,6 +98,7 @@ func TestLayoutNothingOverflows(t *testing.T) {
 			go ask.Ask(t.Context(), permission.Request{Tool: "edit_file", Reason: "writes outside the project (" + strings.Repeat("x/", 80) + ")",
 				Access: tools.Access{Kind: tools.AccessWrite, Preview: "--- a/x\n+++ b/x\n@@ -1 +1 @@\n" + strings.Repeat("+line\n", 100)}})
 			h.until("the dialog", func() bool { return len(h.m.perm.asks) == 1 })
+			h.answerable()
 			checkScreen(t, "dialog", h.m.View().Content, w, hh)
 			h.key("n")
 			checkScreen(t, "dialog reason", h.m.View().Content, w, hh)

@@ -70,6 +70,7 @@ func TestDialogAllowAllEdits(t *testing.T) {
 		llmtest.Text("both written"))
 	h.prompt("write two files")
 	h.until("the dialog", func() bool { return h.m.perm.open() })
+	h.answerable()
 	if s := h.screen(); !strings.Contains(s, "e allow all edits this session (auto-edit)") {
 		t.Fatalf("the dialog does not offer e:\n%s", s)
 	}

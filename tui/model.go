@@ -21,6 +21,7 @@ import (
 	"polly/agent"
 	"polly/agent/app"
 	"polly/agent/config"
+	"polly/agent/termsafe"
 	"polly/personas"
 	"polly/tools/permission"
 )
@@ -164,7 +165,7 @@ func newModel(o options) *Model {
 	if m.emit == nil {
 		m.emit = o.bridge.Emit
 	}
-	m.perm = newPermissionDialog(look{})
+	m.perm = newPermissionDialog(look{}, func() time.Time { return m.now() })
 	m.perm.mode = m.mode
 	m.setTheme(true) // until the terminal reports its background
 	set := o.personas
@@ -373,6 +374,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case promptMsg:
 		return m, m.submit(msg.text)
+	case promptFetchedMsg:
+		if msg.err != nil { // nothing is sent; the typed line comes back
+			m.flash = msg.err.Error()
+			m.input.SetValue(msg.typed)
+			return m, nil
+		}
+		m.flash = ""
+		return m, m.customCommand(msg.run, msg.typed)
 	case foundSessionMsg:
 		if msg.err != nil {
 			m.flash = msg.err.Error()
@@ -454,13 +463,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // View draws the screen; see view.go.
 func (m *Model) View() tea.View {
-	v := tea.NewView(m.render())
+	// Model, command and tool text reaches the frame in many places; the
+	// frame as a whole keeps SGR only (no OSC 52, links, DCS, APC…).
+	v := tea.NewView(termsafe.Text(m.render()))
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
 	if m.mouseOff {
 		v.MouseMode = tea.MouseModeNone
 	}
-	v.WindowTitle = "polly · " + m.current().p.Name
+	v.WindowTitle = "polly · " + cleanText(m.current().p.Name)
 	if m.panel == nil && !m.perm.open() && !m.tooSmall() {
 		if c := m.input.Cursor(); c != nil {
 			c.Y += 1 + m.chatHeight() + 1 // below the tabs, the chat and the info line

@@ -88,7 +88,7 @@ func (m *Model) openPanel(k panelKind) tea.Cmd {
 	var extra tea.Cmd
 	switch k {
 	case pHelp:
-		p = newHelpPanel(lk, m.keys)
+		p = newHelpPanel(lk, m.keys, m.customCommands())
 	case pMemory:
 		p = newMemoryPanel(lk, m.seq, m.memorySource(), m.editor)
 	case pTask:

@@ -2,22 +2,26 @@ package tui
 
 import (
 	"fmt"
+	"strings"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+
+	"polly/workspace/commands"
 )
 
 // helpPanel lists every key (the main screen's, each panel's and the
 // permission dialog's, all read from their key maps) and every command.
 type helpPanel struct {
 	look
-	text textPanel
-	keys keyMap
+	text   textPanel
+	keys   keyMap
+	custom []commands.Command // the user's custom slash commands
 }
 
-func newHelpPanel(lk look, keys keyMap) *helpPanel {
-	return &helpPanel{look: lk, text: textPanel{keys: newPagerKeys()}, keys: keys}
+func newHelpPanel(lk look, keys keyMap, custom []commands.Command) *helpPanel {
+	return &helpPanel{look: lk, text: textPanel{keys: newPagerKeys()}, keys: keys, custom: custom}
 }
 
 func (p *helpPanel) Init() tea.Cmd             { return nil }
@@ -88,6 +92,16 @@ func (p *helpPanel) lines(w int) []string {
 			name += " " + c.args
 		}
 		out = append(out, row(name, c.help))
+	}
+	if custom := p.custom; len(custom) > 0 {
+		out = append(out, "", th.accent.Render("Your commands (Markdown files: .claude/commands, .agents/commands, .opencode/command…)"))
+		for _, c := range custom {
+			name := "/" + c.Name
+			if c.ArgumentHint != "" {
+				name += " " + c.ArgumentHint
+			}
+			out = append(out, row(name, strings.TrimSpace(c.Description+" ("+c.Source+")")))
+		}
 	}
 	for _, c := range componentKeys() {
 		section(c.title, c.keys.FullHelp())

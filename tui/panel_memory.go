@@ -100,9 +100,9 @@ const changedMark = "●"
 // memorySource lists the files the memory panel shows (in its Cmd),
 // marking those that changed since the inspector was last opened.
 func (m *Model) memorySource() func() ([]memFile, error) {
-	ws, state, project, seenDir := m.app.Workspace, m.app.StateDir, m.app.ProjectDir, m.stateDir
+	ws, state, project, work, seenDir := m.app.Workspace, m.app.StateDir, m.app.ProjectDir, m.app.WorkDir, m.stateDir
 	return func() ([]memFile, error) {
-		out, err := listMemory(ws, state, project)
+		out, err := listMemory(ws, state, project, work)
 		if err != nil {
 			return nil, err
 		}
@@ -115,11 +115,12 @@ func (m *Model) memorySource() func() ([]memFile, error) {
 
 // listMemory lists the project's AGENTS.md, the workspace files and the
 // project's checkpoints.
-func listMemory(ws *workspace.Workspace, state, project string) ([]memFile, error) {
+func listMemory(ws *workspace.Workspace, state, project, work string) ([]memFile, error) {
 	var out []memFile
-	if project != "" { // the repository's own AGENTS.md, read with every request
-		if f := filepath.Join(project, "AGENTS.md"); fileExists(f) {
-			out = append(out, memFile{label: "project AGENTS.md", path: f})
+	if project != "" { // the project's instruction files, read with every request
+		for _, f := range workspace.InstructionFiles(project, work) {
+			rel, _ := filepath.Rel(project, f)
+			out = append(out, memFile{label: "project " + filepath.ToSlash(rel), path: f})
 		}
 	}
 	if ws != nil {
@@ -362,9 +363,4 @@ func (p *memoryPanel) View() string {
 		out[len(out)-1] = th.dim.Render(clip(info, w))
 	}
 	return joinLines(out)
-}
-
-func fileExists(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular()
 }

@@ -105,9 +105,9 @@ func (m *Model) applyBatch(batch []any) tea.Cmd {
 		case agent.Event:
 			cmds = append(cmds, m.applyEvent(v))
 		case askMsg:
-			m.perm.add(v, m.askerName(v.req))
+			cmds = append(cmds, m.perm.add(v, m.askerName(v.req)))
 		case askCancelMsg:
-			m.perm.drop(v.id)
+			cmds = append(cmds, m.perm.drop(v.id))
 		}
 	}
 	return tea.Batch(cmds...)
@@ -256,6 +256,7 @@ func (m *Model) startRun(p *personaState, it *item) tea.Cmd {
 	}
 	m.lastTalked = p.p.ID
 	sess, id, text, b := m.sess, p.p.ID, it.text, m.bridge
+	ctx = agent.WithGrants(ctx, it.grants)
 	run := m.runs.work(func() tea.Msg {
 		defer cancel()
 		out, err := sess.Send(ctx, id, text)

@@ -38,8 +38,10 @@ func TestPermissionDialogAllowWithNetwork(t *testing.T) {
 		scr := h.screen()
 		return strings.Contains(scr, "w allow once with network") && strings.Contains(scr, "asks for network access")
 	})
+	h.answerable()
 	h.key("y") // allowed, but without network: the sandbox blocks the connection
 	h.until("the second dialog", func() bool { return len(h.m.perm.asks) == 1 && h.srv.Calls() == 2 })
+	h.answerable()
 	if n := conns.Load(); n != 0 {
 		t.Fatalf("y (no network) connected %d times", n)
 	}

@@ -55,6 +55,7 @@ func TestShellModeAsksLikeTheModel(t *testing.T) {
 	h := newHarness(t, harnessOpts{mode: "ask", w: 100, h: 30})
 	h.prompt("!touch made-by-shell")
 	h.until("the dialog", func() bool { return h.m.perm.open() })
+	h.answerable()
 	if s := h.screen(); !strings.Contains(s, "touch made-by-shell") {
 		t.Fatalf("dialog:\n%s", s)
 	}
@@ -68,6 +69,7 @@ func TestShellModeAsksLikeTheModel(t *testing.T) {
 	}
 	h.prompt("!touch made-by-shell")
 	h.until("the dialog", func() bool { return h.m.perm.open() })
+	h.answerable()
 	h.key("y")
 	h.until("the command", h.idle)
 	if _, err := os.Stat(filepath.Join(h.dir, "made-by-shell")); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"polly/agent/config"
+	"polly/agent/termsafe"
 )
 
 // trustDialog asks, before anything else opens, whether to trust a
@@ -62,7 +63,7 @@ func (d *trustDialog) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 func (d *trustDialog) View() tea.View {
-	return tea.NewView(d.render())
+	return tea.NewView(termsafe.Text(d.render())) // the project's files name what is shown
 }
 
 // width is the box's; inner the text's inside it.

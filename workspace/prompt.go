@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -32,7 +33,8 @@ const (
 type PromptInput struct {
 	PersonaPrompt string
 	PersonaName   string
-	ProjectDir    string    // <ProjectDir>/AGENTS.md is read when present; "" skips it
+	ProjectDir    string    // the project root: its instruction files are read; "" skips them
+	WorkDir       string    // where Polly was started, inside ProjectDir: instruction files down to here; "": the root
 	Now           time.Time // picks today's and yesterday's logs; zero means now
 }
 
@@ -112,19 +114,89 @@ func (w *Workspace) SystemPrompt(in PromptInput) (Prompt, error) {
 			capSpec{bytes: logReadCap, tail: true, render: renderLog(rel), kind: "log"})
 	}
 	if in.ProjectDir != "" {
-		p, err := filepath.Abs(filepath.Join(in.ProjectDir, "AGENTS.md"))
-		if err != nil {
-			return Prompt{}, fmt.Errorf("system prompt: project AGENTS.md: %w", err)
-		}
-		if p != w.path(AgentsFile) { // Polly started inside the workspace: loaded already
-			pb.file("project AGENTS.md", p, fmt.Sprintf("# Project instructions: AGENTS.md (%s)", p),
-				capSpec{bytes: projectCap, hint: "read the rest with read_file"})
-		}
+		pb.instructions(in.ProjectDir, cmp.Or(in.WorkDir, in.ProjectDir))
 	}
 	if pb.err != nil {
 		return Prompt{}, pb.err
 	}
-	return w.assemble(in.PersonaName+"\x00"+in.ProjectDir, pb), nil
+	return w.assemble(in.PersonaName+"\x00"+in.ProjectDir+"\x00"+in.WorkDir, pb), nil
+}
+
+// instructions adds the project's instruction files, from the root down to
+// the working directory: in each directory AGENTS.md, then CLAUDE.md (or
+// .claude/CLAUDE.md; left out when it says exactly what AGENTS.md says),
+// then CLAUDE.local.md, each followed by the files it imports with @path
+// (up to maxImportHops deep, inside the project only, each file once).
+func (pb *promptBuilder) instructions(root, dir string) {
+	root, _ = filepath.Abs(root)
+	dir, _ = filepath.Abs(dir)
+	seen := map[string]bool{pb.w.path(AgentsFile): true} // started inside the workspace: loaded already
+	for _, d := range instructionDirs(root, dir) {
+		agents, agentsOK := pb.instruction(root, filepath.Join(d, "AGENTS.md"), "", seen)
+		claude := filepath.Join(d, "CLAUDE.md")
+		if !exists(claude) {
+			claude = filepath.Join(d, ".claude", "CLAUDE.md")
+		}
+		if c, ok, _ := pb.w.load(claude, "CLAUDE.md", projectSpec); !(agentsOK && ok && c.text == agents) {
+			pb.instruction(root, claude, "", seen)
+		}
+		pb.instruction(root, filepath.Join(d, "CLAUDE.local.md"), "", seen)
+	}
+}
+
+// projectSpec caps each project instruction file.
+var projectSpec = capSpec{bytes: projectCap, hint: "read the rest with read_file"}
+
+// instruction adds one instruction file and, depth first, what it
+// imports; it returns the file's (capped) text.
+func (pb *promptBuilder) instruction(root, path, importedBy string, seen map[string]bool) (string, bool) {
+	return pb.instructionAt(root, path, importedBy, seen, 0)
+}
+
+func (pb *promptBuilder) instructionAt(root, path, importedBy string, seen map[string]bool, hops int) (string, bool) {
+	if pb.err != nil || seen[path] {
+		return "", false
+	}
+	rel, _ := filepath.Rel(root, path)
+	rel = filepath.ToSlash(rel)
+	name, heading := "project "+rel, "# Project instructions: "+rel
+	if importedBy != "" {
+		name += " (imported by " + importedBy + ")"
+		heading += ", imported by " + importedBy
+	}
+	c, ok, err := pb.w.load(path, name, projectSpec)
+	if err != nil {
+		pb.err = err
+		return "", false
+	}
+	if !ok {
+		return "", false
+	}
+	seen[path] = true
+	note := c.note
+	var later []string
+	for _, imp := range imports(c.text, filepath.Dir(path)) {
+		switch {
+		case !inside(root, imp):
+			note = joinNotes(note, fmt.Sprintf("[@%s is not imported: it is outside the project]", imp))
+		case hops+1 > maxImportHops:
+			note = joinNotes(note, fmt.Sprintf("[@%s is not imported: imports go at most %d files deep]", imp, maxImportHops))
+		case !seen[imp] && exists(imp):
+			later = append(later, imp)
+		}
+	}
+	pb.add(name, path, fmt.Sprintf("%s (%s)", heading, path), c.text, note, c.truncated)
+	for _, imp := range later {
+		pb.instructionAt(root, imp, rel, seen, hops+1)
+	}
+	return c.text, true
+}
+
+func joinNotes(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "\n" + b
 }
 
 // assembled is a system prompt as last built and the pieces it was built

@@ -31,6 +31,7 @@ import (
 	"polly/tools/permission"
 	"polly/tools/sandbox"
 	"polly/workspace"
+	"polly/workspace/commands"
 	"polly/workspace/skills"
 )
 
@@ -38,6 +39,7 @@ import (
 type Options struct {
 	Config     *config.Config
 	ProjectDir string           // absolute; tools and .agent/ live here
+	WorkDir    string           // where Polly was started, inside ProjectDir ("": the root): instruction files are read down to here
 	Template   fs.FS            // the embedded .agent-template
 	Asker      permission.Asker // nil: headless (what would ask is denied)
 	LLM        llm.Streamer     // nil: an llm.Client for the configured model
@@ -58,6 +60,7 @@ type App struct {
 	Config     *config.Config
 	Model      config.ModelInfo
 	ProjectDir string
+	WorkDir    string // where Polly was started (instruction files are read down to here)
 	StateDir   string
 	Store      *store.Store         // nil when .agent/ is unusable
 	Owner      owner.Checker        // tells the sessions this install made here from the others
@@ -66,6 +69,7 @@ type App struct {
 	Policy     *permission.Policy
 	Sandbox    sandbox.Status // what the OS sandbox does for commands here
 	Skills     *skills.Set    // Agent Skills found at start-up
+	Commands   *commands.Set  // custom slash commands (.claude/commands/*.md…) found at start-up
 	MCP        *mcp.Manager   // the MCP servers; nil when none is configured
 	Deps       *agent.Deps
 	Warnings   []string // problems that did not stop start-up, for the user
@@ -101,7 +105,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if err := cfg.CheckRuleTools(ToolNames()); err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, ProjectDir: root, StateDir: filepath.Join(root, ".agent")}
+	a := &App{Config: cfg, ProjectDir: root, WorkDir: opts.WorkDir, StateDir: filepath.Join(root, ".agent")}
 	a.Warnings = append(a.Warnings, cfg.Warnings()...)
 
 	if a.Owner, err = LoadOwner(cfg, root); err != nil {
@@ -148,7 +152,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 			personaDir = filepath.Join(ws.Dir(), "personas")
 		}
 	}
-	set, perrs := personas.Load(personaDir)
+	set, perrs := personas.Load(personaDir, personas.MarkdownDirs(root, opts.Home)...)
 	for _, e := range perrs {
 		a.Warnings = append(a.Warnings, "persona skipped: "+e.Error())
 	}
@@ -179,8 +183,12 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		caches = append(caches, filepath.Clean(r))
 	}
 
+	asker := opts.Asker
+	if asker != nil {
+		asker = notifyingAsker{inner: asker, app: a}
+	}
 	pol, err := permission.New(permission.Options{
-		Mode: permission.Mode(cfg.Mode), Root: root, StateDir: a.StateDir, Asker: opts.Asker,
+		Mode: permission.Mode(cfg.Mode), Root: root, StateDir: a.StateDir, Asker: asker,
 		Sandbox: a.Sandbox, Network: cfg.Sandbox.Network,
 		Rules: permission.Rules{Allow: rulesOf(cfg.Permissions.Allow), Ask: rulesOf(cfg.Permissions.Ask), Deny: rulesOf(cfg.Permissions.Deny)},
 		Log:   a.decisionLog(),
@@ -235,6 +243,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		Gate:        a.Policy,
 		Hooks:       hookSet,
 		Mode:        string(cfg.Mode),
+		NotifyAfter: time.Duration(cfg.NotifyAfter) * time.Second,
 		ProjectDir:  root,
 		StateDir:    a.StateDir,
 		Redactor:    a.Redactor,
@@ -264,7 +273,10 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if a.Skills.Len() > 0 {
 		reg.Add(tools.SkillTool(skillBook{a.Skills}))
 	}
-	a.Deps.Prompts = prompts{ws: a.Workspace, project: root, now: opts.Now, skills: a.Skills.Prompt(), mcp: a.MCP}
+	var commandWarnings []string
+	a.Commands, commandWarnings = commands.Discover(commands.Dirs(root, opts.Home))
+	a.Warnings = append(a.Warnings, commandWarnings...)
+	a.Deps.Prompts = prompts{ws: a.Workspace, project: root, workDir: opts.WorkDir, now: opts.Now, skills: a.Skills.Prompt(), mcp: a.MCP}
 	if a.Workspace != nil {
 		a.Deps.Journal = a.Workspace
 		if cfg.Memory.LearnFacts {
@@ -343,6 +355,12 @@ func retries(n int) int {
 // cache write outlives the App), releases the store and removes the
 // commands' TMPDIR.
 func (a *App) Close() error {
+	if s := a.current.Load(); s != nil {
+		s.End(context.Background(), "other")
+	}
+	if a.Deps != nil {
+		a.Deps.Hooks.Close()
+	}
 	a.MCP.Close()
 	if a.stopGC != nil {
 		// A pass on a small store takes milliseconds: let it finish
@@ -371,9 +389,23 @@ func (a *App) Close() error {
 // Session opens a new session, or resumes one by id. Approvals "for this
 // session" start afresh.
 func (a *App) Session(ctx context.Context, emit func(agent.Event), id string) (*agent.Session, error) {
-	s, err := agent.OpenSession(ctx, a.Deps, emit, agent.SessionOptions{ID: id})
+	prev := a.current.Load()
+	opts := agent.SessionOptions{ID: id}
+	if prev != nil && id == "" {
+		opts.Source = "clear" // a new session after one in this process: /clear
+	}
+	s, err := agent.OpenSession(ctx, a.Deps, emit, opts)
 	if err != nil {
 		return nil, err
+	}
+	if prev != nil {
+		if id != "" && prev.ID() == id {
+			s.Continue(prev) // the same session reopened (a model switch): it goes on
+		} else if id != "" {
+			prev.End(ctx, "resume")
+		} else {
+			prev.End(ctx, "clear")
+		}
 	}
 	a.current.Store(s)
 	a.Policy.ResetSession()
@@ -435,6 +467,7 @@ func settingsOf(c config.ContextSettings) window.Settings {
 type prompts struct {
 	ws      *workspace.Workspace // nil: the bare persona prompt
 	project string
+	workDir string
 	now     func() time.Time
 	skills  string       // the skills section; "" when there are none
 	mcp     *mcp.Manager // its ready servers' instructions join the prompt
@@ -447,7 +480,7 @@ func (p prompts) SystemPrompt(per personas.Persona) (string, error) {
 		if p.now != nil {
 			now = p.now()
 		}
-		pr, err := p.ws.SystemPrompt(workspace.PromptInput{PersonaPrompt: per.SystemPrompt, PersonaName: per.Name, ProjectDir: p.project, Now: now})
+		pr, err := p.ws.SystemPrompt(workspace.PromptInput{PersonaPrompt: per.SystemPrompt, PersonaName: per.Name, ProjectDir: p.project, WorkDir: p.workDir, Now: now})
 		if err != nil {
 			return "", err
 		}

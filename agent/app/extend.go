@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"os"
@@ -12,7 +13,9 @@ import (
 	"polly/agent"
 	"polly/agent/config"
 	"polly/agent/hooks"
+	"polly/tools"
 	"polly/tools/mcp"
+	"polly/tools/permission"
 )
 
 // untrustedWarning is the warning for a project file's extension settings
@@ -22,9 +25,11 @@ func untrustedWarning(what string, where []string) string {
 		what, strings.Join(where, ", "))
 }
 
-// hooksOf builds the hooks of the user config and, for a trusted project,
-// of the project config. Hooks run as the user's own commands, without
-// the sandbox, through hooks.Bash (the seam to put one in later).
+// hooksOf builds the hooks of the user's files (Polly's config and
+// ~/.claude/settings.json) and, for a trusted project, of the project's
+// (.agent/config.json, .claude/settings.json, .claude/settings.local.json).
+// Command hooks run as the user's own commands through hooks.Spawn, the
+// one place a sandbox can be put around them.
 func hooksOf(cfg *config.Config, root string, trusted bool, scrub []string) (*hooks.Set, []string, error) {
 	var list []hooks.Hook
 	var ignored []string
@@ -34,19 +39,33 @@ func hooksOf(cfg *config.Config, root string, trusted bool, scrub []string) (*ho
 			continue
 		}
 		for _, h := range e.Matcher.Hooks {
-			list = append(list, hooks.Hook{Event: e.Event, Matcher: e.Matcher.Matcher, Command: h.Command,
-				Timeout: time.Duration(h.Timeout) * time.Second, Source: e.Source.String()})
+			list = append(list, hooks.Hook{Event: e.Event, Matcher: e.Matcher.Matcher, Type: h.Type, Command: h.Command, Args: h.Args,
+				URL: h.URL, Headers: h.Headers, AllowedEnvVars: h.AllowedEnvVars, If: h.If, Async: h.Async || h.AsyncRewake,
+				StatusMessage: h.StatusMessage, Timeout: time.Duration(h.Timeout) * time.Second, Source: e.Source.String()})
 		}
 	}
 	var warnings []string
 	if len(ignored) > 0 {
 		warnings = append(warnings, untrustedWarning("project hooks", ignored))
 	}
+	if off := cfg.HooksDisabledBy(trusted); off != "" {
+		if len(list) > 0 {
+			warnings = append(warnings, fmt.Sprintf("%d hooks are off: disableAllHooks is true in %s", len(list), off))
+		}
+		return nil, warnings, nil
+	}
 	if len(list) == 0 {
 		return nil, warnings, nil
 	}
-	set, err := hooks.New(list, hooks.Options{Dir: root, Env: scrubbedEnv(scrub)})
-	return set, warnings, err
+	// A hook's git gets the overrides run_command's does: the repository's
+	// settings must not name what it runs.
+	env, err := tools.GitSafeEnv(context.Background(), scrubbedEnv(scrub), root, true)
+	if err != nil {
+		warnings = append(warnings, "hooks: "+err.Error())
+		env, _ = tools.GitSafeEnv(context.Background(), scrubbedEnv(scrub), root, false)
+	}
+	set, unused, err := hooks.New(list, hooks.Options{Dir: root, Env: env})
+	return set, append(warnings, unused...), err
 }
 
 // scrubbedEnv is Polly's environment without the variables holding API
@@ -135,4 +154,19 @@ func mcpNotice(st mcp.Status) agent.Notice {
 		n.Text = fmt.Sprintf("MCP server %s %s: %s", st.Name, st.State, st.Err)
 	}
 	return n
+}
+
+// notifyingAsker fires the Notification hooks (permission_prompt) as a
+// permission dialog opens, without making the dialog wait for them.
+type notifyingAsker struct {
+	inner permission.Asker
+	app   *App
+}
+
+func (n notifyingAsker) Ask(ctx context.Context, r permission.Request) (permission.Reply, error) {
+	if s := n.app.current.Load(); s != nil && n.app.Deps != nil && n.app.Deps.Hooks.Has(hooks.Notification) {
+		msg := fmt.Sprintf("Polly needs your permission to use %s", r.Tool)
+		go s.Notify(context.WithoutCancel(ctx), "permission_prompt", "Permission needed", msg)
+	}
+	return n.inner.Ask(ctx, r)
 }

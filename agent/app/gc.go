@@ -26,10 +26,11 @@ type GCOptions struct {
 
 // GCResult is what RunGC did, or with DryRun would do.
 type GCResult struct {
-	Cutoff   time.Time
-	Store    store.GCReport
-	Archives []string             // archive files removed (or to remove), absolute
-	Tidy     []workspace.TidyFile // nil without a workspace
+	Cutoff      time.Time
+	Store       store.GCReport
+	Archives    []string             // archive files removed (or to remove), absolute
+	Transcripts []string             // hooks' transcript exports of sessions no longer stored, absolute
+	Tidy        []workspace.TidyFile // nil without a workspace
 }
 
 // RunGC is the retention pass shared by `polly gc` and the daily
@@ -68,12 +69,39 @@ func RunGC(ctx context.Context, st *store.Store, stateDir string, ws *workspace.
 		}
 		res.Archives = append(res.Archives, p)
 	}
+	if res.Transcripts, err = orphanTranscripts(ctx, st, stateDir, res.Cutoff, o.DryRun); err != nil {
+		return res, err
+	}
 	if ws != nil {
 		if res.Tidy, err = ws.Tidy(o.DryRun); err != nil {
 			return res, fmt.Errorf("gc: %w", err)
 		}
 	}
 	return res, nil
+}
+
+// orphanTranscripts removes the transcript exports (.agent/transcripts/,
+// written for hooks) of sessions the store no longer holds, when they were
+// last written before cutoff.
+func orphanTranscripts(ctx context.Context, st *store.Store, stateDir string, cutoff time.Time, dry bool) ([]string, error) {
+	files, _ := filepath.Glob(filepath.Join(stateDir, "transcripts", "*.jsonl"))
+	var out []string
+	for _, f := range files {
+		fi, err := os.Stat(f)
+		if err != nil || fi.ModTime().After(cutoff) {
+			continue
+		}
+		if _, err := st.Session(ctx, strings.TrimSuffix(filepath.Base(f), ".jsonl")); !errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if !dry {
+			if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return out, fmt.Errorf("gc: remove transcript: %w", err)
+			}
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 // Lines describes a result for people, one line per kind of change.
@@ -89,6 +117,9 @@ func (r GCResult) Lines(dry bool) []string {
 	} else {
 		out = append(out, fmt.Sprintf("%s %d sessions (+%d sub-agent runs) idle since before %s: %d messages, %d tool outputs, %d summaries, %d model calls, %d backups, %d archive files",
 			verb, s.Sessions, s.SubSessions, r.Cutoff.Local().Format("2006-01-02 15:04"), s.Messages, s.ToolOutputs, s.Summaries, s.LLMCalls, s.Backups, len(r.Archives)))
+	}
+	if len(r.Transcripts) > 0 {
+		out = append(out, fmt.Sprintf("%s %d hook transcripts of removed sessions", verb, len(r.Transcripts)))
 	}
 	if s.Kept != "" {
 		out = append(out, "kept the latest session "+s.Kept)

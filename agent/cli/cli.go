@@ -66,7 +66,8 @@ type Env struct {
 	Stderr   io.Writer
 	Getenv   func(string) string
 	Environ  []string // the whole environment, for the TUI's terminal detection (nil: the process's)
-	Dir      string   // working directory = project root
+	Dir      string   // the project root (Main finds it from the working directory: the git root…)
+	WorkDir  string   // where Polly was started (Main sets it from Dir): instruction files are read down to here
 	Home     string
 	Template fs.FS // the embedded .agent-template
 	Version  string
@@ -76,6 +77,14 @@ type Env struct {
 	// IsTerminal reports whether Stdin or Stdout is a terminal; nil checks
 	// the real files. The TUI is only started on a terminal.
 	IsTerminal func(f any) bool
+}
+
+// workDir is where Polly was started (the project root when unknown).
+func (e Env) workDir() string {
+	if e.WorkDir != "" {
+		return e.WorkDir
+	}
+	return e.Dir
 }
 
 // isTerminal is the real check: an *os.File that is a terminal.
@@ -263,6 +272,10 @@ func Main(env Env) int {
 	if env.Getenv == nil {
 		env.Getenv = os.Getenv
 	}
+	// Started in src/, Polly works on the whole project: its .agent/,
+	// .mcp.json, skills and settings are the root's.
+	env.WorkDir = env.Dir
+	env.Dir = workspace.ProjectRoot(env.Dir, env.Home)
 	ctx := context.Background()
 	if env.Signals {
 		var stop context.CancelFunc
@@ -273,6 +286,7 @@ func Main(env Env) int {
 	if err == nil {
 		return ExitOK
 	}
+	env.Stderr = onTerminal(env, env.Stderr) // errors can quote a provider or a command
 	var ue *usageError
 	var ce *config.Error
 	var ee *exitError
@@ -466,7 +480,7 @@ func run(ctx context.Context, env Env) error {
 	if !isTerm(env.Stdin) || !isTerm(env.Stdout) {
 		return &exitError{code: ExitUsage, err: errors.New(`the TUI needs a terminal on stdin and stdout; without one, run headless: polly -p "PROMPT" (or echo PROMPT | polly -p -)`)}
 	}
-	start := TUIStart{App: app.Options{Config: cfg, ProjectDir: env.Dir, Template: env.Template, LLM: env.LLM, Home: env.Home}, Persona: cfg.Persona, ModelErr: cfg.CheckModel(),
+	start := TUIStart{App: app.Options{Config: cfg, ProjectDir: env.Dir, WorkDir: env.WorkDir, Template: env.Template, LLM: env.LLM, Home: env.Home}, Persona: cfg.Persona, ModelErr: cfg.CheckModel(),
 		Prompt: strings.Join(o.args, " "), Log: log,
 		Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr, Getenv: env.Getenv, Environ: env.Environ}
 	if o.session != "" {

@@ -14,7 +14,6 @@ import (
 
 	"polly/agent/llmtest"
 	"polly/memory/chat"
-	"polly/memory/store"
 	"polly/tools/sandbox"
 	"polly/tools/sandbox/sandboxtest"
 )
@@ -75,15 +74,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 func storedMessages(t *testing.T, dir string) (string, []chat.Message) {
 	t.Helper()
-	st, err := store.Open(filepath.Join(dir, ".agent", "polly.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	s, err := st.LatestSession(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, s := latestSession(t, dir)
 	msgs, err := st.Messages(context.Background(), s.ID, "default")
 	if err != nil {
 		t.Fatal(err)

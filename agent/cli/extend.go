@@ -14,7 +14,7 @@ import (
 // listSkills prints the Agent Skills Polly found, and the SKILL.md files it
 // skipped with the reason.
 func listSkills(ctx context.Context, env Env, cfg *config.Config) error {
-	a, err := app.Open(ctx, app.Options{Config: cfg, ProjectDir: env.Dir, Template: env.Template, Home: env.Home, LLM: env.LLM})
+	a, err := app.Open(ctx, app.Options{Config: cfg, ProjectDir: env.Dir, WorkDir: env.WorkDir, Template: env.Template, Home: env.Home, LLM: env.LLM})
 	if err != nil {
 		return err
 	}
@@ -59,7 +59,7 @@ func mcpCommand(ctx context.Context, env Env, cfg *config.Config, args []string)
 	if len(args) != 1 || args[0] != "list" {
 		return usagef("usage: polly mcp list")
 	}
-	a, err := app.Open(ctx, app.Options{Config: cfg, ProjectDir: env.Dir, Home: env.Home, LLM: env.LLM})
+	a, err := app.Open(ctx, app.Options{Config: cfg, ProjectDir: env.Dir, WorkDir: env.WorkDir, Home: env.Home, LLM: env.LLM})
 	if err != nil {
 		return err
 	}

@@ -11,9 +11,9 @@ import (
 
 // Must show (issue 11 #5): on a kernel without Landlock (simulated with
 // POLLY_SANDBOX_PROBE=fail), sandbox.mode auto says so once on stderr and
-// falls back to asking for every command that is not read-only, in ask and
-// auto-edit alike (headless: denied, with the reason the model receives);
-// read-only commands still run. sandbox.mode on refuses to run commands.
+// falls back to asking for every command but a few that only read project
+// files (issue 24 #9), in ask and auto-edit alike (headless: denied, with
+// the reason the model receives). sandbox.mode on refuses to run commands.
 func TestSandboxFallbackWithoutLandlock(t *testing.T) {
 	t.Setenv("POLLY_SANDBOX_PROBE", "fail")
 	for _, mode := range []string{"ask", "auto-edit"} {
@@ -27,14 +27,14 @@ func TestSandboxFallbackWithoutLandlock(t *testing.T) {
 			if r.code != 0 {
 				t.Fatalf("code %d: %s", r.code, r.stderr)
 			}
-			if n := strings.Count(r.stderr, "sandbox unavailable (the Landlock probe failed (simulated by POLLY_SANDBOX_PROBE=fail)): every command that is not read-only asks first"); n != 1 {
+			if n := strings.Count(r.stderr, "sandbox unavailable (the Landlock probe failed (simulated by POLLY_SANDBOX_PROBE=fail)): every command asks but a few that only read project files"); n != 1 {
 				t.Fatalf("the fallback notice appears %d times on stderr:\n%s", n, r.stderr)
 			}
 			var tools []string
 			for _, req := range srv.Requests()[1:] { // each result as first sent (later ones fade)
 				tools = append(tools, req.LastTurn().Content)
 			}
-			if len(tools) != 2 || !strings.Contains(tools[0], "needs approval") || !strings.Contains(tools[0], "commands run without the OS sandbox: the Landlock probe failed") {
+			if len(tools) != 2 || !strings.Contains(tools[0], "needs approval") || !strings.Contains(tools[0], "commands run without the OS sandbox here (the Landlock probe failed") {
 				t.Fatalf("the model was not told why it must ask: %q", tools)
 			}
 			if !strings.HasPrefix(tools[1], "exit code: 0") {

@@ -102,3 +102,25 @@ func TestGCBadRetention(t *testing.T) {
 		t.Errorf("gc without a database: code=%d stdout=%q", r.code, r.stdout)
 	}
 }
+
+// The transcript exports hooks read go with their sessions.
+func TestGCRemovesHookTranscripts(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Text("one"), llmtest.Text("two"))
+	env, polly := cliEnv(t, srv.URL(), nil)
+	userConfig(t, env, hookConfig("UserPromptSubmit", "", "true", 10))
+	for _, p := range []string{"first", "second"} {
+		if r := polly("-p", p); r.code != 0 {
+			t.Fatalf("code=%d stderr=%s", r.code, r.stderr)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(env.Dir, ".agent/transcripts/*.jsonl"))
+	if len(files) != 2 {
+		t.Fatalf("transcripts: %v", files)
+	}
+	r := polly("gc", "--older-than", "0")
+	left, _ := filepath.Glob(filepath.Join(env.Dir, ".agent/transcripts/*.jsonl"))
+	latest := strings.Fields(strings.Split(polly("sessions").stdout, "\n")[1])[0]
+	if r.code != 0 || !strings.Contains(r.stdout, "removed 1 hook transcripts") || len(left) != 1 || filepath.Base(left[0]) != latest+".jsonl" {
+		t.Fatalf("gc: %v left\n%s%s", left, r.stdout, r.stderr)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"polly/agent/app"
 	"polly/agent/config"
 	"polly/agent/llm"
+	"polly/agent/termsafe"
 	"polly/memory/chat"
 )
 
@@ -41,12 +43,13 @@ func headless(ctx context.Context, env Env, cfg *config.Config, o options, log *
 			return err
 		}
 	}
-	a, err := app.Open(ctx, app.Options{Config: cfg, ProjectDir: env.Dir, Template: env.Template, LLM: env.LLM, Home: env.Home,
+	a, err := app.Open(ctx, app.Options{Config: cfg, ProjectDir: env.Dir, WorkDir: env.WorkDir, Template: env.Template, LLM: env.LLM, Home: env.Home,
 		DiscoveryWait: app.HeadlessDiscoveryWait})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
+	env.Stdout, env.Stderr = onTerminal(env, env.Stdout), onTerminal(env, env.Stderr)
 	p := newPrinter(o.format, env.Stdout, env.Stderr)
 	for _, w := range a.Warnings {
 		fmt.Fprintf(env.Stderr, "polly: warning: %s\n", w)
@@ -85,8 +88,30 @@ func headless(ctx context.Context, env Env, cfg *config.Config, o options, log *
 		return usagef("unknown persona %q (known: %s)", persona, strings.Join(a.Personas.IDs(), ", "))
 	}
 
+	// A custom command (polly -p "/review 42") is sent as its prompt.
+	prompt := o.prompt
+	run, isCommand, err := a.Command(prompt)
+	if err != nil {
+		return &exitError{code: ExitUsage, err: err} // nothing sent, nothing stored
+	}
+	if isCommand && run.Fetch != nil { // an MCP server's prompt
+		if run.Prompt, err = run.Fetch(ctx); err != nil {
+			return &exitError{code: ExitUsage, err: err} // nothing sent, nothing stored
+		}
+	}
+	if isCommand {
+		prompt = run.Prompt
+		ctx = agent.WithGrants(ctx, run.Grants)
+		if run.Persona != "" && o.persona == "" {
+			persona = run.Persona
+		}
+		for _, n := range run.Notes {
+			fmt.Fprintf(env.Stderr, "polly: %s\n", n)
+		}
+	}
+
 	start := time.Now()
-	out, runErr := sess.Send(ctx, persona, o.prompt)
+	out, runErr := sess.Send(ctx, persona, prompt)
 	res := Result{Type: "result", Session: sess.ID(), Persona: persona, Reason: out.Reason, Result: out.Final,
 		Turns: out.Turns, ToolCalls: out.ToolCalls, Usage: out.Usage, DurationMs: time.Since(start).Milliseconds()}
 	if m, err := a.PersonaModel(persona); err == nil && m.Price != nil {
@@ -133,4 +158,19 @@ func headless(ctx context.Context, env Env, cfg *config.Config, o options, log *
 		msg = errors.New("cancelled; the session is saved (resume with --continue)")
 	}
 	return &exitError{code: ExitFailed, err: msg}
+}
+
+// onTerminal filters what goes to w when w is a terminal: the answer, tool
+// previews and errors keep their colours but no other escape sequence
+// (termsafe), so a model or a command cannot set the clipboard, rewrite the
+// screen or talk to the terminal through Polly's output.
+func onTerminal(env Env, w io.Writer) io.Writer {
+	isTerm := env.IsTerminal
+	if isTerm == nil {
+		isTerm = isTerminal
+	}
+	if isTerm(w) {
+		return termsafe.Writer(w)
+	}
+	return w
 }

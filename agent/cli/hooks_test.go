@@ -62,11 +62,15 @@ func TestPreToolUseHookBlocksRunCommand(t *testing.T) {
 	}
 	var in map[string]any
 	b, _ := os.ReadFile(seen)
-	if err := json.Unmarshal(b, &in); err != nil || in["tool_name"] != "run_command" || in["hook_event_name"] != "PreToolUse" ||
-		in["tool_input"].(map[string]any)["command"] != "touch created-by-command.txt" || in["cwd"] != env.Dir {
+	// Claude Code's names and shapes: Bash, its tool_use_id, the mode in
+	// Claude Code's words, a session id and transcript from the first call.
+	if err := json.Unmarshal(b, &in); err != nil || in["tool_name"] != "Bash" || in["hook_event_name"] != "PreToolUse" ||
+		in["tool_input"].(map[string]any)["command"] != "touch created-by-command.txt" || in["cwd"] != env.Dir ||
+		in["tool_use_id"] != "call_1" || in["permission_mode"] != "bypassPermissions" || in["session_id"] == "" ||
+		!strings.HasSuffix(in["transcript_path"].(string), ".jsonl") {
 		t.Fatalf("hook stdin = %s (%v)", b, err)
 	}
-	if !strings.Contains(r.stderr, "↪ hook PreToolUse run_command: blocked") {
+	if !strings.Contains(r.stderr, "↪ hook PreToolUse Bash: blocked") {
 		t.Fatalf("no hook line in the progress:\n%s", r.stderr)
 	}
 }
@@ -100,8 +104,8 @@ func TestPostToolUseGetsTheResponse(t *testing.T) {
 		Response map[string]any `json:"tool_response"`
 	}
 	b, _ := os.ReadFile(seen)
-	if err := json.Unmarshal(b, &in); err != nil || in.Event != "PostToolUse" || in.Tool != "run_command" ||
-		!strings.Contains(in.Response["output"].(string), "RESPONSE-MARKER") || in.Response["exit_code"] != 0.0 || in.Response["is_error"] != false {
+	if err := json.Unmarshal(b, &in); err != nil || in.Event != "PostToolUse" || in.Tool != "Bash" ||
+		!strings.Contains(in.Response["stdout"].(string), "RESPONSE-MARKER") || in.Response["interrupted"] != false {
 		t.Fatalf("PostToolUse stdin = %s (%v)", b, err)
 	}
 	// stream-json carries each hook run as a "hook" event.
@@ -113,7 +117,7 @@ func TestPostToolUseGetsTheResponse(t *testing.T) {
 		}
 	}
 	if len(hooks) != 2 || hooks[0]["event"] != "PreToolUse" || hooks[0]["outcome"] != "warning" || hooks[1]["event"] != "PostToolUse" ||
-		hooks[1]["outcome"] != "ok" || hooks[1]["target"] != "run_command" {
+		hooks[1]["outcome"] != "ok" || hooks[1]["target"] != "Bash" {
 		t.Fatalf("hook events = %v", hooks)
 	}
 }
@@ -174,6 +178,7 @@ func TestHangingHookIsKilled(t *testing.T) {
 	env, polly := cliEnv(t, srv.URL(), nil)
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	userConfig(t, env, hookConfig("PreToolUse", "list_dir", "echo $$ > "+pidFile+"; sleep 300", 1))
+	// (list_dir has no Claude Code twin: matchers use its Polly name.)
 	r := polly("-p", "list")
 	if r.code != 0 || r.stdout != "listed\n" || !strings.Contains(r.stderr, "killed after its timeout of 1s") {
 		t.Fatalf("code=%d stdout=%q stderr=%s", r.code, r.stdout, r.stderr)
@@ -211,6 +216,13 @@ func TestHooksConfigErrorsAndTrust(t *testing.T) {
 	if r := polly("-p", "hi"); r.code != 2 || !strings.Contains(r.stderr, `did you mean "PreToolUse"`) {
 		t.Fatalf("bad event: code=%d stderr=%s", r.code, r.stderr)
 	}
+	// Every event of Claude Code's reference is accepted; one Polly never
+	// fires is reported as unused, never an exit 2.
+	userConfig(t, env, `{"hooks": {"PermissionRequest": [{"hooks": [{"type": "command", "command": "true"}]}]}}`)
+	if r := polly("-p", "hi"); r.code != 0 || !strings.Contains(r.stderr, "Polly has no moment for PermissionRequest") {
+		t.Fatalf("unused event: code=%d stderr=%s", r.code, r.stderr)
+	}
+	srv.Push(llmtest.Call("list_dir", `{"path":"."}`), llmtest.Text("ok"))
 
 	userConfig(t, env, `{}`)
 	marker := filepath.Join(env.Dir, "project-hook-ran")
@@ -221,5 +233,24 @@ func TestHooksConfigErrorsAndTrust(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("an untrusted project's hook ran")
+	}
+}
+
+// Bad input: a hook that prints 10 MB is drained, its text cut at Claude
+// Code's 10,000 characters, and the run goes on with the rest intact.
+func TestHookPrintingTenMegabytes(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Text("still fine"))
+	env, polly := cliEnv(t, srv.URL(), nil)
+	userConfig(t, env, hookConfig("UserPromptSubmit", "", "head -c 10000000 /dev/zero | tr '\\0' x; echo", 30))
+	r := polly("-p", "hello")
+	if r.code != 0 || r.stdout != "still fine\n" {
+		t.Fatalf("code=%d stdout=%q stderr=%s", r.code, r.stdout, r.stderr)
+	}
+	var sent int
+	for _, m := range srv.Last().Messages {
+		sent += len(m.Content)
+	}
+	if all := srv.Last().Raw; sent > 200_000 || !strings.Contains(string(all), "characters of the hook's output cut") || !strings.Contains(string(all), "hello") {
+		t.Fatalf("%d characters sent; the hook's output was not cut", sent)
 	}
 }

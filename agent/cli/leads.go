@@ -51,7 +51,7 @@ func leadsCommand(ctx context.Context, env Env, cfg *config.Config, args []strin
 	if args[0] == "export" {
 		list := args[1]
 		if len(args) == 3 {
-			shown, n, _, err := tools.ExportLeads(ctx, st, env.Dir, list, args[2])
+			shown, n, _, err := tools.ExportLeads(ctx, st, env.workDir(), list, args[2])
 			if err != nil {
 				return err
 			}

@@ -115,10 +115,10 @@ func TestMCPPermissions(t *testing.T) {
 }
 
 // A project's .mcp.json is listed and ignored until the project is trusted;
-// a .mcp.json with a wrong type stops Polly with exit 2 naming file, line
-// and field.
+// a .mcp.json with a wrong type or a JSON typo is warned about, naming file,
+// line and field, and never stops Polly.
 func TestProjectMCPFile(t *testing.T) {
-	srv := llmtest.NewServer(t, llmtest.Text("ok"))
+	srv := llmtest.NewServer(t, llmtest.Text("ok"), llmtest.Text("ok"), llmtest.Text("ok"), llmtest.Text("ok"))
 	env, polly := cliEnv(t, srv.URL(), nil)
 	writeFile(t, filepath.Join(env.Dir, ".mcp.json"), `{"mcpServers": {"evil": {"command": "touch", "args": ["`+filepath.Join(env.Dir, "pwned")+`"]}}}`)
 	r := polly("-p", "hi")
@@ -133,14 +133,69 @@ func TestProjectMCPFile(t *testing.T) {
 			t.Fatalf("an untrusted server's tool was offered: %s", n)
 		}
 	}
+	// .mcp.json is the user's ecosystem: what does not fit is warned about,
+	// naming file, line and field, and Polly starts anyway.
 	writeFile(t, filepath.Join(env.Dir, ".mcp.json"), "{\n  \"mcpServers\": {\n    \"demo\": {\"command\": \"x\", \"args\": \"--fast\"}\n  }\n}\n")
 	r = polly("-p", "hi")
-	if r.code != 2 || !strings.Contains(r.stderr, ".mcp.json:3:") || !strings.Contains(r.stderr, "mcpServers.demo.args: expected an array") {
+	if r.code != 0 || !strings.Contains(r.stderr, ".mcp.json:3:") || !strings.Contains(r.stderr, "mcpServers.demo.args: expected an array") ||
+		!strings.Contains(r.stderr, "this server is not started") {
 		t.Fatalf("bad .mcp.json: code=%d stderr=%s", r.code, r.stderr)
 	}
 	writeFile(t, filepath.Join(env.Dir, ".mcp.json"), `{"mcpServers": {"web": {"type": "http"}}}`)
-	if r := polly("-p", "hi"); r.code != 2 || !strings.Contains(r.stderr, `mcpServers.web: type "http" needs a url`) {
+	if r := polly("-p", "hi"); r.code != 0 || !strings.Contains(r.stderr, `mcpServers.web: type "http" needs a url`) {
 		t.Fatalf("http without url: code=%d stderr=%s", r.code, r.stderr)
+	}
+	writeFile(t, filepath.Join(env.Dir, ".mcp.json"), "{\n  \"mcpServers\": {\n    \"web\": {\"url\": \"https://x\",}\n  }\n}\n")
+	if r := polly("-p", "hi"); r.code != 0 || !strings.Contains(r.stderr, ".mcp.json:3:") || !strings.Contains(r.stderr, "its MCP servers are not started until it is fixed") {
+		t.Fatalf("JSON typo: code=%d stderr=%s", r.code, r.stderr)
+	}
+}
+
+// Must show (issue 28 #2): a .mcp.json as Claude Code and other tools write
+// it — "$schema", oauth, headersHelper, timeout, a url with no type, a
+// disabled server — is used: the known parts start, each unknown field is
+// warned about once. Polly's own config accepts Claude Code's spelling
+// mcpServers.
+func TestLenientMCPFile(t *testing.T) {
+	bin := buildDemoServer(t)
+	srv := llmtest.NewServer(t, llmtest.Call("mcp__demo__echo", `{"text":"lenient"}`), llmtest.Text("done"),
+		llmtest.Call("mcp__mine__echo", `{"text":"alias"}`), llmtest.Text("done"))
+	env, polly := cliEnv(t, srv.URL(), nil)
+	writeFile(t, filepath.Join(env.Dir, ".mcp.json"), `{
+  "$schema": "https://example.com/mcp.schema.json",
+  "mcpServers": {
+    "demo": {"command": "`+bin+`", "args": ["ok"], "timeout": 30000, "oauth": {"clientId": "x"}, "headersHelper": "./h.sh"},
+    "off": {"command": "`+filepath.Join(env.Dir, "never")+`", "disabled": true},
+    "remote": {"url": "http://127.0.0.1:1/mcp", "timeout": 5}
+  }
+}`)
+	r := polly("-p", "echo", "--yolo", "--trust")
+	if r.code != 0 || r.stdout != "done\n" {
+		t.Fatalf("code=%d stdout=%q stderr=%s", r.code, r.stdout, r.stderr)
+	}
+	if got := srv.Requests()[1].LastTurn().Content; !strings.Contains(got, "echo: lenient") {
+		t.Fatalf("the lenient server's tool did not run: %q", got)
+	}
+	for _, want := range []string{`unknown field "$schema" ignored`, `unknown field "oauth" ignored`, `unknown field "headersHelper" ignored`,
+		`"disabled": true; this server is not started`, "MCP server remote"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Fatalf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if n := strings.Count(r.stderr, `unknown field "timeout" ignored`); n != 1 {
+		t.Fatalf("the unknown timeout field was warned about %d times:\n%s", n, r.stderr)
+	}
+	if strings.Contains(r.stderr, "MCP server off") {
+		t.Fatalf("a disabled server was started:\n%s", r.stderr)
+	}
+
+	os.Remove(filepath.Join(env.Dir, ".mcp.json"))
+	userConfig(t, env, `{"mcpServers": {"mine": {"command": "`+bin+`", "args": ["ok"]}}}`)
+	if r := polly("-p", "echo", "--yolo"); r.code != 0 {
+		t.Fatalf("mcpServers in Polly's config: code=%d stderr=%s", r.code, r.stderr)
+	}
+	if got := srv.Requests()[3].LastTurn().Content; !strings.Contains(got, "echo: alias") {
+		t.Fatalf("the aliased server's tool did not run: %q", got)
 	}
 }
 
@@ -206,5 +261,27 @@ func TestMCPBudgetTimeoutsAndVariables(t *testing.T) {
 	if sys := first.Messages[0]; sys.Role != "system" || !strings.Contains(sys.Content, "How to use the MCP server rich") ||
 		!strings.Contains(sys.Content, "Call echo to repeat text") {
 		t.Fatalf("the server's instructions are not in the system prompt")
+	}
+}
+
+// An MCP server's prompt runs as /mcp__server__prompt: headless, the model
+// receives the text the server made from the arguments; a missing required
+// argument sends nothing and exits 2.
+func TestMCPPromptAsSlashCommand(t *testing.T) {
+	bin := buildDemoServer(t)
+	srv := llmtest.NewServer(t, llmtest.Text("reviewed"))
+	env, polly := cliEnv(t, srv.URL(), nil)
+	userConfig(t, env, `{"mcp_servers": {"rich": {"command": "`+bin+`", "args": ["rich"]}}}`)
+	r := polly("-p", "/mcp__rich__review cmd/main.go error handling")
+	if r.code != 0 || r.stdout != "reviewed\n" {
+		t.Fatalf("code=%d stdout=%q stderr=%s", r.code, r.stdout, r.stderr)
+	}
+	if got := srv.Last().LastTurn().Content; got != "Review cmd/main.go with a focus on error handling." {
+		t.Fatalf("the model received %q", got)
+	}
+	calls := srv.Calls()
+	r = polly("-p", "/mcp__rich__review")
+	if r.code != 2 || !strings.Contains(r.stderr, "needs file") || srv.Calls() != calls {
+		t.Fatalf("missing argument: code=%d calls %d→%d stderr=%s", r.code, calls, srv.Calls(), r.stderr)
 	}
 }

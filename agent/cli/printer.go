@@ -92,12 +92,16 @@ func (p *printer) progress(e agent.Event) {
 		fmt.Fprintf(p.stderr, "%spolly: %s\n", who, e.Text)
 	case agent.HookRan:
 		// Warnings and timeouts come as notices too; say only what decided something.
-		if e.Outcome == "ok" || e.Outcome == "blocked" {
+		if e.Outcome != "warning" && e.Outcome != "timeout" {
 			target := ""
 			if e.Target != "" {
 				target = " " + e.Target
 			}
-			fmt.Fprintf(p.stderr, "%s↪ hook %s%s: %s `%s` (%s)\n", who, e.Event, target, e.Outcome, firstLine(e.Command), duration(e.Duration))
+			what := "`" + firstLine(e.Command) + "`"
+			if e.Status != "" { // the entry's statusMessage
+				what = e.Status
+			}
+			fmt.Fprintf(p.stderr, "%s↪ hook %s%s: %s %s (%s)\n", who, e.Event, target, e.Outcome, what, duration(e.Duration))
 		}
 	case agent.AnchorInjected:
 		fmt.Fprintf(p.stderr, "%s⚓ task anchor #%d after %s\n", who, e.Number, plural(e.ToolCalls, "tool call"))

@@ -70,10 +70,27 @@ func TestREADMEExtensionExamples(t *testing.T) {
 		t.Fatal("the blocked rm -rf ran")
 	}
 	b, err := os.ReadFile(filepath.Join(env.Dir, ".agent/edits.jsonl"))
-	if err != nil || !strings.Contains(string(b), `"tool_name":"write_file"`) || !strings.Contains(string(b), "notes.txt") {
+	if err != nil || !strings.Contains(string(b), `"tool_name":"Write"`) || !strings.Contains(string(b), "notes.txt") {
 		t.Fatalf("the PostToolUse example wrote %q (%v)", b, err)
 	}
 	if r := polly("skills"); !strings.Contains(r.stdout, "release-notes") {
 		t.Fatalf("polly skills: %s", r.stdout)
+	}
+}
+
+// The README's command and agent files work as written.
+func TestREADMECommandAndAgentExamples(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Text("reviewed"), llmtest.Text("as the reviewer"))
+	env, polly := cliEnv(t, srv.URL(), nil)
+	writeFile(t, filepath.Join(env.Dir, ".claude/commands/review.md"), readmeBlock(t, "### Custom commands", "markdown"))
+	writeFile(t, filepath.Join(env.Dir, ".claude/agents/code-reviewer.md"), readmeBlock(t, "### Agents from Markdown", "markdown"))
+	if r := polly("-p", "/review 42 high"); r.code != 0 || strings.Contains(r.stderr, "warning") {
+		t.Fatalf("code=%d stderr=%s", r.code, r.stderr)
+	}
+	if got := srv.Last().LastTurn().Content; got != "Review PR #42 with priority high. Read the diff with `gh pr view 42 --patch` first." {
+		t.Fatalf("the command example sent %q", got)
+	}
+	if r := polly("-p", "hi", "--persona", "code-reviewer"); r.code != 0 || !strings.Contains(srv.Last().Messages[0].Content, "You are a senior code reviewer.") {
+		t.Fatalf("the agent example: code=%d stderr=%s", r.code, r.stderr)
 	}
 }

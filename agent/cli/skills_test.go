@@ -33,7 +33,7 @@ func TestSkillsProgressiveDisclosure(t *testing.T) {
 	env, polly := cliEnv(t, srv.URL(), nil)
 	writeFile(t, filepath.Join(env.Dir, ".agents/skills/release-notes/SKILL.md"),
 		"---\nname: release-notes\ndescription: Write release notes from the git log.\n---\n# Release notes\nBODY-MARKER-7: group commits by type.\n")
-	writeFile(t, filepath.Join(env.Dir, ".claude/skills/bad/SKILL.md"), "---\nname: bad\ndescription: [unclosed\n---\nbroken\n")
+	writeFile(t, filepath.Join(env.Dir, ".claude/skills/bad/SKILL.md"), "---\nname: bad\ndescription: \"unclosed\n  more: [\n---\nbroken\n")
 	writeFile(t, filepath.Join(env.Home, ".claude/skills/user-style/SKILL.md"),
 		"---\nname: user-style\ndescription: The user's writing style.\n---\nUSER-BODY-3: short sentences.\n")
 	writeFile(t, filepath.Join(env.Home, ".claude/skills/user-style/examples/good.md"), "example\n")

@@ -8,6 +8,7 @@ import (
 
 	"polly/agent/app"
 	"polly/agent/config"
+	"polly/workspace"
 )
 
 // trustCommand is `polly trust [DIR]`: it shows the settings of the
@@ -17,11 +18,12 @@ func trustCommand(env Env, o options) error {
 	if len(o.args) > 1 {
 		dir = o.args[1]
 		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(env.Dir, dir)
+			dir = filepath.Join(env.workDir(), dir)
 		}
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			return usagef("polly trust: %s is not a directory", o.args[1])
 		}
+		dir = workspace.ProjectRoot(dir, env.Home)
 	}
 	cfg, err := config.Load(config.LoadOptions{ProjectDir: dir, Home: env.Home, Getenv: env.Getenv, Flags: o.flags, Version: version(env)})
 	if err != nil {
@@ -45,7 +47,7 @@ func trustCommand(env Env, o options) error {
 // again with those settings applied.
 func trustAndReload(w io.Writer, cfg *config.Config) (*config.Config, error) {
 	pt := cfg.ProjectTrust()
-	fmt.Fprintf(w, "polly: trusting these settings of %s:\n", filepath.Join(pt.Dir, ".agent", "config.json"))
+	fmt.Fprintf(w, "polly: trusting these settings of the project %s:\n", pt.Dir)
 	printTrust(w, pt)
 	next, err := app.TrustProject(cfg)
 	if err != nil {

@@ -6,13 +6,12 @@
 package config
 
 import (
+	"encoding/json"
 	"maps"
 	"net/url"
 	"reflect"
 	"strings"
 	"time"
-
-	"polly/workspace/jsonfile"
 )
 
 // Mode is how much the agent may do without asking.
@@ -28,27 +27,30 @@ const (
 // the Validate methods (validate.go) hold the value rules, checked after
 // every layer.
 type Config struct {
-	Model       string              `json:"model"`    // default model; "provider/model" selects a provider
-	Provider    string              `json:"provider"` // the active provider
-	Providers   map[string]Provider `json:"providers"`
-	Persona     string              `json:"persona"`
-	Workspace   string              `json:"workspace"` // absolute after Load
-	Mode        Mode                `json:"mode"`
-	MaxTurns    int                 `json:"max_turns"` // 0: no cap (the loop detector stops a stuck run)
-	Context     ContextSettings     `json:"context"`
-	LLM         LLMSettings         `json:"llm"`
-	Team        TeamSettings        `json:"team"`
-	Permissions Permissions         `json:"permissions"`
-	Web         WebSettings         `json:"web"`
-	TUI         TUISettings         `json:"tui"`
-	Sandbox     SandboxSettings     `json:"sandbox"`
-	Memory      MemorySettings      `json:"memory"`
-	Retention   RetentionSettings   `json:"retention"`
+	Model     string              `json:"model"`    // default model; "provider/model" selects a provider
+	Provider  string              `json:"provider"` // the active provider
+	Providers map[string]Provider `json:"providers"`
+	Persona   string              `json:"persona"`
+	Workspace string              `json:"workspace"` // absolute after Load
+	Mode      Mode                `json:"mode"`
+	MaxTurns  int                 `json:"max_turns"` // 0: no cap (the loop detector stops a stuck run)
+	// NotifyAfter: a turn that ran this many seconds fires the Notification
+	// hooks (idle_prompt) when it ends; 0: every turn.
+	NotifyAfter int               `json:"notify_after_seconds"`
+	Context     ContextSettings   `json:"context"`
+	LLM         LLMSettings       `json:"llm"`
+	Team        TeamSettings      `json:"team"`
+	Permissions Permissions       `json:"permissions"`
+	Web         WebSettings       `json:"web"`
+	TUI         TUISettings       `json:"tui"`
+	Sandbox     SandboxSettings   `json:"sandbox"`
+	Memory      MemorySettings    `json:"memory"`
+	Retention   RetentionSettings `json:"retention"`
 	// Hooks run the user's commands at points of the agent loop, in the
 	// Claude Code schema; MCPServers are MCP servers in the .mcp.json shape.
 	// Project-file entries of both apply only to a trusted project.
 	Hooks      map[string][]HookMatcher `json:"hooks"`
-	MCPServers map[string]MCPServer     `json:"mcp_servers"`
+	MCPServers map[string]MCPServer     `json:"mcp_servers"` // "mcpServers" is accepted too (Claude Code's spelling)
 
 	sources     map[string]Source // field path → where its value came from; absent = default
 	envBaseURL  string            // OPENAI_BASE_URL: replaces the openai provider's base URL (only its)
@@ -62,8 +64,12 @@ type Config struct {
 	facts       ModelFacts        // windows learned and discovered at run time; nil: none
 	warnings    []string
 	mcpFile     map[string]MCPServer // the project's .mcp.json "mcpServers"
-	mcpTrust    *jsonfile.Node       // the project's .mcp.json "mcpServers", judged with the settings that need trust
-	mcpData     []byte               // .mcp.json as read, for positions
+	// Project files besides .agent/config.json whose settings need trust
+	// (.mcp.json's servers, .claude/settings*.json's hooks).
+	extraTrust   []trustedDoc
+	claudeHooks  []HookEntry     // hooks of Claude Code's settings files, in reading order
+	hookSwitches []hookSwitch    // their "disableAllHooks"
+	warnedKeys   map[string]bool // lenient-file warnings already given
 
 	opts        LoadOptions  // what Load was given, for Reload
 	trust       ProjectTrust // the project settings that need trust
@@ -176,20 +182,38 @@ type RetentionSettings struct {
 	Days int `json:"days"` // sessions idle longer than this are removed
 }
 
-// HookMatcher is one entry of a hook event: the commands to run when the
-// matcher (a regular expression over tool names; "" or "*" match all)
-// matches.
+// HookMatcher is one entry of a hook event: the handlers to run when the
+// matcher matches (Claude Code's rules: "", "*" match all; names with
+// only letters, digits, _, -, spaces, commas and | are exact names;
+// anything else is an unanchored regular expression).
 type HookMatcher struct {
 	Matcher string        `json:"matcher"`
 	Hooks   []HookCommand `json:"hooks"`
 }
 
-// HookCommand is one hook: a shell command with a timeout in seconds
-// (0: the default).
+// HookCommand is one hook handler with every field of Claude Code's hooks
+// reference, so a block copied from Claude Code is accepted whole. Polly
+// runs command and http handlers; the others are reported as unused.
 type HookCommand struct {
-	Type    string `json:"type"`
-	Command string `json:"command"`
-	Timeout int    `json:"timeout"`
+	Type            string            `json:"type"` // command (""), http, prompt, agent, mcp_tool
+	Command         string            `json:"command"`
+	Args            []string          `json:"args"`  // exec form: no shell
+	Shell           string            `json:"shell"` // bash or powershell
+	URL             string            `json:"url"`
+	Headers         map[string]string `json:"headers"`
+	AllowedEnvVars  []string          `json:"allowedEnvVars"`
+	Prompt          string            `json:"prompt"`
+	Model           string            `json:"model"`
+	Server          string            `json:"server"`
+	Tool            string            `json:"tool"`
+	Input           json.RawMessage   `json:"input"`
+	If              string            `json:"if"`
+	Timeout         int               `json:"timeout"` // seconds; 0: the default
+	Async           bool              `json:"async"`
+	AsyncRewake     bool              `json:"asyncRewake"`
+	StatusMessage   string            `json:"statusMessage"`
+	Once            bool              `json:"once"`
+	ContinueOnBlock bool              `json:"continueOnBlock"`
 }
 
 // MCPServer is one MCP server: a command speaking stdio, or (type "http")
@@ -332,10 +356,11 @@ func Defaults(version string) *Config {
 				Models:    openAIModels(),
 			},
 		},
-		Persona:   "default",
-		Workspace: "~/.agent/workspace",
-		Mode:      ModeAsk,
-		MaxTurns:  0,
+		Persona:     "default",
+		Workspace:   "~/.agent/workspace",
+		Mode:        ModeAsk,
+		MaxTurns:    0,
+		NotifyAfter: 60,
 		Context: ContextSettings{
 			AnchorEvery:             5,
 			CheckpointEvery:         30,

@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding"
+	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
@@ -64,6 +65,12 @@ func (d *decoder) merge(v reflect.Value, n *jsonfile.Node, field string, at int,
 		v.Set(p)
 		return nil
 	}
+	if v.Type() == reflect.TypeFor[json.RawMessage]() {
+		// Any JSON value, kept as compact JSON (an mcp_tool hook's input).
+		v.SetBytes([]byte(canonical(n)))
+		d.c.sources[field] = d.source(at)
+		return nil
+	}
 	if u, ok := v.Addr().Interface().(encoding.TextUnmarshaler); ok {
 		if n.Kind != jsonfile.String {
 			return d.fail(at, field, "expected a string, got "+n.Describe())
@@ -99,7 +106,7 @@ func (d *decoder) mergeStruct(v reflect.Value, n *jsonfile.Node, field string, a
 		if !ok {
 			return d.fail(m.Off, field, unknownField(m.Key, v.Type(), field))
 		}
-		if err := d.merge(v.Field(f.index), m.Val, joinPath(field, m.Key), m.Off, secretKey(m.Key) || namedMap(m.Key)); err != nil {
+		if err := d.merge(v.Field(f.index), m.Val, joinPath(field, f.name), m.Off, secretKey(m.Key) || namedMap(m.Key)); err != nil {
 			return err
 		}
 	}
@@ -230,7 +237,13 @@ type structField struct {
 	index int
 }
 
+// fieldAliases are other spellings a key is accepted under.
+var fieldAliases = map[string]string{"mcpServers": "mcp_servers"}
+
 func fieldByName(t reflect.Type, name string) (structField, bool) {
+	if alias, ok := fieldAliases[name]; ok && t == reflect.TypeFor[Config]() {
+		name = alias
+	}
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if json, _, _ := strings.Cut(f.Tag.Get("json"), ","); json != "" && json == name && f.IsExported() {

@@ -372,11 +372,11 @@ func TestBadGlobalWithModelContext(t *testing.T) {
 func TestValidateRulesInFiles(t *testing.T) {
 	tests := []struct{ content, want string }{
 		{`{"hooks": {"PreTooluse": []}}`,
-			`:1:12: hooks.PreTooluse: unknown key "PreTooluse" (expected one of PreToolUse, PostToolUse, UserPromptSubmit, Stop, SubagentStop, SessionStart, PreCompact) (did you mean "PreToolUse"?)`},
+			`:1:12: hooks.PreTooluse: unknown hook event "PreTooluse" (did you mean "PreToolUse"?)`},
 		{`{"hooks": {"Stop": [{"matcher": "(", "hooks": []}]}}`,
 			`:1:22: hooks.Stop[0].matcher: "(" is not a valid regular expression: missing closing ): ` + "`(`"},
 		{`{"hooks": {"Stop": [{"hooks": [{"type": "", "command": "x"}]}]}}`,
-			`:1:33: hooks.Stop[0].hooks[0].type: expected one of command, got ""`},
+			`:1:33: hooks.Stop[0].hooks[0].type: expected one of command, http, prompt, agent, mcp_tool, got ""`},
 		{`{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": ""}]}]}}`,
 			`:1:52: hooks.Stop[0].hooks[0].command: must not be empty`},
 		{`{"mcp_servers": {"a b": {"command": "x"}}}`,

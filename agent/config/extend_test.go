@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"io/fs"
 	"strings"
 	"testing"
@@ -50,10 +49,19 @@ func TestExtensionsLoad(t *testing.T) {
 		}
 	}
 
-	files["/p/.mcp.json"] = "{\"mcpServers\": {\n  \"web\": {\"type\": \"websocket\", \"url\": \"https://x\"}}}"
-	_, err = load(LoadOptions{ProjectDir: "/p", Home: "/home/u"}, read)
-	var ce *Error
-	if !errors.As(err, &ce) || ce.File != ".mcp.json" || ce.Line != 2 || ce.Field != "mcpServers.web.type" {
-		t.Fatalf("bad type: %v", err)
+	// A server that does not fit is left out with a located warning; the
+	// rest of the file and Polly go on.
+	files["/p/.mcp.json"] = "{\"mcpServers\": {\n  \"web\": {\"type\": \"websocket\", \"url\": \"https://x\"},\n  \"ok\": {\"url\": \"https://y\"}}}"
+	c, err = load(LoadOptions{ProjectDir: "/p", Home: "/home/u"}, read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range c.MCPServerEntries() {
+		names = append(names, e.Name+"="+e.Server.Transport())
+	}
+	if w := strings.Join(c.Warnings(), "\n"); !strings.Contains(w, ".mcp.json:2:") || !strings.Contains(w, "mcpServers.web.type") ||
+		strings.Join(names, ",") != "db=stdio,ok=http" {
+		t.Fatalf("servers %v, warnings:\n%s", names, w)
 	}
 }

@@ -82,19 +82,23 @@ func load(opts LoadOptions, read func(string) ([]byte, error)) (*Config, error) 
 			return nil, err
 		}
 	}
+	if opts.ProjectDir == "" {
+		c.readClaudeFiles(read, opts.Home, "")
+	}
 	if opts.ProjectDir != "" {
 		path := filepath.Join(opts.ProjectDir, filepath.FromSlash(projectFile))
-		c.mcpTrust, c.mcpData = mcpTrustNode(read, opts.ProjectDir)
+		if n, data := mcpTrustNode(read, opts.ProjectDir); n != nil {
+			c.extraTrust = append(c.extraTrust, trustedDoc{key: "mcpServers", file: MCPFile, node: n, data: data})
+		}
+		c.readClaudeFiles(read, opts.Home, opts.ProjectDir)
 		if err := c.mergeFile(read, path, projectFile, KindProjectFile, false, c.holdUntrusted(read)); err != nil {
 			return nil, err
 		}
-		if c.trust.Dir == "" && c.mcpTrust != nil {
-			// No project config.json: .mcp.json alone still needs trust.
+		if c.trust.Dir == "" && len(c.extraTrust) > 0 {
+			// No project config.json: .mcp.json or .claude/ hooks alone still need trust.
 			c.judgeTrust(read, nil)
 		}
-		if err := c.mergeMCPFile(read, opts.ProjectDir); err != nil {
-			return nil, err
-		}
+		c.mergeMCPFile(read, opts.ProjectDir)
 	}
 	// Every layer is checked as it comes in, so a bad value is reported
 	// where it is written even when a higher layer replaces it.

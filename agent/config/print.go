@@ -143,6 +143,7 @@ func (c *Config) groups() [][]Value {
 	add(&general, "workspace", displayPath(c.Workspace, c.home), c.Source("workspace"))
 	add(&general, "mode", string(c.Mode), c.Source("mode"))
 	add(&general, "max_turns", strconv.Itoa(c.MaxTurns), c.Source("max_turns"))
+	add(&general, "notify_after_seconds", strconv.Itoa(c.NotifyAfter), c.Source("notify_after_seconds"))
 
 	// Context numbers: a model override shows the override's source.
 	var ctx []Value

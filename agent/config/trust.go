@@ -30,8 +30,8 @@ import (
 // add them here.
 var (
 	// freeTop are the top-level keys a project file may set without trust:
-	// presentation only.
-	freeTop = map[string]bool{"tui": true}
+	// presentation, and when the user's own hooks are told a turn ended.
+	freeTop = map[string]bool{"tui": true, "notify_after_seconds": true}
 	// freePermissions are the permission lists a project may extend freely:
 	// they only make Polly ask or refuse more.
 	freePermissions = map[string]bool{"ask": true, "deny": true}
@@ -371,12 +371,17 @@ func (c *Config) judgeTrust(read func(string) ([]byte, error), held []restricted
 	for _, r := range held {
 		c.trust.Keys = append(c.trust.Keys, key(r, projectFile, c.projectData))
 	}
-	// A project's .mcp.json starts programs just like mcp_servers does: its
-	// servers are part of what the user trusts (and of the hash).
-	if c.mcpTrust != nil {
-		r := restricted{path: "mcpServers", off: c.mcpTrust.Off, val: c.mcpTrust}
-		c.trust.Keys = append(c.trust.Keys, key(r, MCPFile, c.mcpData))
-		held = append(slices.Clone(held), r)
+	// A project's .mcp.json starts programs just like mcp_servers does, and
+	// .claude/settings*.json hooks just like hooks do: they are part of what
+	// the user trusts (and of the hash).
+	held = slices.Clone(held)
+	for _, d := range c.extraTrust {
+		r := restricted{path: d.key, off: d.node.Off, val: d.node}
+		c.trust.Keys = append(c.trust.Keys, key(r, d.file, d.data))
+		if d.key != "mcpServers" {
+			r.path = d.key + "@" + d.file // two files' hooks hash apart
+		}
+		held = append(held, r)
 	}
 	c.trust.Files = projectFilesRun(c.opts.ProjectDir, held)
 	c.trust.Hash = trustHash(held, c.trust.Files)
@@ -427,6 +432,9 @@ func (c *Config) untrustedWarning() string {
 	paths := make([]string, len(c.trust.Keys))
 	for i, k := range c.trust.Keys {
 		paths[i] = k.Path
+		if k.Source.Detail != projectFile {
+			paths[i] += " (" + k.Source.Detail + ")"
+		}
 	}
 	var changed []string
 	for _, f := range c.trust.Files {

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
+	"polly/agent/hooks"
 	"polly/workspace/jsonfile"
 )
 
@@ -110,6 +110,7 @@ func (c *Config) Validate() error {
 	p.add("workspace", nonEmpty(c.Workspace))
 	p.add("mode", oneOf(string(c.Mode), "ask", "auto-edit", "yolo"))
 	p.add("max_turns", atLeast(c.MaxTurns, 0))
+	p.add("notify_after_seconds", atLeast(c.NotifyAfter, 0))
 	p.nest("context", c.Context.Validate())
 	p.nest("llm", c.LLM.Validate())
 	p.nest("team", c.Team.Validate())
@@ -117,20 +118,23 @@ func (c *Config) Validate() error {
 	p.nest("tui", c.TUI.Validate())
 	p.nest("sandbox", c.Sandbox.Validate())
 	p.nest("retention", c.Retention.Validate())
-	hookEvents := []string{"PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop", "SessionStart", "PreCompact"}
 	for event, matchers := range c.Hooks {
 		path := joinPath("hooks", event)
-		if !slices.Contains(hookEvents, event) {
-			msg := fmt.Sprintf("unknown key %q (expected one of %s)", event, strings.Join(hookEvents, ", "))
-			if s := jsonfile.Closest(event, hookEvents); s != "" {
+		// Every event of Claude Code's reference is accepted (those Polly
+		// never fires are reported as unused); anything else is a typo.
+		if !hooks.Documented(event) {
+			msg := fmt.Sprintf("unknown hook event %q", event)
+			if s := jsonfile.Closest(event, hooks.Events()); s != "" {
 				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			} else {
+				msg += " (Polly fires " + strings.Join(hooks.FiredEvents(), ", ") + ")"
 			}
 			p.add(path, msg)
 		}
 		for i, m := range matchers {
 			p.nest(indexPath(path, i), m.Validate())
 			for j, h := range m.Hooks {
-				c.writtenZero(&p, indexPath(indexPath(path, i)+".hooks", j)+".type", h.Type == "", func(s string) string { return oneOf(s, "command") })
+				c.writtenZero(&p, indexPath(indexPath(path, i)+".hooks", j)+".type", h.Type == "", func(s string) string { return oneOf(s, hookTypes()...) })
 			}
 		}
 	}
@@ -267,10 +271,8 @@ func (r RetentionSettings) Validate() error {
 // Validate checks the matcher and each hook.
 func (m HookMatcher) Validate() error {
 	var p problems
-	if s := m.Matcher; s != "" && s != "*" {
-		if _, err := regexp.Compile(s); err != nil {
-			p.add("matcher", fmt.Sprintf("%q is not a valid regular expression: %v", s, strings.TrimPrefix(err.Error(), "error parsing regexp: ")))
-		}
+	if err := hooks.CheckMatcher(m.Matcher); err != nil {
+		p.add("matcher", fmt.Sprintf("%q is not a valid regular expression: %v", m.Matcher, strings.TrimPrefix(err.Error(), "error parsing regexp: ")))
 	}
 	for i, h := range m.Hooks {
 		p.nest(indexPath("hooks", i), h.Validate())
@@ -278,13 +280,34 @@ func (m HookMatcher) Validate() error {
 	return p.join()
 }
 
-// Validate checks the type ("": command), command and timeout.
+func hookTypes() []string { return []string{"command", "http", "prompt", "agent", "mcp_tool"} }
+
+// Validate checks a handler: its type ("": command) and the fields that
+// type needs.
 func (h HookCommand) Validate() error {
 	var p problems
 	if h.Type != "" {
-		p.add("type", oneOf(h.Type, "command"))
+		p.add("type", oneOf(h.Type, hookTypes()...))
 	}
-	p.add("command", nonEmpty(h.Command))
+	switch h.Type {
+	case "", "command":
+		p.add("command", nonEmpty(h.Command))
+	case "http":
+		if h.URL == "" {
+			p.add("url", "an http hook needs a url")
+		} else {
+			p.add("url", checkURL(h.URL))
+		}
+		p.nest("headers", validateHeaders(h.Headers))
+	case "prompt", "agent":
+		p.add("prompt", nonEmpty(h.Prompt))
+	case "mcp_tool":
+		p.add("server", nonEmpty(h.Server))
+		p.add("tool", nonEmpty(h.Tool))
+	}
+	if h.Shell != "" {
+		p.add("shell", oneOf(h.Shell, "bash", "powershell"))
+	}
 	p.add("timeout", atLeast(h.Timeout, 0))
 	return p.join()
 }

@@ -66,6 +66,14 @@ func scanSession(row scanner, extra ...any) (Session, error) {
 
 // newSessionID returns 8 random hex digits: short enough to type in
 // `polly --resume a1b2c3d4`, and collisions are retried by CreateSession.
+// NewSessionID returns a fresh session id for a session whose row is
+// created later (CreateSession with that ID); "" if no randomness is
+// available.
+func NewSessionID() string {
+	id, _ := newSessionID()
+	return id
+}
+
 func newSessionID() (string, error) {
 	var b [4]byte
 	if _, err := rand.Read(b[:]); err != nil {

@@ -136,3 +136,26 @@ func TestBrokenConfigFailsOnlyThatServer(t *testing.T) {
 		t.Fatalf("good = %+v", st)
 	}
 }
+
+// A server's prompts are listed for the slash commands and fetched with
+// their arguments by position (the last takes the rest).
+func TestPrompts(t *testing.T) {
+	m := New([]Config{stdio("demo", "rich", 20*time.Second), stdio("plain", "ok", 20*time.Second)}, "test")
+	defer m.Close()
+	m.Wait(context.Background())
+	ps := m.Prompts()
+	if len(ps) != 1 || ps[0].Command != "mcp__demo__review" || ps[0].Hint() != "<file> [focus]" || ps[0].Description != "Review a file with a focus." {
+		t.Fatalf("prompts = %+v", ps)
+	}
+	p, ok := m.FindPrompt("mcp__demo__review")
+	if !ok {
+		t.Fatal("FindPrompt")
+	}
+	text, err := m.GetPrompt(context.Background(), p, []string{"main.go", "error", "handling"})
+	if err != nil || text != "Review main.go with a focus on error handling." {
+		t.Fatalf("GetPrompt = %q %v", text, err)
+	}
+	if _, err := m.GetPrompt(context.Background(), p, nil); err == nil || !strings.Contains(err.Error(), "/mcp__demo__review needs file (usage: /mcp__demo__review <file> [focus])") {
+		t.Fatalf("missing argument: %v", err)
+	}
+}

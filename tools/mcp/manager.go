@@ -246,8 +246,9 @@ type server struct {
 	// hangUp ends the connection's context: an SSE stream is a GET that
 	// lives as long as the context Connect was given.
 	hangUp       context.CancelCauseFunc
-	instructions string // what the server says about using it (initialize)
-	resources    bool   // it offers resources
+	instructions string   // what the server says about using it (initialize)
+	resources    bool     // it offers resources
+	prompts      []Prompt // its prompts, run as slash commands
 }
 
 func (s *server) settle() { s.once.Do(func() { close(s.settled) }) }
@@ -348,11 +349,13 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 		}
 		list = append(list, a)
 	}
+	prompts := listPrompts(live, s.cfg.Name, cs) // within the start-up timeout too
 	if !timer.Stop() {
 		return fail("could not start", cs, cmd, errStartupTimeout)
 	}
 	init := cs.InitializeResult()
 	s.mu.Lock()
+	s.prompts = prompts
 	s.session, s.tools, s.skipped, s.state, s.err = cs, list, skipped, Ready, ""
 	s.hangUp = hangUp
 	if init != nil {

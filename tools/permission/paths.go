@@ -144,21 +144,6 @@ func (pl placer) place(p string) place {
 	return pl.fill(p, real)
 }
 
-// placeLink judges a path whose last component is acted on itself, not
-// followed: rm and mv remove or move a symlink, not what it points to.
-// A trailing slash makes the kernel follow it after all.
-func (pl placer) placeLink(p string) place {
-	dir, base := filepath.Split(p)
-	if base == "" || base == "." || base == ".." {
-		return pl.place(p)
-	}
-	realDir, err := realPath(dir)
-	if err != nil {
-		return place{given: filepath.Clean(p), why: err.Error()}
-	}
-	return pl.fill(p, filepath.Join(realDir, base))
-}
-
 func (pl placer) fill(p, real string) place {
 	pl0 := place{given: filepath.Clean(p), real: real}
 	pl0.inside = within(real, pl.realRoot)
@@ -187,7 +172,8 @@ var instructionFiles = map[string]bool{"agents.md": true, "claude.md": true, "cl
 
 // isAgentConfig: Polly's .agent directory (its config.json decides
 // providers and permissions), .mcp.json, and agent instruction files at the
-// project root (AGENTS.md, CLAUDE.md, .agents/, .claude/). A write there
+// project root (AGENTS.md, CLAUDE.md, .agents/, .claude/, .codex/,
+// .opencode/: skills load from them). A write there
 // could reconfigure the next run, so it is protected like .git. Case is
 // ignored, as a case-insensitive file system would.
 func (pl placer) isAgentConfig(p string) bool {
@@ -204,7 +190,7 @@ func (pl placer) isAgentConfig(p string) bool {
 		}
 		comps := strings.Split(filepath.ToSlash(rel), "/")
 		switch first := strings.ToLower(comps[0]); {
-		case first == ".agent" || first == ".agents" || first == ".claude":
+		case strings.Contains(" .agent .agents .claude .codex .opencode ", " "+first+" "): // skills load from the last four
 			return true
 		case len(comps) == 1 && instructionFiles[first]:
 			return true

@@ -1,10 +1,12 @@
 // Package permission is the one place that decides whether a tool call may
 // run, for every tool, headless and in the TUI alike: the mode (ask,
 // auto-edit, yolo), the config's allow/ask/deny rules, the read-only
-// command allowlist (judged on the parsed shell line), the project boundary
-// and the hard protections. When a person is there to answer, a call that
-// needs approval is asked through an Asker; in a headless run it is denied
-// with a message the model can act on. Every decision is logged.
+// command list (judged on the parsed shell line), the project boundary
+// and the protected paths. The OS sandbox (tools/sandbox) decides what a
+// command can do; this package decides when to ask. When a person is there
+// to answer, a call that needs approval is asked through an Asker; in a
+// headless run it is denied with a message the model can act on. Every
+// decision is logged.
 //
 // Decision rules, in order:
 //
@@ -12,22 +14,25 @@
 //     never written by a tool, nor removed with its directory: deny, in
 //     every mode, whatever the rules or a person say.
 //  2. A deny rule matching the call denies it; an ask rule asks.
-//  3. Hard protections ask in every mode, yolo included, and no allow rule
-//     or flag lifts them (only a person can): writing outside the project
-//     root (after resolving "..", "~" and symlinks), writing inside any
-//     .git directory (hooks, config and objects decide what git runs; git's
-//     own commands such as git commit are not affected), writing Polly's
-//     .agent directory, .mcp.json or an agent instruction file at the root
-//     (AGENTS.md, CLAUDE.md, .agents/, .claude/), and a command
-//     write target that cannot be placed before the command runs ($VAR,
-//     a path relative to a directory the line cd'ed into).
-//  4. An allow rule allows the call (for run_command: every simple command
+//  3. Protected writes ask in every mode but sandboxed yolo (for the file
+//     tools, yolo too), and no allow rule or flag lifts them (only a
+//     person can): writing outside the project root (after resolving "..",
+//     "~" and symlinks), inside any .git, Polly's .agent directory,
+//     .mcp.json or an agent instruction file at the root (AGENTS.md,
+//     CLAUDE.md, .agents/, .claude/). Approved, a command may write the
+//     paths it was seen writing, and nothing else outside.
+//  4. git that destroys work undo cannot restore (reset --hard, clean -f,
+//     stash drop, checkout of paths, history rewriting, --output) asks in
+//     every mode but yolo.
+//  5. Without the OS sandbox every command asks, in every mode but yolo,
+//     except a few that only print project files (ls, cat, head, wc…).
+//  6. An allow rule allows the call (for run_command: every simple command
 //     that is not read-only must be matched by one).
-//  5. The mode: reads are free everywhere, also outside the project (they
-//     change nothing; deny rules can still fence off secrets). ask: writes,
-//     commands that are not read-only and new hosts ask. auto-edit: file
-//     writes inside the project and redirections into it are free; other
-//     commands ask unless read-only. yolo: everything else runs.
+//  7. The mode: reads are free everywhere (deny rules can fence off
+//     secrets). ask: writes, commands that are not read-only and new hosts
+//     ask; read-only commands run in the read-only sandbox. auto-edit: file
+//     writes inside the project are free; commands run in the
+//     workspace-write sandbox. yolo: everything else runs.
 //
 // fetch_url to localhost or a loopback address is free in every mode; any
 // other host asks once per session in ask and auto-edit ("allow for this
@@ -42,7 +47,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -59,8 +63,8 @@ type Mode string
 
 const (
 	Ask      Mode = "ask"       // reads are free; writes and commands ask
-	AutoEdit Mode = "auto-edit" // file edits inside the project are free; commands ask unless read-only
-	Yolo     Mode = "yolo"      // nothing asks except the hard protections
+	AutoEdit Mode = "auto-edit" // file edits inside the project are free; commands run in the workspace-write sandbox
+	Yolo     Mode = "yolo"      // nothing asks except the protected writes the sandbox cannot stop
 )
 
 // Answer is a person's decision on one request.
@@ -122,9 +126,9 @@ type Options struct {
 	// OnLogError hears about decisions that could not be logged; logging
 	// never changes a decision.
 	OnLogError func(error)
-	// Sandbox is what the OS sandbox can do (sandbox.Resolve). The zero
-	// value (not active) keeps the classifier as the only guard: every
-	// command that is not read-only asks, in ask and auto-edit alike.
+	// Sandbox is what the OS sandbox can do (sandbox.Resolve). Commands
+	// are contained only when it is Active; otherwise (the zero value)
+	// every command asks but a few that only print project files.
 	Sandbox sandbox.Status
 	// Network: commands may use the network without asking (sandbox.network).
 	Network bool
@@ -427,402 +431,6 @@ func (p *Policy) protectedPlace(pl place) string {
 		return "writes " + p.display(pl) + ", Polly's project settings or an agent instruction file, which decide what the next run may do"
 	}
 	return ""
-}
-
-// target is a judged write target of a command line.
-type target struct {
-	database, protected bool
-	why                 string
-	redirect            bool
-	outside             string // resolved path outside the project (a grantable escalation)
-}
-
-// judgeWrites places every write target of a command line.
-func (p *Policy) judgeWrites(an Analysis) []target {
-	var out []target
-	if an.MakesLinks == "" {
-		an.MakesLinks = p.movesLinks(an)
-	}
-	dbPath := filepath.Join(p.pl.state, "polly.db")
-	gitPath := filepath.Join(p.pl.realRoot, ".git")
-	for _, w := range an.Writes {
-		t := target{redirect: w.By == "redirection"}
-		add := func(database, protected bool, why string) {
-			t.database, t.protected, t.why = database, protected, why
-			out = append(out, t)
-		}
-		if w.Path == "" {
-			add(false, true, "writes "+w.Text+" ("+w.By+"), which is only known when the command runs")
-			continue
-		}
-		tilde := w.Path == "~" || strings.HasPrefix(w.Path, "~/")
-		if an.ChangesDir && !filepath.IsAbs(w.Path) && !tilde {
-			add(false, true, "writes "+w.Text+" ("+w.By+") after changing directory, so where cannot be known")
-			continue
-		}
-		if an.MakesLinks != "" && !w.LinkMaker {
-			// ln -s /etc/passwd x; echo > x: judged now, x is a new file
-			// in the project; when the line runs, it is a link.
-			add(false, true, "writes "+w.Text+" ("+w.By+") in a line that also makes links (`"+an.MakesLinks+"`), so where it lands is only known when it runs")
-			continue
-		}
-		type cand struct {
-			path string
-			tree bool
-		}
-		cands := []cand{{p.pl.abs(w.Path, p.pl.root), w.Tree}}
-		if w.Glob {
-			// Where the names live (for the boundary), then each name
-			// the pattern expands to now.
-			cands = []cand{{globDir(cands[0].path), false}}
-			matches, err := bashGlob(p.pl.abs(w.Path, p.pl.root), an.DotGlob)
-			if err != nil {
-				add(false, true, "writes "+w.Text+" ("+w.By+"), a pattern that cannot be expanded here")
-				continue
-			}
-			for _, m := range matches {
-				cands = append(cands, cand{m, w.Tree})
-			}
-		}
-		for _, c := range cands {
-			pl := p.pl.place(c.path)
-			if w.Link {
-				pl = p.pl.placeLink(c.path)
-			}
-			switch {
-			case pl.database || pl.real != "" && c.tree && covers(pl.real, dbPath):
-				add(true, true, "writes "+w.Text+" ("+w.By+"), which would change .agent/polly.db, Polly's own session store")
-			case pl.real != "" && pl.inside && c.tree && covers(pl.real, gitPath):
-				add(false, true, "changes "+w.Text+" ("+w.By+"), which holds .git")
-			case pl.real != "" && c.tree && covers(pl.real, p.pl.realRoot):
-				add(false, true, "changes "+w.Text+" ("+w.By+"), which holds the project's agent settings and instruction files")
-			default:
-				if why := p.protectedPlace(pl); why != "" {
-					add(false, true, why+" ("+w.By+")")
-					if pl.real != "" && !pl.inside && !pl.gitDir {
-						out[len(out)-1].outside = pl.real
-					}
-				} else {
-					add(false, false, "writes "+p.display(pl)+" ("+w.By+")")
-				}
-				if len(w.Children) == 0 && !w.ChildUnknown {
-					continue
-				}
-				if fi, err := os.Stat(pl.real); err != nil || !fi.IsDir() {
-					continue
-				}
-				for _, name := range w.Children {
-					cp := p.pl.place(filepath.Join(pl.real, name))
-					if cp.database {
-						add(true, true, "writes "+p.display(cp)+" ("+w.By+"), Polly's own session store")
-					} else if why := p.protectedPlace(cp); why != "" {
-						add(false, true, why+" ("+w.By+")")
-					}
-				}
-				if w.ChildUnknown {
-					_, gitErr := os.Lstat(filepath.Join(pl.real, ".git"))
-					if gitErr == nil || strings.EqualFold(pl.real, p.pl.state) || pl.gitDir || pl.real == p.pl.realRoot {
-						add(false, true, "writes a name only known at run time into "+p.display(pl)+" ("+w.By+"), which holds protected files")
-					}
-				}
-			}
-		}
-	}
-	return out
-}
-
-// movesLinks names an mv of the line whose source is a symlink now (or
-// cannot be known): the link then appears under the new name, and a later
-// write through that name lands where the link points.
-func (p *Policy) movesLinks(an Analysis) string {
-	for _, w := range an.Writes {
-		if w.By != "mv (source)" {
-			continue
-		}
-		if w.Path == "" || w.Glob {
-			return "mv " + w.Text
-		}
-		if fi, err := os.Lstat(p.pl.abs(w.Path, p.pl.root)); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-			return "mv " + w.Text
-		}
-	}
-	return ""
-}
-
-// bashGlob expands a pattern like bash: without dotglob a component that
-// does not start with "." does not match names that do (rm -rf * leaves
-// .git and .agent alone); with dotglob it does.
-func bashGlob(pattern string, dotglob bool) ([]string, error) {
-	matches, err := filepath.Glob(pattern)
-	if err != nil {
-		return nil, fmt.Errorf("expand %s: %w", pattern, err)
-	}
-	pc := strings.Split(filepath.Clean(pattern), string(filepath.Separator))
-	out := matches[:0]
-	for _, m := range matches {
-		mc := strings.Split(m, string(filepath.Separator))
-		keep := len(mc) == len(pc)
-		for i := 0; keep && i < len(pc); i++ {
-			if !dotglob && hasGlob(pc[i]) && !strings.HasPrefix(pc[i], ".") && strings.HasPrefix(mc[i], ".") {
-				keep = false
-			}
-		}
-		if keep {
-			out = append(out, m)
-		}
-	}
-	return out, nil
-}
-
-// globDir is the directory part of a glob before its first pattern
-// component: where the expanded names live.
-func globDir(pattern string) string {
-	i := strings.IndexAny(pattern, "*?[")
-	if i < 0 {
-		return pattern
-	}
-	return filepath.Dir(pattern[:i] + "x")
-}
-
-func (p *Policy) decideExec(tool string, a tools.Access) Decision {
-	cmd := strings.TrimSpace(a.Command)
-	an := Classify(cmd)
-	d := Decision{Kind: "exec", Target: cmd, Scope: store.ScopeMode, Key: tool + "\x00" + cmd, Covers: "the command `" + cmd + "`"}
-	targets := p.judgeWrites(an)
-	for _, t := range targets {
-		if t.database {
-			d.Verdict, d.Protected, d.Reason = Refused, true, t.why
-			return d
-		}
-	}
-	// Deny and ask rules match the whole line and every part in each of its
-	// spellings (as written, unquoted, by base name), so quoting or a path
-	// cannot slip past them.
-	anyText := func(r compiledRule) bool {
-		if r.matchText(cmd) {
-			return true
-		}
-		for _, pt := range an.Parts {
-			texts := []string{pt.Text, pt.Command, pt.Canonical}
-			if pt.Name != "" && pt.Command != "" {
-				if _, rest, ok := strings.Cut(pt.Command, " "); ok {
-					texts = append(texts, pt.Name+" "+rest)
-				} else {
-					texts = append(texts, pt.Name)
-				}
-			}
-			if r.matchText(texts...) {
-				return true
-			}
-		}
-		return false
-	}
-	if rd, ok := p.denyOrAsk(d, tool, anyText); ok {
-		return rd
-	}
-	if rd, ok := p.mayMatchRule(d, tool, an); ok {
-		return rd
-	}
-	if p.box.Refuse {
-		d.Verdict, d.Protected, d.Reason = Refused, true, p.box.Notice()
-		return d
-	}
-	if p.box.Active {
-		return p.decideSandboxed(d, tool, a, an, targets, anyText)
-	}
-	d.Grant = sandbox.Grant{Level: sandbox.Unsandboxed, Network: true}
-	for _, t := range targets {
-		if t.protected {
-			d.Verdict, d.Protected, d.Reason = Asks, true, t.why
-			return d
-		}
-	}
-	if p.mode() == Yolo {
-		d.Verdict, d.Reason = Allowed, "mode yolo"
-		return d
-	}
-	if r, ok := firstRule(p.rules.allow, tool, func(r compiledRule) bool { return r.Pattern == "" }); ok {
-		return p.byRule(d, Allowed, r)
-	}
-	var need []Part
-	var used *compiledRule
-	gitOK := p.hasGit()
-	for _, pt := range an.Parts {
-		if pt.ReadOnly && (pt.Name != "git" || gitOK) {
-			continue
-		}
-		if pt.ReadOnly {
-			pt.Why = "git outside a repository may read settings (and programs to run) from another directory"
-		}
-		if r, ok := firstRule(p.rules.allow, tool, func(r compiledRule) bool { return r.matchText(pt.Text, pt.Command) }); ok && an.Parsed {
-			used = &r
-			continue
-		}
-		need = append(need, pt)
-	}
-	var edits []string
-	for _, t := range targets {
-		if t.redirect && !t.protected {
-			edits = append(edits, t.why)
-		}
-	}
-	switch {
-	case len(need) > 0:
-		d.Verdict = Asks
-		d.Reason = "`" + need[0].Text + "`: " + need[0].Why
-		if len(need) > 1 {
-			d.Reason += fmt.Sprintf(" (and %d more part(s) that are not read-only)", len(need)-1)
-		}
-		d.hint = fmt.Sprintf("re-run with --yolo, or add a rule such as %q to permissions.allow in the config", tool+"("+suggestPattern(need[0])+")")
-	case len(edits) > 0 && p.mode() == Ask:
-		d.Verdict = Asks
-		d.Reason = edits[0] + ", which needs approval in mode ask"
-		d.hint = "re-run with --mode auto-edit (edits inside the project are free) or --yolo"
-	case used != nil:
-		d = p.byRule(d, Allowed, *used)
-	default:
-		d.Verdict, d.Reason = Allowed, "read-only command"
-		if len(edits) > 0 {
-			d.Reason = "read-only command writing inside the project (mode auto-edit)"
-		}
-	}
-	if d.Verdict == Asks && p.box.Why != "" {
-		d.Reason += " (commands run without the OS sandbox: " + p.box.Why + ")"
-	}
-	return d
-}
-
-// decideSandboxed judges a command that will run in the OS sandbox. The
-// sandbox, not the classifier, keeps the user safe: the classifier only
-// decides when to ask.
-//
-//   - ask: a command judged read-only runs without a question in the
-//     read-only sandbox; anything else asks, then runs in workspace-write.
-//   - auto-edit: commands run in workspace-write without asking; only
-//     escalations ask (network, writes outside the project).
-//   - yolo: workspace-write with network, never asks.
-//
-// Writes to .git/, .agent/ or targets only known at run time do not ask:
-// the sandbox keeps them read-only whatever anyone approves (git-only
-// lines may write .git/ but not its hooks or config).
-func (p *Policy) decideSandboxed(d Decision, tool string, a tools.Access, an Analysis, targets []target, anyText func(compiledRule) bool) Decision {
-	if p.mode() == Yolo {
-		d.Verdict, d.Reason = Allowed, "mode yolo (workspace-write sandbox with network)"
-		d.Grant = sandbox.Grant{Level: sandbox.WorkspaceWrite, Network: true}
-		return d
-	}
-	netFree := p.network
-	if !netFree {
-		_, netFree = firstRule(p.rules.allow, NetworkRule, anyText)
-	}
-	grantNet := a.Network && netFree
-	d.Grant = sandbox.Grant{Level: sandbox.WorkspaceWrite, Network: grantNet}
-	if a.Network {
-		d.Key += "\x00network"
-	}
-	for _, t := range targets {
-		if t.outside != "" {
-			d.Verdict, d.Protected, d.Reason = Asks, true, t.why
-			d.Grant.Writable = append(d.Grant.Writable, t.outside)
-		}
-	}
-	if d.Verdict == Asks {
-		return d
-	}
-	askNet := func(d Decision) Decision {
-		if a.Network && !netFree && d.Verdict == Allowed {
-			d.Verdict, d.Reason = Asks, "asks for network access, which the sandbox blocks unless you allow it"
-			d.hint = fmt.Sprintf("set \"sandbox\": {\"network\": true} in the config, or add a rule such as %q to permissions.allow", NetworkRule+"("+strings.Fields(d.Target + " x")[0]+" *)")
-		}
-		return d
-	}
-	if p.mode() == AutoEdit {
-		d.Verdict, d.Reason = Allowed, "mode auto-edit (workspace-write sandbox)"
-		return askNet(d)
-	}
-	var need []Part
-	var used *compiledRule
-	for _, pt := range an.Parts {
-		if pt.ReadOnly {
-			continue
-		}
-		if r, ok := firstRule(p.rules.allow, tool, func(r compiledRule) bool { return r.matchText(pt.Text, pt.Command) }); ok && an.Parsed {
-			used = &r
-			continue
-		}
-		need = append(need, pt)
-	}
-	if r, ok := firstRule(p.rules.allow, tool, func(r compiledRule) bool { return r.Pattern == "" }); ok {
-		need, used = nil, &r
-	}
-	edits := false
-	for _, t := range targets {
-		if t.redirect && !t.protected {
-			edits = true
-		}
-	}
-	switch {
-	case len(need) > 0:
-		d.Verdict = Asks
-		d.Reason = "`" + need[0].Text + "`: " + need[0].Why + "; approved, it runs in the workspace-write sandbox"
-		if len(need) > 1 {
-			d.Reason += fmt.Sprintf(" (and %d more part(s) that are not read-only)", len(need)-1)
-		}
-		d.hint = fmt.Sprintf("re-run with --mode auto-edit (commands run in the workspace-write sandbox) or --yolo, or add a rule such as %q to permissions.allow in the config", tool+"("+suggestPattern(need[0])+")")
-	case edits && used == nil:
-		d.Verdict, d.Reason = Asks, "writes inside the project, which needs approval in mode ask; approved, it runs in the workspace-write sandbox"
-		d.hint = "re-run with --mode auto-edit or --yolo"
-	case used != nil:
-		d = p.byRule(d, Allowed, *used)
-	default:
-		d.Verdict, d.Reason = Allowed, "read-only command (read-only sandbox)"
-		d.Grant.Level = sandbox.ReadOnly
-	}
-	return askNet(d)
-}
-
-// mayMatchRule asks when a deny or ask rule could match a part of the line
-// once its unknown words are known: `x=push; git $x` under a deny rule for
-// "git push *", or a command whose very name is computed.
-func (p *Policy) mayMatchRule(d Decision, tool string, an Analysis) (Decision, bool) {
-	for _, pt := range an.Parts {
-		if !pt.Dynamic {
-			continue
-		}
-		for _, r := range append(append([]compiledRule(nil), p.rules.deny...), p.rules.ask...) {
-			if r.Tool != tool || r.Pattern == "" {
-				continue
-			}
-			first, _, _ := strings.Cut(strings.TrimSpace(r.Pattern), " ")
-			if pt.Name != "" && !strings.ContainsAny(first, "*?") && first != pt.Name && path.Base(first) != pt.Name {
-				continue
-			}
-			d.Verdict, d.Scope, d.Rule = Asks, store.ScopeRule, r.describe()
-			d.Reason = "`" + pt.Text + "` is only known when it runs and could be what the config rule " + r.describe() + " stops"
-			return d, true
-		}
-	}
-	return d, false
-}
-
-// hasGit: the project is a git repository, so git reads its settings from
-// the protected .git and not from a directory the model could have made.
-func (p *Policy) hasGit() bool {
-	_, err := os.Lstat(filepath.Join(p.pl.realRoot, ".git"))
-	return err == nil
-}
-
-// suggestPattern proposes a rule pattern for a command: its name and
-// subcommand, then anything.
-func suggestPattern(pt Part) string {
-	f := strings.Fields(pt.Command)
-	if len(f) == 0 {
-		return pt.Text
-	}
-	if len(f) > 1 && !strings.HasPrefix(f[1], "-") && !strings.ContainsAny(f[1], "/.$*") {
-		return f[0] + " " + f[1] + " *"
-	}
-	return f[0] + " *"
 }
 
 func (p *Policy) decideNetwork(tool string, a tools.Access) Decision {

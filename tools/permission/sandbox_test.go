@@ -38,7 +38,8 @@ func TestSandboxedModes(t *testing.T) {
 		{Ask, "ls", true, Rules{}, false, Asks, ro, false},
 		{Ask, "ls", true, Rules{}, true, Allowed, ro, true},
 		{AutoEdit, "npm test", false, Rules{}, false, Allowed, ww, false},
-		{AutoEdit, "rm -rf .git", false, Rules{}, false, Allowed, ww, false}, // contained: .git stays read-only
+		{AutoEdit, "rm -rf .git", false, Rules{}, false, Asks, ww, false}, // protected: asks in auto-edit too
+		{AutoEdit, "git reset --hard", false, Rules{}, false, Asks, ww, false},
 		{AutoEdit, "npm install", true, Rules{}, false, Asks, ww, false},
 		{AutoEdit, "npm install", true, Rules{Allow: []Rule{{Tool: NetworkRule, Pattern: "npm install *"}}}, false, Allowed, ww, true},
 		{AutoEdit, "curl x", true, Rules{Allow: []Rule{{Tool: NetworkRule, Pattern: "npm install *"}}}, false, Asks, ww, false},

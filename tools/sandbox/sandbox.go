@@ -134,7 +134,7 @@ func (s Status) Notice() string {
 	case s.Mode == ModeOff:
 		return "sandbox off (sandbox.mode off): commands run without the OS sandbox"
 	}
-	return "sandbox unavailable (" + s.Why + "): every command that is not read-only asks first"
+	return "sandbox unavailable (" + s.Why + "): every command asks but a few that only read project files"
 }
 
 // Short is the status bar label.

@@ -6,18 +6,17 @@
 package skills
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"polly/workspace/frontmatter"
 )
 
 // FileName is the file that makes a folder a skill.
@@ -90,6 +89,7 @@ func Discover(roots []Root) (*Set, []string) {
 	s := &Set{}
 	var warnings []string
 	seen := map[string]string{}
+	warnedKey := map[string]bool{} // an unknown field is warned about once
 	for _, r := range roots {
 		entries, err := os.ReadDir(r.Dir)
 		if err != nil {
@@ -112,7 +112,13 @@ func Discover(roots []Root) (*Set, []string) {
 				warnings = append(warnings, fmt.Sprintf("skill skipped: %s: %v", file, err))
 				continue
 			}
-			m, _, err := Parse(data)
+			m, _, notes, err := parse(data)
+			for _, n := range notes {
+				if !warnedKey[n] {
+					warnedKey[n] = true
+					warnings = append(warnings, fmt.Sprintf("skill %s: %s", file, n))
+				}
+			}
 			if err != nil {
 				warnings = append(warnings, fmt.Sprintf("skill skipped: %s: %v", file, err))
 				continue
@@ -131,22 +137,36 @@ func Discover(roots []Root) (*Set, []string) {
 	return s, warnings
 }
 
-// Meta is a SKILL.md's front matter (fields Polly does not use are ignored).
+// Meta is a SKILL.md's front matter: the fields Polly uses, then the
+// others of the Agent Skills spec and of Claude Code's skills, accepted
+// without a warning (Polly does not act on them).
 type Meta struct {
 	Name        string `yaml:"name"`
 	Description string `yaml:"description"`
-	// unknown are the top-level fields the spec does not define.
-	unknown []string
-}
 
-// specFields are the front-matter fields of the Agent Skills spec.
-var specFields = []string{"name", "description", "license", "allowed-tools", "metadata", "compatibility"}
+	License                string `yaml:"license"`
+	Compatibility          any    `yaml:"compatibility"`
+	Metadata               any    `yaml:"metadata"`
+	AllowedTools           any    `yaml:"allowed-tools"`
+	DisallowedTools        any    `yaml:"disallowed-tools"`
+	WhenToUse              any    `yaml:"when_to_use"`
+	ArgumentHint           any    `yaml:"argument-hint"`
+	Arguments              any    `yaml:"arguments"`
+	DisableModelInvocation any    `yaml:"disable-model-invocation"`
+	UserInvocable          any    `yaml:"user-invocable"`
+	Model                  any    `yaml:"model"`
+	Effort                 any    `yaml:"effort"`
+	Context                any    `yaml:"context"`
+	Agent                  any    `yaml:"agent"`
+	Version                any    `yaml:"version"`
+}
 
 // violations are what the front matter does against the Agent Skills spec
 // that still lets the skill be used: peers are lenient, so Polly warns.
+// (Fields no skill format defines are warned about by parse.)
 func (m Meta) violations(dirName string) []string {
 	var out []string
-	if !validSkillName(m.Name) {
+	if !specName(m.Name) {
 		out = append(out, fmt.Sprintf("the name %q should be lowercase letters, digits and single hyphens", m.Name))
 	}
 	if m.Name != dirName {
@@ -155,58 +175,54 @@ func (m Meta) violations(dirName string) []string {
 	if n := len([]rune(m.Description)); n > maxDescription {
 		out = append(out, fmt.Sprintf("the description is %d characters (at most %d; the prompt shows the first %d)", n, maxDescription, maxDescription))
 	}
-	if len(m.unknown) > 0 {
-		out = append(out, "unknown front-matter fields ignored: "+strings.Join(m.unknown, ", "))
-	}
 	return out
 }
 
-func validSkillName(n string) bool {
+// specName: the spec's names are lowercase letters and digits joined by
+// single hyphens.
+func specName(n string) bool {
 	if n == "" || strings.HasPrefix(n, "-") || strings.HasSuffix(n, "-") || strings.Contains(n, "--") {
 		return false
 	}
 	return !strings.ContainsFunc(n, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') })
 }
 
+// validName is what a skill's name may hold.
+var validName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+
 // Parse splits a SKILL.md into its front matter and body and checks the
 // two required fields.
 func Parse(data []byte) (Meta, string, error) {
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
-	text := strings.ReplaceAll(string(data), "\r\n", "\n")
-	rest, ok := strings.CutPrefix(text, "---\n")
-	if !ok {
-		return Meta{}, "", errors.New("no front matter: the file must start with a line \"---\", then name: and description:, then \"---\"")
+	m, body, _, err := parse(data)
+	return m, body, err
+}
+
+// parse is Parse that also returns what to warn about the front matter
+// (fields no skill format defines, a loose reading): the skill loads.
+func parse(data []byte) (Meta, string, []string, error) {
+	front, body, has, err := frontmatter.Split(data)
+	if err != nil {
+		return Meta{}, "", nil, err
 	}
-	front, body, ok := strings.Cut(rest, "\n---\n")
-	if !ok {
-		front, ok = strings.CutSuffix(strings.TrimRight(rest, "\n"), "\n---")
-		if !ok {
-			return Meta{}, "", errors.New("front matter is not closed by a line \"---\"")
-		}
-		body = ""
+	if !has {
+		return Meta{}, "", nil, errors.New("no front matter: the file must start with a line \"---\", then name: and description:, then \"---\"")
 	}
 	var m Meta
-	if err := yaml.Unmarshal([]byte(front), &m); err != nil {
-		return Meta{}, "", fmt.Errorf("front matter is not valid YAML: %v", strings.TrimPrefix(err.Error(), "yaml: "))
+	res, err := frontmatter.Decode(front, &m)
+	if err != nil {
+		return Meta{}, "", res.Warnings(), err
 	}
-	var fields map[string]any
-	if yaml.Unmarshal([]byte(front), &fields) == nil {
-		for _, k := range slices.Sorted(maps.Keys(fields)) {
-			if !slices.Contains(specFields, k) {
-				m.unknown = append(m.unknown, k)
-			}
-		}
-	}
+	unknown := res.Warnings()
 	m.Name, m.Description = strings.TrimSpace(m.Name), strings.TrimSpace(m.Description)
 	switch {
 	case m.Name == "":
-		return Meta{}, "", errors.New("front matter has no name")
-	case len(m.Name) > maxName || strings.ContainsAny(m.Name, " \t\n/\\"):
-		return Meta{}, "", fmt.Errorf("name %q must be at most %d characters without spaces or slashes", m.Name, maxName)
+		return Meta{}, "", unknown, errors.New("front matter has no name")
+	case len(m.Name) > maxName || !validName.MatchString(m.Name):
+		return Meta{}, "", unknown, fmt.Errorf("name %q must be at most %d characters: letters, digits, '.', '_' and '-', without spaces or slashes", m.Name, maxName)
 	case m.Description == "":
-		return Meta{}, "", errors.New("front matter has no description")
+		return Meta{}, "", unknown, errors.New("front matter has no description")
 	}
-	return m, strings.TrimLeft(body, "\n"), nil
+	return m, body, unknown, nil
 }
 
 func readLimited(path string) ([]byte, error) {

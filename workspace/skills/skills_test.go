@@ -28,11 +28,12 @@ func TestParse(t *testing.T) {
 	for text, want := range map[string]string{
 		"# no front matter\n":                        "no front matter",
 		"---\nname: x\ndescription: y\n":             "not closed",
-		"---\nname: [x\ndescription: y\n---\nbody\n": "not valid YAML",
+		"---\nname: [x\ndescription: y\n---\nbody\n": "name \"[x\" must be",
+		"---\nname: x\n  bad: [\n---\nbody\n":        "not valid YAML",
 		"---\ndescription: y\n---\n":                 "no name",
 		"---\nname: x\n---\n":                        "no description",
 		"---\nname: a b\ndescription: y\n---\n":      "without spaces",
-		"---\nname: [1, 2]\ndescription: y\n---\n":   "not valid YAML",
+		"---\nname: [1, 2]\ndescription: y\n---\n":   "cannot unmarshal",
 	} {
 		if _, _, err := Parse([]byte(text)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Parse(%q) = %v, want %q", text, err, want)
@@ -106,7 +107,7 @@ func TestPeerPlacesAndSpecWarnings(t *testing.T) {
 	for _, want := range []string{
 		`skill My_Tool (` + filepath.Join(codex, "skills/My_Tool/SKILL.md") + `) breaks the Agent Skills spec: the name "My_Tool" should be lowercase letters`,
 		"the description is 1100 characters (at most 1024",
-		"unknown front-matter fields ignored: author, version; it is used anyway",
+		`unknown front matter field "author" ignored`,
 	} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("warnings lack %q:\n%s", want, joined)
@@ -118,5 +119,17 @@ func TestPeerPlacesAndSpecWarnings(t *testing.T) {
 	write(t, filepath.Join(project, ".agents/skills/folder-a/SKILL.md"), "---\nname: other-name\ndescription: x\n---\n")
 	if _, warns := Discover(Roots(project, "", "")); !strings.Contains(strings.Join(warns, "\n"), `the name "other-name" should match its folder "folder-a"`) {
 		t.Errorf("a name that is not its folder: %q", warns)
+	}
+}
+
+// A front matter field no skill format defines is warned about once and
+// ignored; the skill loads.
+func TestUnknownFrontMatterFieldWarnedOnce(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, "a/SKILL.md"), "---\nname: a\ndescription: A.\nlicense: MIT\npriority: high\n---\nbody\n")
+	write(t, filepath.Join(root, "b/SKILL.md"), "---\nname: b\ndescription: B.\npriority: low\nallowed-tools: Read\n---\nbody\n")
+	set, warnings := Discover([]Root{{root, "test"}})
+	if set.Len() != 2 || len(warnings) != 1 || !strings.Contains(warnings[0], `unknown front matter field "priority" ignored`) {
+		t.Fatalf("len=%d warnings=%q", set.Len(), warnings)
 	}
 }

@@ -6,7 +6,7 @@
 //	exit   writes to stderr and exits at start
 //	hang   reads stdin and never answers (initialize times out)
 //	banner ok, after a line of plain text on stdout (as some servers print)
-//	rich   ok, plus instructions, a resource and a tool that never answers (sleep)
+//	rich   ok, plus instructions, a resource, a prompt (review) and a tool that never answers (sleep)
 //	many   150 tools (tool_000 … tool_149), for the tool budget
 package main
 
@@ -80,6 +80,13 @@ func main() {
 		mcp.AddTool(s, &mcp.Tool{Name: "sleep", Description: "Never answers."}, func(ctx context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
 			<-ctx.Done()
 			return nil, nil, ctx.Err()
+		})
+		s.AddPrompt(&mcp.Prompt{Name: "review", Description: "Review a file with a focus.", Arguments: []*mcp.PromptArgument{
+			{Name: "file", Required: true}, {Name: "focus"},
+		}}, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			a := req.Params.Arguments
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user",
+				Content: &mcp.TextContent{Text: "Review " + a["file"] + " with a focus on " + a["focus"] + "."}}}}, nil
 		})
 		s.AddResource(&mcp.Resource{URI: "demo://notes/today", Name: "today", MIMEType: "text/plain", Description: "Today's notes."},
 			func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
