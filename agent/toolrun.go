@@ -159,6 +159,11 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 				a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, err))
 			} else {
 				execID = id
+				if res.Diff != "" { // shown again when the session resumes
+					if err := a.deps.Store.SetToolDiff(ctx, id, res.Diff); err != nil {
+						a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, err))
+					}
+				}
 			}
 		}
 		content, offloaded = contextOutput(output, chars, execID, call.Name, s)

@@ -21,7 +21,7 @@ type slashCommand struct {
 var slashCommands = []slashCommand{
 	{"/help", "", "every key and command"},
 	{"/persona", "NAME", "talk to another persona"},
-	{"/model", "[NAME]", "pick this persona's model from a list, or switch to NAME"},
+	{"/model", "[--default] [NAME]", "pick this persona's model from a list, or switch to NAME (remembered with the session; --default also saves it to your config)"},
 	{"/compact", "", "summarize this persona's conversation now"},
 	{"/clear", "", "start a new session"},
 	{"/sessions", "[ID]", "pick a session to resume, or resume ID (a unique prefix is enough)"},
@@ -77,6 +77,9 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 		}
 		return m.selectPersona(i), true
 	case "/model":
+		if rest, ok := strings.CutPrefix(arg, "--default"); ok {
+			return m.saveDefaultModel(strings.TrimSpace(rest)), true
+		}
 		return m.setModel(arg), true
 	case "/compact":
 		return m.compact(), true
@@ -198,16 +201,72 @@ func (m *Model) setModel(name string) tea.Cmd {
 		m.flash = "wait for the running work to end before switching models"
 		return nil
 	}
-	if err := m.app.SetPersonaModel(m.current().p.ID, name); err != nil {
+	persona := m.current().p.ID
+	if err := m.app.SetPersonaModel(persona, name); err != nil {
 		m.flash = err.Error()
 		return nil
 	}
 	m.loading()
 	a, ctx, emit, id := m.app, m.ctx, m.emit, m.sess.ID()
+	if id == "" { // remembered once the session has its id (flushModels)
+		m.pendingModels[persona] = name
+	}
 	return m.runs.work(func() tea.Msg {
+		// Remembered first: reopening the session restores its choices.
+		if err := a.RememberModel(ctx, id, persona, name); err != nil {
+			return modelSetMsg{err: err}
+		}
 		sess, err := a.Session(ctx, emit, id)
 		return modelSetMsg{sess: sess, err: err}
 	})
+}
+
+// flushModels remembers the /model choices made before the session had
+// an id, once it has one.
+func (m *Model) flushModels() tea.Cmd {
+	id := m.sess.ID()
+	if len(m.pendingModels) == 0 || id == "" {
+		return nil
+	}
+	chosen := m.pendingModels
+	m.pendingModels = map[string]string{}
+	a, ctx := m.app, m.ctx
+	return func() tea.Msg {
+		for p, name := range chosen {
+			if err := a.RememberModel(ctx, id, p, name); err != nil {
+				return flashMsg{text: "could not remember the model with the session: " + err.Error()}
+			}
+		}
+		return nil
+	}
+}
+
+// saveDefaultModel is /model --default [NAME]: NAME (or the model this
+// persona talks to now) becomes the default model in the user's config
+// file, and this persona switches to it.
+func (m *Model) saveDefaultModel(name string) tea.Cmd {
+	if m.saveDefault == nil {
+		m.flash = "no user config file is known here (set $XDG_CONFIG_HOME or $HOME)"
+		return nil
+	}
+	var cmd tea.Cmd
+	if name == "" {
+		info, err := m.app.PersonaModel(m.current().p.ID)
+		if err != nil {
+			m.flash = err.Error()
+			return nil
+		}
+		name = info.Provider + "/" + info.Name
+	} else if cmd = m.setModel(name); cmd == nil {
+		return nil // the flash says why
+	}
+	path, err := m.saveDefault(name)
+	if err != nil {
+		m.flash = "could not save the default model: " + err.Error()
+		return cmd
+	}
+	m.current().tr.add(&item{kind: kSystem, text: "default model saved: " + name + " (in " + path + "; new sessions and other projects start with it)"})
+	return cmd
 }
 
 // modelSetMsg is the session reopened after a model switch.

@@ -18,7 +18,7 @@ func TestSlashList(t *testing.T) {
 	h := newHarness(t, harnessOpts{w: 100, h: 30})
 	h.typeText("/")
 	s := h.screen()
-	for _, want := range []string{"▸ /help", "every key and command", "  /model [NAME]", "pick this persona's model", "↑↓ choose · tab inserts · enter runs · esc hides"} {
+	for _, want := range []string{"▸ /help", "every key and command", "  /model [--default] [NAME]", "pick this persona's model", "↑↓ choose · tab inserts · enter runs · esc hides"} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("the list lacks %q:\n%s", want, s)
 		}

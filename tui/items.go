@@ -46,7 +46,9 @@ type item struct {
 	// pastes: a user item's long pastes, shown as their tokens (label)
 	// until open.
 	pastes   []paste
+	pasted   bool // label holds paste tokens: ctrl+x shows the text
 	open     bool
+	cut      bool // an assistant reply cancelled while it streamed
 	selected bool // a user item with pastes, selected for ctrl+x
 	gap      bool // a blank line above
 
@@ -232,7 +234,7 @@ func (r *renderer) render(it *item, w int) []string {
 		if it.selected && len(out) > 0 {
 			out[0] = th.selected.Render("▶ ") + strings.TrimPrefix(out[0], th.user.Render("┃ "))
 		}
-		if len(it.pastes) > 0 {
+		if it.pasted {
 			hint := "  pasted text collapsed: ctrl+x expands (alt+↑ selects)"
 			if it.open {
 				hint = "  ctrl+x collapses the pasted text"
@@ -246,6 +248,9 @@ func (r *renderer) render(it *item, w int) []string {
 	case kAssistant:
 		if it.streaming {
 			return r.streamingMarkdown(it, w)
+		}
+		if it.cut {
+			return append(r.md.lines(it.text, w), th.warn.Render("  ✂ cut short: the reply stopped here when it was cancelled"))
 		}
 		return r.md.lines(it.text, w)
 	case kReasoning:
@@ -553,6 +558,7 @@ func fmtCount(n int) string {
 }
 
 func fmtDur(d time.Duration) string {
+	d = d.Truncate(time.Millisecond) // as the store keeps it: live and resumed read alike
 	switch {
 	case d < time.Millisecond:
 		return "<1ms"

@@ -79,6 +79,9 @@ type options struct {
 	personas *personas.Set
 	model    config.ModelInfo
 	mode     string // the configured permission mode
+	// saveDefault writes the default model into the user's config file
+	// and returns the file's path (nil: none is known).
+	saveDefault func(model string) (string, error)
 }
 
 // Model is the root model.
@@ -126,16 +129,20 @@ type Model struct {
 	applied  uint64    // bridge pushes applied (see bridge.mark)
 	deferred []doneMsg // work ended before its last events were applied
 
-	prompt     string // the command line's prompt, sent by Init
-	mouseOff   bool   // mouse capture off (F7): the terminal selects text
-	quitAsk    bool
-	yoloAsk    bool   // shift+tab asked to switch to yolo: y confirms
-	startMode  string // the permission mode while the session opens (app nil)
-	flash      string // a one-off message on the info line, cleared by the next key
-	frameArmed bool
-	animArmed  bool
-	anim       int
-	seq        int // panel generations
+	prompt   string // the command line's prompt, sent by Init
+	mouseOff bool   // mouse capture off (F7): the terminal selects text
+	quitAsk  bool
+	yoloAsk  bool // shift+tab asked to switch to yolo: y confirms
+	// pendingModels are /model choices (persona → model) made before the
+	// session had an id, remembered with it after its first turn.
+	pendingModels map[string]string
+	saveDefault   func(model string) (string, error)
+	startMode     string // the permission mode while the session opens (app nil)
+	flash         string // a one-off message on the info line, cleared by the next key
+	frameArmed    bool
+	animArmed     bool
+	anim          int
+	seq           int // panel generations
 
 	// While app is nil (the session still opens): the model line and the
 	// personas the tabs show.
@@ -157,6 +164,7 @@ func newModel(o options) *Model {
 		ctx: o.ctx, app: o.app, sess: o.sess, bridge: o.bridge, runs: o.runs,
 		modelErr: o.modelErr, noColor: o.noColor, editor: o.editor, stateDir: o.stateDir, now: o.now,
 		keys: newKeyMap(), team: newTeam(), w: 80, h: 24, prompt: o.prompt,
+		pendingModels: map[string]string{}, saveDefault: o.saveDefault,
 	}
 	if m.sess != nil {
 		m.sessID = m.sess.ID()

@@ -15,6 +15,7 @@ import (
 	"polly/agent"
 	"polly/agent/app"
 	"polly/agent/cli"
+	"polly/agent/config"
 	"polly/personas"
 )
 
@@ -74,6 +75,7 @@ func run(ctx context.Context, s cli.TUIStart, extra ...tea.ProgramOption) error 
 		persona: s.Persona, modelErr: s.ModelErr,
 		noColor: noColor, editor: editorFrom(s.Getenv), stateDir: userStateDir(s.Getenv, s.App.Home),
 		prompt: s.Prompt, emit: emit,
+		saveDefault: func(model string) (string, error) { return config.SaveUserModel(s.App.Home, s.Getenv, model) },
 	}
 	open := &opening{done: make(chan struct{})}
 	if s.ResumeID != "" {

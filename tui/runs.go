@@ -41,6 +41,7 @@ type (
 		history  map[string][]chat.Message
 		statuses map[string]agent.Status
 		children []storedChild // sub-agent runs of a resumed session
+		recs     map[int64]store.ToolRecord
 		err      error
 	}
 	statusMsg struct {
@@ -146,6 +147,10 @@ func (m *Model) applyEvent(e agent.Event) tea.Cmd {
 	case agent.StatusUpdate:
 		p.status, p.hasStatus = ev.Status, true
 		return nil
+	case agent.ToolFinished:
+		if ev.Tool == "delegate_task" {
+			m.team.delegated(ev.CallID, ev.Duration)
+		}
 	case agent.CheckpointWritten:
 		p.checkpoint, p.hasCheckpoint = ev, true
 		return nil
@@ -232,7 +237,7 @@ func (m *Model) submitDraft(d draft) tea.Cmd {
 	p.tr.toEnd()
 	it := p.tr.add(&item{kind: kUser, text: text})
 	if len(d.pastes) > 0 {
-		it.label, it.pastes = d.text, d.pastes
+		it.label, it.pastes, it.pasted = d.text, d.pastes, true
 	}
 	if p.busy() {
 		it.queued = true
@@ -257,6 +262,7 @@ func (m *Model) startRun(p *personaState, it *item) tea.Cmd {
 	m.lastTalked = p.p.ID
 	sess, id, text, b := m.sess, p.p.ID, it.text, m.bridge
 	ctx = agent.WithGrants(ctx, it.grants)
+	ctx = agent.WithLabel(ctx, it.label) // a resumed transcript shows it as typed
 	run := m.runs.work(func() tea.Msg {
 		defer cancel()
 		out, err := sess.Send(ctx, id, text)
@@ -282,7 +288,7 @@ func (m *Model) runDone(msg runDoneMsg) tea.Cmd {
 		// Send failed before the agent ran (no Done event): say so here.
 		p.tr.add(&item{kind: kError, text: msg.err.Error()})
 	}
-	return m.next(p)
+	return tea.Batch(m.flushModels(), m.next(p))
 }
 
 // next starts the persona's next queued message once it is idle.
@@ -401,6 +407,13 @@ func (m *Model) loadSession() tea.Cmd {
 				out.statuses[p] = a.Status()
 			}
 		}
+		var ids []int64
+		for _, h := range out.history {
+			ids = append(ids, execIDs(h)...)
+		}
+		if out.recs, out.err = st.ToolRecords(ctx, ids); out.err != nil {
+			return out
+		}
 		if id != "" {
 			out.children, out.err = loadChildren(ctx, st, id)
 		}
@@ -412,6 +425,7 @@ func (m *Model) loadSession() tea.Cmd {
 type storedChild struct {
 	sum     store.SessionSummary
 	history []chat.Message
+	recs    map[int64]store.ToolRecord
 }
 
 // loadChildren reads the sub-agent runs of a session, so the team panel of
@@ -427,7 +441,11 @@ func loadChildren(ctx context.Context, st *store.Store, id string) ([]storedChil
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, storedChild{sum: k, history: h})
+		recs, err := st.ToolRecords(ctx, execIDs(h))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, storedChild{sum: k, history: h, recs: recs})
 	}
 	return out, nil
 }
@@ -442,7 +460,7 @@ func (m *Model) sessionLoaded(msg sessionLoadedMsg) tea.Cmd {
 		if msg.sess == m.sess {
 			if h, ok := msg.history[p.p.ID]; ok {
 				old := p.tr
-				p.tr = fromHistory(h)
+				p.tr = fromHistory(h, msg.recs)
 				for _, it := range old.items { // start-up notices, queued input
 					p.tr.add(it)
 				}
@@ -454,6 +472,9 @@ func (m *Model) sessionLoaded(msg sessionLoadedMsg) tea.Cmd {
 		cmds = append(cmds, m.next(p))
 	}
 	if msg.sess == m.sess {
+		for _, p := range m.personas {
+			m.team.adopt(p.tr.subs, m.namesByID())
+		}
 		m.team.restore(msg.children, m.namesByID())
 	}
 	if msg.err != nil {
@@ -547,6 +568,7 @@ func (m *Model) sessionOpened(msg sessionOpenedMsg) tea.Cmd {
 	}
 	m.sess, m.sessID = msg.sess, msg.sess.ID()
 	m.team = newTeam()
+	m.pendingModels = map[string]string{} // they belonged to the session left
 	for _, p := range m.personas {
 		p.tr, p.queue, p.hasStatus, p.hasCheckpoint, p.handoff = newTranscript(), nil, false, false, nil
 		p.status = agent.Status{}

@@ -160,7 +160,7 @@ func (s *startModel) key(msg tea.KeyPressMsg) tea.Cmd {
 		s.pending = append(s.pending, d)
 		it := m.current().tr.add(&item{kind: kUser, text: d.full(), queued: true})
 		if len(d.pastes) > 0 {
-			it.label, it.pastes = d.text, d.pastes
+			it.label, it.pastes, it.pasted = d.text, d.pastes, true
 		}
 		m.flash = "queued: sent when the session is open"
 		return nil

@@ -1,11 +1,15 @@
 package tui
 
 import (
+	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
+	"time"
 
 	"polly/agent"
 	"polly/memory/chat"
+	"polly/memory/store"
 )
 
 // transcript is one conversation as the chat shows it: a persona's, or a
@@ -28,6 +32,8 @@ type transcript struct {
 
 	unseen  bool    // something arrived while scrolled up: the "↓ new output" marker
 	retries []*item // retry notes of the current request, removed once it succeeds
+
+	subs []*subRow // a resumed transcript's sub-agent runs, for the team (team.adopt)
 }
 
 // hasConversation: anything beyond start-up notices and a handoff card
@@ -250,10 +256,13 @@ func (t *transcript) apply(e agent.Event) (needFrame bool) {
 		}
 		t.add(&item{kind: kError, text: msg, hint: ev.Hint})
 	case agent.Done:
+		if ev.Reason == "cancelled" && t.text != nil {
+			t.text.cut = true // kept, as the store keeps it (agent.PartialMark)
+		}
 		t.endStreams()
 		switch ev.Reason {
 		case "cancelled":
-			t.add(&item{kind: kNotice, level: "warn", text: "cancelled; the session is saved"})
+			t.add(&item{kind: kNotice, level: "warn", text: cancelledNote})
 		case "max_turns":
 			t.add(&item{kind: kNotice, level: "warn", text: "stopped after " + plural(ev.Turns, "turn") + " without a final answer (max_turns); send a message to go on"})
 		}
@@ -371,7 +380,7 @@ func (t *transcript) lastExpandable(before int) int {
 
 // expandable: a tool block, or a message whose pasted text is collapsed.
 func (it *item) expandable() bool {
-	return it.kind == kTool && it.tool != nil || it.kind == kUser && len(it.pastes) > 0
+	return it.kind == kTool && it.tool != nil || it.kind == kUser && it.pasted
 }
 
 func (it *item) setSelected(on bool) {
@@ -429,11 +438,16 @@ func anchorGist(s string) string {
 }
 
 // fromHistory rebuilds a transcript from stored messages (a resumed
-// session). Durations are not stored with messages, so blocks show none.
-func fromHistory(msgs []chat.Message) *transcript {
+// session) as it looked live: user messages as typed (their labels),
+// notes as notes, a cancelled reply's partial text marked, and each tool
+// call with its status, exit code, duration and diff from recs (the
+// store's records of the calls; nil shows none).
+func fromHistory(msgs []chat.Message, recs map[int64]store.ToolRecord) *transcript {
 	t := newTranscript()
-	var shell *item // the ! command waiting for its output message
-	for _, m := range msgs {
+	var shell *item             // the ! command waiting for its output message
+	args := map[string]string{} // tool call arguments by call id
+	cancelled := func() { t.add(&item{kind: kNotice, level: "warn", text: cancelledNote}) }
+	for i, m := range msgs {
 		switch {
 		case m.Kind == chat.KindShell && strings.HasPrefix(m.Content, agent.ShellPrefix):
 			shell = t.add(&item{kind: kTool, tool: &toolInfo{name: "!", brief: strings.TrimPrefix(m.Content, agent.ShellPrefix), expanded: true}})
@@ -441,12 +455,8 @@ func fromHistory(msgs []chat.Message) *transcript {
 			if shell == nil {
 				shell = t.add(&item{kind: kTool, tool: &toolInfo{name: "!", expanded: true}})
 			}
-			ti := shell.tool
-			_, ti.preview, _ = strings.Cut(m.Content, "\n")
-			ti.done = true
-			if o := m.Output; o != nil {
-				ti.failed, ti.chars, ti.lines, ti.execID, ti.offloaded = o.Failed, o.Chars, o.Lines, o.ExecID, o.Offloaded
-			}
+			_, preview, _ := strings.Cut(m.Content, "\n")
+			finishTool(shell.tool, m, preview, recs)
 			shell = nil
 		case m.Kind == chat.KindAnchor:
 			t.add(&item{kind: kAnchor, text: "anchor: " + anchorGist(m.Content)})
@@ -456,8 +466,17 @@ func fromHistory(msgs []chat.Message) *transcript {
 			t.add(&item{kind: kNotice, text: fmt.Sprintf("earlier messages were compacted into a summary (%s chars)", fmtCount(len(m.Content)))})
 		case m.Kind == chat.KindActiveTask || m.Kind == chat.KindResume:
 			// harness context for the model; the anchor line says enough
+		case m.Kind == chat.KindPartial:
+			t.add(&item{kind: kAssistant, text: strings.TrimSuffix(m.Content, agent.PartialMark), cut: true})
+			cancelled()
+		case m.Role == chat.User && m.Kind == chat.KindNote:
+			t.add(&item{kind: kNotice, text: noteText(m.Content)})
 		case m.Role == chat.User:
-			t.add(&item{kind: kUser, text: m.Content, label: commandLabel(m.Content)})
+			it := t.add(&item{kind: kUser, text: m.Content, label: m.Label})
+			if it.label == "" {
+				it.label = commandLabel(m.Content)
+			}
+			it.pasted = pasteToken.MatchString(it.label)
 		case m.Role == chat.Assistant:
 			if strings.TrimSpace(m.Content) != "" {
 				t.add(&item{kind: kAssistant, text: m.Content})
@@ -465,23 +484,84 @@ func fromHistory(msgs []chat.Message) *transcript {
 			for _, tc := range m.ToolCalls {
 				it := t.add(&item{kind: kTool, tool: &toolInfo{callID: tc.ID, name: tc.Name, brief: tc.Brief()}})
 				t.calls[tc.ID] = it
+				args[tc.ID] = tc.Arguments
 			}
 		case m.Role == chat.Tool:
 			it := t.calls[m.ToolCallID]
 			if it == nil {
 				it = t.add(&item{kind: kTool, tool: &toolInfo{callID: m.ToolCallID, name: m.ToolName}})
 			}
-			ti := it.tool
-			ti.done, ti.preview = true, m.Content
-			if m.ToolName == "task_plan" {
-				ti.plan = parsePlan(m.Content)
+			finishTool(it.tool, m, m.Content, recs)
+			if r := storedSub(m, args[m.ToolCallID], it.tool.dur); r != nil {
+				r.items = []*item{t.add(&item{kind: kSub, sub: r})}
+				t.subs = append(t.subs, r)
 			}
-			if o := m.Output; o != nil {
-				ti.failed, ti.chars, ti.lines, ti.execID, ti.offloaded = o.Failed, o.Chars, o.Lines, o.ExecID, o.Offloaded
-			} else {
-				ti.chars, ti.lines = len([]rune(m.Content)), chat.CountLines(m.Content)
+			// Live, a cancel ends with a note after the reply's calls.
+			if it.tool.cancelled && (i+1 == len(msgs) || msgs[i+1].Role != chat.Tool) {
+				cancelled()
 			}
 		}
 	}
 	return t
+}
+
+// cancelledNote follows a turn the user cancelled.
+const cancelledNote = "cancelled; the session is saved"
+
+// pasteToken is a long paste's token in a label.
+var pasteToken = regexp.MustCompile(`\[pasted [^\]]+ #\d+\]`)
+
+// finishTool fills a stored call's block as ToolFinished did live.
+func finishTool(ti *toolInfo, m chat.Message, preview string, recs map[int64]store.ToolRecord) {
+	ti.done, ti.preview = true, preview
+	if m.ToolName == "task_plan" {
+		ti.plan = parsePlan(m.Content)
+	}
+	o := m.Output
+	if o == nil {
+		ti.chars, ti.lines = len([]rune(m.Content)), chat.CountLines(m.Content)
+		return
+	}
+	ti.failed, ti.chars, ti.lines, ti.execID, ti.offloaded = o.Failed, o.Chars, o.Lines, o.ExecID, o.Offloaded
+	if r, ok := recs[o.ExecID]; ok && o.ExecID != 0 {
+		ti.dur, ti.exit, ti.diff = r.Duration, r.ExitCode, r.Diff
+		ti.cancelled = r.Status == store.ExecInterrupted
+	}
+}
+
+// storedSub is the sub-agent run a stored delegate_task result reports,
+// as its block showed it live (nil for another tool, or a result that is
+// not one: a denied or cancelled call).
+func storedSub(m chat.Message, callArgs string, dur time.Duration) *subRow {
+	if m.ToolName != "delegate_task" {
+		return nil
+	}
+	var res agent.DelegateResult
+	if json.Unmarshal([]byte(m.Content), &res) != nil || res.Transcript == "" {
+		return nil
+	}
+	var a struct {
+		Task string `json:"task"`
+	}
+	_ = json.Unmarshal([]byte(callArgs), &a)
+	return &subRow{key: "stored/" + res.Transcript, agentID: res.Agent, persona: res.Persona, task: a.Task,
+		status: res.Status, elapsed: dur, toolCalls: res.ToolCalls, usage: res.Usage, cost: res.Cost,
+		summary: res.Summary, session: res.Transcript}
+}
+
+// noteText is a harness note to the model as the transcript shows it.
+func noteText(s string) string {
+	s = strings.TrimPrefix(strings.TrimSpace(s), "[NOTE from Polly, not the user: ")
+	return strings.TrimSuffix(s, "]")
+}
+
+// execIDs are the tool executions msgs name.
+func execIDs(msgs []chat.Message) []int64 {
+	var ids []int64
+	for _, m := range msgs {
+		if m.Output != nil && m.Output.ExecID != 0 {
+			ids = append(ids, m.Output.ExecID)
+		}
+	}
+	return ids
 }
