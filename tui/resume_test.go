@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
+	"polly/agent"
 	"polly/agent/llmtest"
 )
 
@@ -38,6 +39,7 @@ func TestResumedTranscriptMatchesLive(t *testing.T) {
 		llmtest.Text("hi from coder"),
 		llmtest.Text("coder said hi"),
 		llmtest.Stall{AfterText: "Here is the start of a long answer"},
+		llmtest.Text("going on"),
 	)
 	h.typeText("look at: ")
 	h.send(tea.PasteMsg{Content: strings.Repeat("a pasted line\n", 12)})
@@ -72,6 +74,19 @@ func TestResumedTranscriptMatchesLive(t *testing.T) {
 		t.Fatalf("tokens live %+v, resumed %+v", liveTokens, got)
 	}
 	golden.RequireEqual(t, durations.ReplaceAll([]byte(strings.ReplaceAll(resumed, id, "SESSION1")), []byte("DUR")))
+	// The model sees the cut reply, marked, before the next message.
+	h.prompt("please finish")
+	h.until("the reply", h.idle)
+	msgs := h.srv.Last().Messages
+	var partial string
+	for _, m := range msgs {
+		if m.Role == "assistant" && strings.HasPrefix(m.Content, "Here is the start") {
+			partial = m.Content
+		}
+	}
+	if partial != "Here is the start of a long answer"+agent.PartialMark {
+		t.Fatalf("the model got the cut reply as %q", partial)
+	}
 }
 
 // An undo's note to the model comes back as a note, not as a message the
