@@ -185,7 +185,7 @@ func TestSessionsPanelAnswersWithMessages(t *testing.T) {
 	if !strings.Contains(view, "Coder") || !strings.Contains(view, "*bbbb") {
 		t.Errorf("view:\n%s", view)
 	}
-	next, _ = next.Update(keyMsg("j"))
+	next, _ = next.Update(keyMsg("down"))
 	_, cmd := next.Update(keyMsg("enter"))
 	if msg := cmd(); msg != (resumeSessionMsg{id: "bbbb"}) {
 		t.Errorf("enter sent %#v", msg)

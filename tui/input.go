@@ -13,6 +13,10 @@ import (
 // then an open panel, then the global keys, and what is left goes to the
 // input. Global keys come first so the textarea never sees them.
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	if msg.String() == "alt+esc" {
+		// Two fast escs arrive as one alt+esc: each closes what one would.
+		msg = tea.KeyPressMsg{Code: tea.KeyEscape}
+	}
 	k := msg.String()
 	m.flash = ""
 	if m.quitAsk {
@@ -51,7 +55,12 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return cmd
 	}
 	if m.panel != nil {
-		return m.updatePanel(msg)
+		if !typedText(msg) || panelTakes(m.panel, msg) {
+			return m.updatePanel(msg)
+		}
+		// Text typed over a panel that does not take it is for the input.
+		m.closePanel()
+		defer func() { m.flash = "the panel closed: what you type goes to the input" }()
 	}
 
 	if cmd, ok := m.compKey(k); ok {
@@ -151,4 +160,27 @@ func (m *Model) wheel(msg tea.MouseWheelMsg) tea.Cmd {
 		p.tr.scrollDown(m.r, m.w, m.chatHeight(), n)
 	}
 	return nil
+}
+
+// typedText: a key that types a character (shift allowed).
+func typedText(msg tea.KeyPressMsg) bool {
+	return msg.Text != "" && msg.Mod&^tea.ModShift == 0
+}
+
+// textCapturer is a panel that takes typed text while it shows a field
+// for it (a search, a filter).
+type textCapturer interface{ capturing() bool }
+
+// panelTakes: the open panel uses this key — one of its bindings, or text
+// for a field it shows.
+func panelTakes(p panel, msg tea.KeyPressMsg) bool {
+	if c, ok := p.(textCapturer); ok && c.capturing() {
+		return true
+	}
+	for _, group := range p.FullHelp() {
+		if key.Matches(msg, group...) {
+			return true
+		}
+	}
+	return false
 }

@@ -51,12 +51,12 @@ type memoryKeys struct {
 func newMemoryKeys() memoryKeys {
 	pk := newPagerKeys()
 	return memoryKeys{
-		Choose: bind("↑↓", "choose", "up", "k", "down", "j"),
-		Page:   bind("pgup/pgdn", "scroll", "pgup", "pgdown", "space"),
+		Choose: bind("↑↓", "choose", "up", "down"),
+		Page:   bind("pgup/pgdn", "scroll", "pgup", "pgdown"),
 		Ends:   pk.Ends,
 		Edit:   bind("e", "edit in $EDITOR", "e"),
 		Reload: bind("r", "reload", "r"),
-		Close:  bind("esc", "close", "esc", "q"),
+		Close:  bind("esc", "close", "esc"),
 	}
 }
 

@@ -188,3 +188,6 @@ func (p *modelsPanel) View() string {
 	}
 	return joinLines(append(out, listRows(th, rows, min(p.sel, len(vis)-1), w, p.h-len(out))...))
 }
+
+// capturing: typed text filters the list.
+func (p *modelsPanel) capturing() bool { return true }

@@ -31,7 +31,7 @@ type teamKeys struct {
 func newTeamKeys() teamKeys {
 	k := teamKeys{listKeys: newListKeys(), Open: bind("enter", "open its transcript", "enter"), pager: newPagerKeys(),
 		Expand: bind("ctrl+x", "expand tool", "ctrl+x")}
-	k.pager.Close = bind("esc", "back", "esc", "q")
+	k.pager.Close = bind("esc", "back", "esc")
 	return k
 }
 
@@ -88,9 +88,9 @@ func (p *teamPanel) key(msg tea.KeyPressMsg) (panel, tea.Cmd) {
 		case key.Matches(msg, p.keys.pager.Page):
 			p.scroll(k == "pgup", max(1, p.h-4))
 		case key.Matches(msg, p.keys.pager.Scroll):
-			p.scroll(k == "up" || k == "k", 1)
+			p.scroll(k == "up", 1)
 		case key.Matches(msg, p.keys.pager.Ends):
-			if k == "home" || k == "g" {
+			if k == "home" {
 				r.tr.toTop()
 			} else {
 				r.tr.toEnd()
