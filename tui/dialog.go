@@ -96,6 +96,10 @@ func (k dialogKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{k.ShortHelp(), {k.Send, k.Skip}, {k.pager.Scroll, k.pager.Page, k.pager.Ends}}
 }
 
+func (k dialogKeys) groupTitles() []string {
+	return []string{"", "after n: typing the reason", "a command or diff longer than the box"}
+}
+
 // allEditsMsg is "allow all edits this session": the root switches the
 // mode to auto-edit.
 type allEditsMsg struct{}

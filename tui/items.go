@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -84,6 +85,7 @@ type toolInfo struct {
 	expanded, selected  bool
 	cancelled           bool
 	live                string     // the end of what a running command printed so far
+	command             string     // a run_command's command when it spans lines
 	plan                []planStep // task_plan: the plan it stored
 }
 
@@ -123,13 +125,47 @@ func liveLines(s string, n int) []string {
 		ls = ls[len(ls)-n:]
 	}
 	for i, l := range ls {
-		l = strings.TrimRight(l, "\r")
-		if j := strings.LastIndexByte(l, '\r'); j >= 0 {
-			l = l[j+1:]
-		}
-		ls[i] = cleanText(l)
+		ls[i] = cleanText(lastState(l))
 	}
 	return ls
+}
+
+// lastState is a line as a terminal leaves it: a carriage return starts
+// it over (progress bars, spinners), so only what followed the last one
+// shows. A line ending in \r\n keeps its text.
+func lastState(l string) string {
+	l = strings.TrimRight(l, "\r")
+	if j := strings.LastIndexByte(l, '\r'); j >= 0 {
+		return l[j+1:]
+	}
+	return l
+}
+
+// collapseCR is text with each line at its last state (see lastState).
+func collapseCR(s string) string {
+	if strings.IndexByte(s, '\r') < 0 {
+		return s
+	}
+	ls := strings.Split(s, "\n")
+	for i, l := range ls {
+		ls[i] = lastState(l)
+	}
+	return strings.Join(ls, "\n")
+}
+
+// commandOf is the command of a run_command call when it spans lines
+// (shown as lines under its block), else "".
+func commandOf(tool, args string) string {
+	if tool != "run_command" {
+		return ""
+	}
+	var a struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal([]byte(args), &a) != nil || !strings.Contains(strings.TrimSpace(a.Command), "\n") {
+		return ""
+	}
+	return strings.TrimSpace(a.Command)
 }
 
 // parsePlan reads task_plan's result ("1. [IN PROGRESS] title" lines).
@@ -371,7 +407,14 @@ func (r *renderer) toolLines(t *toolInfo, w int) []string {
 	// The brief gives way first: the status and sizes must stay visible.
 	tail := th.dim.Render(" · ") + strings.Join(meta, th.dim.Render(" · "))
 	room := w - 2 - widthOf(mark+t.name) - 1 - widthOf(tail)
-	head := th.accent.Render(mark+t.name) + " " + clip(t.brief, max(room, 0))
+	brief := t.brief
+	if first, _, multi := strings.Cut(brief, "\n"); multi {
+		brief = first + " …"
+	}
+	if first, _, _ := strings.Cut(t.command, "\n"); t.command != "" && t.name != "!" {
+		brief = "command=" + first + " …" // the lines follow
+	}
+	head := th.accent.Render(mark+t.name) + " " + clip(cleanText(brief), max(room, 0))
 	line := "  " + head + tail
 	if t.selected {
 		// One solid bar with a pointer: inner colours would break the
@@ -388,8 +431,21 @@ func (r *renderer) toolLines(t *toolInfo, w int) []string {
 			out = append(out, th.dim.Render("    │ ")+clip(l, max(1, w-6)))
 		}
 	}
+	if t.command != "" { // a command of several lines, as lines
+		ls := strings.Split(cleanText(t.command), "\n")
+		if len(ls) > 8 {
+			ls = append(ls[:7], "… "+plural(len(ls)-7, "more line"))
+		}
+		for i, l := range ls {
+			mark := "    $ "
+			if i > 0 {
+				mark = "      "
+			}
+			out = append(out, th.dim.Render(clip(mark+l, w)))
+		}
+	}
 	if t.failed && !t.cancelled && !t.expanded && t.preview != "" {
-		out = append(out, th.bad.Render(clip("    "+cleanText(firstErrorLine(t.preview)), w)))
+		out = append(out, th.bad.Render(clip("    "+cleanText(firstErrorLine(collapseCR(t.preview))), w)))
 	}
 	for _, st := range t.plan {
 		mark, style := "○ ", th.dim
@@ -410,7 +466,7 @@ func (r *renderer) toolLines(t *toolInfo, w int) []string {
 		out = append(out, prefixed(d, "    ")...)
 	}
 	if t.expanded && t.preview != "" {
-		ls := plainLines(strings.TrimRight(t.preview, "\n"), max(1, w-6))
+		ls := plainLines(strings.TrimRight(collapseCR(t.preview), "\n"), max(1, w-6))
 		if len(ls) > expandedMax {
 			ls = append(ls[:expandedMax], "… "+plural(len(ls)-expandedMax, "more line")+" (ctrl+o browses whole outputs)")
 		}
@@ -456,7 +512,7 @@ func (r *renderer) summaryLines(s *summaryInfo, w int) []string {
 	}
 	f := s.finished
 	if !f.Accepted {
-		why := f.Why
+		why := strings.TrimPrefix(f.Why, "rejected: ")
 		if why == "" {
 			why = "the summary would not have made the context smaller"
 		}

@@ -12,6 +12,8 @@ package tui
 
 import (
 	"context"
+	"io"
+	"os"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -55,6 +57,21 @@ type personaState struct {
 
 func (p *personaState) busy() bool { return p.op != "" }
 
+// terminal is the terminal Polly runs in, as files: what $EDITOR gets
+// (nil fields: Bubble Tea's own input and output).
+type terminal struct {
+	in  *os.File
+	out *os.File
+}
+
+// terminalOf keeps in and out when they are files.
+func terminalOf(in io.Reader, out io.Writer) terminal {
+	var t terminal
+	t.in, _ = in.(*os.File)
+	t.out, _ = out.(*os.File)
+	return t
+}
+
 // options build a Model. Run fills them from the command line; tests fill
 // them directly.
 type options struct {
@@ -79,6 +96,8 @@ type options struct {
 	personas *personas.Set
 	model    config.ModelInfo
 	mode     string // the configured permission mode
+	tty      terminal
+	theme    string // tui.theme: "dark" or "light" fixes the look; "auto" or "": the terminal's background decides
 	// saveDefault writes the default model into the user's config file
 	// and returns the file's path (nil: none is known).
 	saveDefault func(model string) (string, error)
@@ -137,8 +156,10 @@ type Model struct {
 	// session had an id, remembered with it after its first turn.
 	pendingModels map[string]string
 	saveDefault   func(model string) (string, error)
-	startMode     string // the permission mode while the session opens (app nil)
-	flash         string // a one-off message on the info line, cleared by the next key
+	themeSetting  string   // tui.theme (see options.theme)
+	tty           terminal // where $EDITOR runs
+	startMode     string   // the permission mode while the session opens (app nil)
+	flash         string   // a one-off message on the info line, cleared by the next key
 	frameArmed    bool
 	animArmed     bool
 	anim          int
@@ -164,7 +185,7 @@ func newModel(o options) *Model {
 		ctx: o.ctx, app: o.app, sess: o.sess, bridge: o.bridge, runs: o.runs,
 		modelErr: o.modelErr, noColor: o.noColor, editor: o.editor, stateDir: o.stateDir, now: o.now,
 		keys: newKeyMap(), team: newTeam(), w: 80, h: 24, prompt: o.prompt,
-		pendingModels: map[string]string{}, saveDefault: o.saveDefault,
+		pendingModels: map[string]string{}, saveDefault: o.saveDefault, themeSetting: o.theme, tty: o.tty,
 	}
 	if m.sess != nil {
 		m.sessID = m.sess.ID()
@@ -175,7 +196,7 @@ func newModel(o options) *Model {
 	}
 	m.perm = newPermissionDialog(look{}, func() time.Time { return m.now() })
 	m.perm.mode = m.mode
-	m.setTheme(true) // until the terminal reports its background
+	m.setTheme(o.theme != "light") // dark until the terminal reports its background, unless tui.theme says
 	set := o.personas
 	if o.app != nil {
 		set = o.app.Personas
@@ -368,6 +389,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case tea.BackgroundColorMsg:
+		if m.themeSetting == "dark" || m.themeSetting == "light" {
+			return m, nil // tui.theme chose
+		}
 		return m, m.setTheme(msg.IsDark())
 	case eventsMsg:
 		return m, tea.Batch(m.events(msg), m.bridge.wait())

@@ -90,7 +90,7 @@ func (m *Model) openPanel(k panelKind) tea.Cmd {
 	case pHelp:
 		p = newHelpPanel(lk, m.keys, m.customCommands())
 	case pMemory:
-		p = newMemoryPanel(lk, m.seq, m.memorySource(), m.editor)
+		p = newMemoryPanel(lk, m.seq, m.memorySource(), m.editor, m.tty)
 	case pTask:
 		p = newTaskPanel(lk, m.current())
 		extra = m.fetchStatus(m.current())

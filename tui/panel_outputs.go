@@ -79,8 +79,12 @@ func (k outputsKeys) ShortHelp() []key.Binding {
 
 // FullHelp: the list, the search prompt, an open output.
 func (k outputsKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Choose, k.Show, k.Search, k.Back, k.Close}, {k.Run, k.Cancel},
+	return [][]key.Binding{{k.Choose, k.Show, k.Search, k.Close}, {k.Back}, {k.Run, k.Cancel},
 		{k.pager.Scroll, k.pager.Page, k.pager.Ends, k.Find, k.Next, k.Prev, k.pager.Close}}
+}
+
+func (k outputsKeys) groupTitles() []string {
+	return []string{"", "search results", "typing a search (or a find)", "an opened output"}
 }
 
 // capturing: a search or a find is being typed.
@@ -242,7 +246,7 @@ func (p *outputsPanel) Update(msg tea.Msg) (panel, tea.Cmd) {
 			return p, nil
 		}
 		p.showing, p.title = true, msg.title
-		p.text, p.terms = cleanText(msg.text), nil
+		p.text, p.terms = cleanText(collapseCR(msg.text)), nil
 		p.finding, p.find, p.found = false, "", nil
 		if !msg.row.hit {
 			p.vp.SetContent(p.text)

@@ -40,6 +40,8 @@ func (k teamKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{k.ShortHelp(), {k.pager.Scroll, k.pager.Page, k.pager.Ends, k.Expand, k.pager.Close}}
 }
 
+func (k teamKeys) groupTitles() []string { return []string{"", "a sub-agent's transcript"} }
+
 func newTeamPanel(lk look, t *team, now func() time.Time) *teamPanel {
 	return &teamPanel{look: lk, keys: newTeamKeys(), team: t, now: now}
 }

@@ -77,6 +77,10 @@ func run(ctx context.Context, s cli.TUIStart, extra ...tea.ProgramOption) error 
 		prompt: s.Prompt, emit: emit,
 		saveDefault: func(model string) (string, error) { return config.SaveUserModel(s.App.Home, s.Getenv, model) },
 	}
+	if opts.Config != nil {
+		o.theme = opts.Config.TUI.Theme
+	}
+	o.tty = terminalOf(s.Stdin, s.Stdout)
 	open := &opening{done: make(chan struct{})}
 	if s.ResumeID != "" {
 		// Nothing to continue, or no such session: a clear error before

@@ -204,7 +204,7 @@ func (t *transcript) apply(e agent.Event) (needFrame bool) {
 		}
 	case agent.ToolStarted:
 		t.endStreams()
-		ti := &toolInfo{callID: ev.CallID, name: ev.Tool, brief: ev.Brief}
+		ti := &toolInfo{callID: ev.CallID, name: ev.Tool, brief: ev.Brief, command: commandOf(ev.Tool, ev.Args)}
 		if ev.ByUser { // a ! command: its output shows
 			ti.name, ti.expanded = "!", true
 		}
@@ -271,6 +271,14 @@ func (t *transcript) apply(e agent.Event) (needFrame bool) {
 	case agent.SummaryStarted:
 		t.add(&item{kind: kSummary, sum: &summaryInfo{started: ev}})
 	case agent.SummaryFinished:
+		// The receipt gives the reason: a notice that said it just before
+		// goes (one line per reason).
+		for i := len(t.items) - 1; i >= max(0, len(t.items)-8) && ev.Why != ""; i-- {
+			if it := t.items[i]; it.kind == kNotice && strings.HasPrefix(it.text, strings.TrimPrefix(ev.Why, "rejected: ")) {
+				t.remove(it)
+				break
+			}
+		}
 		for i := len(t.items) - 1; i >= 0; i-- {
 			if it := t.items[i]; it.kind == kSummary && it.sum.finished == nil {
 				it.sum.finished = &ev
@@ -450,7 +458,9 @@ func fromHistory(msgs []chat.Message, recs map[int64]store.ToolRecord) *transcri
 	for i, m := range msgs {
 		switch {
 		case m.Kind == chat.KindShell && strings.HasPrefix(m.Content, agent.ShellPrefix):
-			shell = t.add(&item{kind: kTool, tool: &toolInfo{name: "!", brief: strings.TrimPrefix(m.Content, agent.ShellPrefix), expanded: true}})
+			cmd := strings.TrimPrefix(m.Content, agent.ShellPrefix)
+			args, _ := json.Marshal(map[string]string{"command": cmd})
+			shell = t.add(&item{kind: kTool, tool: &toolInfo{name: "!", brief: cmd, expanded: true, command: commandOf("run_command", string(args))}})
 		case m.Kind == chat.KindShell:
 			if shell == nil {
 				shell = t.add(&item{kind: kTool, tool: &toolInfo{name: "!", expanded: true}})
@@ -482,7 +492,7 @@ func fromHistory(msgs []chat.Message, recs map[int64]store.ToolRecord) *transcri
 				t.add(&item{kind: kAssistant, text: m.Content})
 			}
 			for _, tc := range m.ToolCalls {
-				it := t.add(&item{kind: kTool, tool: &toolInfo{callID: tc.ID, name: tc.Name, brief: tc.Brief()}})
+				it := t.add(&item{kind: kTool, tool: &toolInfo{callID: tc.ID, name: tc.Name, brief: tc.Brief(), command: commandOf(tc.Name, tc.Arguments)}})
 				t.calls[tc.ID] = it
 				args[tc.ID] = tc.Arguments
 			}
