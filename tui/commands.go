@@ -34,6 +34,7 @@ var slashCommands = []slashCommand{
 	{"/rewind", "", "pick a turn: files (and optionally the conversation) back to before it"},
 	{"/skills", "", "the Agent Skills found and how the model loads them"},
 	{"/mcp", "", "MCP servers: state, tools, last error"},
+	{"/export", "[FILE]", "write this session as Markdown (default: polly-session-ID.md in the project)"},
 }
 
 // initPrompt is what /init sends: prompts/init.md, a text file so that it
@@ -100,6 +101,8 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 		return m.undoCommand(name, arg), true
 	case "/rewind":
 		return m.openPanel(pRewind), true
+	case "/export":
+		return m.export(arg), true
 	case "/mcp":
 		return m.openPanel(pMCP), true
 	case "/skills":

@@ -97,7 +97,9 @@ type options struct {
 	model    config.ModelInfo
 	mode     string // the configured permission mode
 	tty      terminal
-	theme    string // tui.theme: "dark" or "light" fixes the look; "auto" or "": the terminal's background decides
+	theme    string        // tui.theme: "dark" or "light" fixes the look; "auto" or "": the terminal's background decides
+	notify   string        // tui.notify: "bell", "osc9" or "off"; "" is off
+	after    time.Duration // tui.notify_after_seconds
 	// saveDefault writes the default model into the user's config file
 	// and returns the file's path (nil: none is known).
 	saveDefault func(model string) (string, error)
@@ -156,10 +158,13 @@ type Model struct {
 	// session had an id, remembered with it after its first turn.
 	pendingModels map[string]string
 	saveDefault   func(model string) (string, error)
-	themeSetting  string   // tui.theme (see options.theme)
-	tty           terminal // where $EDITOR runs
-	startMode     string   // the permission mode while the session opens (app nil)
-	flash         string   // a one-off message on the info line, cleared by the next key
+	themeSetting  string        // tui.theme (see options.theme)
+	tty           terminal      // where $EDITOR runs
+	notify        string        // see options.notify
+	notifyAfter   time.Duration // a turn at least this long is announced
+	blurred       bool          // the terminal reported it lost focus
+	startMode     string        // the permission mode while the session opens (app nil)
+	flash         string        // a one-off message on the info line, cleared by the next key
 	frameArmed    bool
 	animArmed     bool
 	anim          int
@@ -186,6 +191,7 @@ func newModel(o options) *Model {
 		modelErr: o.modelErr, noColor: o.noColor, editor: o.editor, stateDir: o.stateDir, now: o.now,
 		keys: newKeyMap(), team: newTeam(), w: 80, h: 24, prompt: o.prompt,
 		pendingModels: map[string]string{}, saveDefault: o.saveDefault, themeSetting: o.theme, tty: o.tty,
+		notify: o.notify, notifyAfter: o.after,
 	}
 	if m.sess != nil {
 		m.sessID = m.sess.ID()
@@ -388,6 +394,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, m.updatePanel(msg)
 		}
 		return m, nil
+	case tea.FocusMsg:
+		m.blurred = false
+		return m, nil
+	case tea.BlurMsg:
+		m.blurred = true
+		return m, nil
 	case tea.BackgroundColorMsg:
 		if m.themeSetting == "dark" || m.themeSetting == "light" {
 			return m, nil // tui.theme chose
@@ -440,6 +452,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case filesMsg:
 		m.filesRead(msg)
+		return m, nil
+	case exportedMsg:
+		m.exported(msg)
 		return m, nil
 	case allEditsMsg:
 		if m.mode() == permission.Ask {
@@ -499,6 +514,7 @@ func (m *Model) View() tea.View {
 	// frame as a whole keeps SGR only (no OSC 52, links, DCS, APC…).
 	v := tea.NewView(termsafe.Text(m.render()))
 	v.AltScreen = true
+	v.ReportFocus = true // a long turn is announced when the terminal is not focused
 	v.MouseMode = tea.MouseModeCellMotion
 	if m.mouseOff {
 		v.MouseMode = tea.MouseModeNone

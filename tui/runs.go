@@ -106,7 +106,7 @@ func (m *Model) applyBatch(batch []any) tea.Cmd {
 		case agent.Event:
 			cmds = append(cmds, m.applyEvent(v))
 		case askMsg:
-			cmds = append(cmds, m.perm.add(v, m.askerName(v.req)))
+			cmds = append(cmds, m.perm.add(v, m.askerName(v.req)), m.announce("Polly: "+m.askerName(v.req)+" asks for your permission", m.notifyAfter))
 		case askCancelMsg:
 			cmds = append(cmds, m.perm.drop(v.id))
 		}
@@ -288,7 +288,8 @@ func (m *Model) runDone(msg runDoneMsg) tea.Cmd {
 		// Send failed before the agent ran (no Done event): say so here.
 		p.tr.add(&item{kind: kError, text: msg.err.Error()})
 	}
-	return tea.Batch(m.flushModels(), m.next(p))
+	done := m.announce("Polly: "+p.p.Name+" finished", m.now().Sub(p.started))
+	return tea.Batch(m.flushModels(), m.next(p), done)
 }
 
 // next starts the persona's next queued message once it is idle.

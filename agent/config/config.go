@@ -233,6 +233,12 @@ type MCPServer struct {
 // TUISettings are display preferences.
 type TUISettings struct {
 	Theme string `json:"theme"`
+	// Notify is how a turn that ran NotifyAfter seconds or more (or a
+	// permission question) is announced while the terminal is not
+	// focused: "bell", "osc9" (a desktop notification in terminals that
+	// support it) or "off".
+	Notify      string `json:"notify"`
+	NotifyAfter int    `json:"notify_after_seconds"`
 }
 
 // Built-in values that Load and the tests refer to.
@@ -388,7 +394,7 @@ func Defaults(version string) *Config {
 			TimeoutSeconds: 30,
 			MaxBytes:       5 << 20,
 		},
-		TUI:       TUISettings{Theme: "auto"},
+		TUI:       TUISettings{Theme: "auto", Notify: "bell", NotifyAfter: 20},
 		Sandbox:   SandboxSettings{Mode: "auto"},
 		Memory:    MemorySettings{LearnFacts: true},
 		Retention: RetentionSettings{Days: 90},
