@@ -37,13 +37,14 @@ var ErrLoop = errors.New("stopped: the model is repeating itself")
 // Model describes the model an agent talks to.
 type Model struct {
 	Name          string
-	Provider      string  // the configured provider it is reached through; "" when not known
-	ContextWindow int     // tokens; 0 when unknown
-	MaxOutput     int     // tokens reserved for (and sent as) the reply's max; 0: not sent, 4,096 reserved
-	SafetyMargin  int     // tokens kept free for estimate errors; 0: 2% of the window
-	InputPrice    float64 // USD per 1M prompt tokens; 0 when unknown
-	OutputPrice   float64 // USD per 1M completion tokens
-	CachedPrice   float64 // USD per 1M cached prompt tokens; 0 = InputPrice
+	Provider      string   // the configured provider it is reached through; "" when not known
+	ContextWindow int      // tokens; 0 when unknown
+	MaxOutput     int      // tokens reserved for (and sent as) the reply's max; 0: not sent, 4,096 reserved
+	SafetyMargin  int      // tokens kept free for estimate errors; 0: 2% of the window
+	InputPrice    float64  // USD per 1M prompt tokens; 0 when unknown
+	OutputPrice   float64  // USD per 1M completion tokens
+	CachedPrice   float64  // USD per 1M cached prompt tokens; 0 = InputPrice
+	Tools         []string // the only tools this model is given (MCP ones by pattern); nil: every tool
 }
 
 // Cost prices a usage; 0 when prices are unknown.
@@ -66,6 +67,14 @@ func (m Model) HasPrices() bool { return m.InputPrice != 0 || m.OutputPrice != 0
 // before every request so edits to the workspace files take effect.
 type PromptSource interface {
 	SystemPrompt(p personas.Persona) (string, error)
+}
+
+// PromptParts is a PromptSource that also says how many bytes of the
+// prompt it built come from the workspace memory files (MEMORY.md,
+// learnings, daily logs), for the token breakdown of `polly inspect` and
+// /context.
+type PromptParts interface {
+	SystemPromptParts(p personas.Persona) (text string, memoryBytes int, err error)
 }
 
 // Journal is where the harness itself writes what happened: the daily log
@@ -110,7 +119,7 @@ type Deps struct {
 	Prompts  PromptSource
 	Journal  Journal          // nil: no daily log or learnings
 	Facts    FactStore        // nil: durable facts from summaries are not kept
-	Limits   LimitStore       // nil: context limits learned from errors last one session
+	Limits   LimitStore       // learned context limits; nil: kept in memory for this process
 	Redactor *redact.Redactor // API keys in any encoding: hidden from tool outputs before they are stored or sent; nil hides nothing
 	Personas *personas.Set
 	Model    Model
@@ -131,8 +140,10 @@ type Deps struct {
 	MaxParallel int
 	MaxDepth    int
 	Now         func() time.Time
+	// KillPoint, when set, is called at each named point of the summary
+	// swap; kill -9 tests end the process there. nil in normal runs.
+	KillPoint func(point string)
 
-	limits *limitBook // learned context limits, shared by every copy of these Deps (bind copies them per persona)
 	// Models resolves each persona's model (nil: all use LLM, Model and
 	// Context above).
 	Models ModelResolver
@@ -183,6 +194,13 @@ type Agent struct {
 	sysText            string // the last system prompt and its token count
 	sysTok             int
 	sysBase, sysFull   string             // the last assembled prompt, and it with the untrusted-data rule
+	memText            string             // the last system prompt assembled…
+	memBytes           int                // … and its bytes from the workspace memory files (PromptParts)
+	hashedText, hashed string             // the last system prompt hashed for a request record, and its hash
+	toolsJSON          string             // the tool set as sent, as JSON, for request records
+	toolsHash          string             //
+	toolsFor           []llm.ToolSpec     // the specs toolsJSON was made from
+	textsSaved         map[string]bool    // hashes of the prompt and tool texts already sent to the store with a record
 	toolSpecs          []llm.ToolSpec     // built once
 	wire               *llm.WireCache     // the encoded messages and tools of the last request, reused by the next
 	pendingCalls       []store.LLMCall    // model calls accounted, stored with the next write
@@ -190,6 +208,7 @@ type Agent struct {
 	pendingHandoff     string             // a handoff card to give with the next user message
 	pendingResume      string             // the checkpoint of an interrupted task, given with the next user message
 	lastContext        int                // tokens of the last context sent
+	lastThreshold      int                // the summarization threshold of the last context built
 	lastBlock          string             // the task block of the last request
 	ctxBuf             []chat.Message     // the last context's array, overwritten by the next (window.Input.Reuse)
 	argsChecked        window.ArgsMemo    // tool-call arguments known to be valid JSON (window.Input.Checked)
@@ -207,7 +226,6 @@ type Agent struct {
 	mainSession        string             // a sub-agent's: the session the user talks in (hooks' session_id); "": its own
 	transcript         *os.File           // the JSONL export hooks read (transcript_path); nil until first written
 	transcriptOff      bool               // the export failed once: not tried again
-	exportPaused       bool               // while a summary rebuilds the history
 }
 
 // header stamps an event.
@@ -306,6 +324,9 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 	if a.pendingResume != "" {
 		a.append(ctx, chat.Message{Role: chat.User, Kind: chat.KindResume, Content: a.pendingResume})
 		a.pendingResume = ""
+		// active_task.md may hold another session's task since: this
+		// task's checkpoint is current again.
+		a.checkpoint(ctx, "resume")
 	}
 	if a.pendingHandoff != "" {
 		a.append(ctx, chat.Message{Role: chat.User, Kind: chat.KindHandoff, Content: a.pendingHandoff})

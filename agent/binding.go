@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"slices"
 
 	"polly/agent/llm"
 	"polly/memory/window"
@@ -25,14 +26,6 @@ type ModelResolver interface {
 	ResolveModel(p personas.Persona) (Binding, error)
 }
 
-// WindowLearner records a model's window stated by its provider (a
-// context-length error's "maximum context length is N tokens"). The
-// resolver (agent/app) implements it; the next bind of any agent on that
-// model gets the learned window, which wins over every other source.
-type WindowLearner interface {
-	LearnWindow(provider, model string, tokens int) error
-}
-
 // bind resolves the agent's model against the shared deps. Without a
 // resolver every agent uses Deps.LLM, Deps.Model and Deps.Context. It runs
 // before each run, so a window discovered or learned since then applies.
@@ -47,6 +40,10 @@ func (a *Agent) bind() error {
 	}
 	d := *a.root
 	d.LLM, d.Model, d.Context = b.LLM, b.Model, b.Context
+	before := a.deps.Model.Tools
 	a.deps = &d
+	if !slices.Equal(before, d.Model.Tools) {
+		a.buildTools() // the model's tool allow-list changed
+	}
 	return nil
 }

@@ -27,13 +27,16 @@ func (a *Agent) checkpoint(ctx context.Context, reason string) string {
 	if !a.task.Active() || a.deps.StateDir == "" {
 		return ""
 	}
-	path, err := task.Write(a.deps.StateDir, &a.task, task.Checkpoint{
+	path, aside, err := task.Write(a.deps.StateDir, &a.task, task.Checkpoint{
 		AgentID: a.id, Persona: a.persona.ID, Session: a.session, Reason: reason, SavedAt: a.deps.now(),
 		Context: tokensOf(a),
 	})
 	if err != nil {
 		a.warnOnce("checkpoint", fmt.Sprintf("could not write the task checkpoint: %v — the run goes on", err))
 		return task.Path(a.deps.StateDir, a.id)
+	}
+	if aside != "" {
+		a.send(Notice{Header: a.header(), Level: "info", Text: fmt.Sprintf("the checkpoint of another session's unfinished task was kept as %s (this task's is %s)", aside, path)})
 	}
 	a.task.Checkpoint = path
 	a.send(CheckpointWritten{Header: a.header(), Path: path, Reason: reason, ToolCalls: a.task.ToolCalls})
@@ -78,15 +81,17 @@ func (a *Agent) saveState(ctx context.Context) {
 	}
 }
 
-// summarize replaces all but the last KeepRecent messages with a
-// task-aware summary (PRODUCT §3.6). It returns whether the context was
-// replaced. The steps: checkpoint; archive; ask the model for a structured
+// summarize replaces the older messages with a task-aware summary
+// (PRODUCT §3.6). It returns whether the context was replaced. The steps:
+// choose what to keep so the summary frees a useful share of the room
+// (else back off); checkpoint; archive; ask the model for a structured
 // summary of every replaced message (in parts when they do not fit one
 // call), merging the previous summary of this task (heuristic summary if
 // that fails); normalise and cap it; check it against the task state;
-// accept it only if the context shrinks; then store it and the recent
-// messages, and write its durable facts to MEMORY.md.
-func (a *Agent) summarize(ctx context.Context, sys string, reason string) bool {
+// accept it only if the context shrinks; then swap it in, in one
+// transaction, and write its durable facts to MEMORY.md. before is the
+// context as last built (zero: built here).
+func (a *Agent) summarize(ctx context.Context, sys string, reason string, before window.Output) bool {
 	trigger := "auto"
 	if reason == "manual" {
 		trigger = "manual"
@@ -97,7 +102,19 @@ func (a *Agent) summarize(ctx context.Context, sys string, reason string) bool {
 		return false
 	}
 	h := a.history
-	split := a.keepSplit(h)
+	if before.Messages == nil {
+		before = a.estimate(sys, h)
+	}
+	room := a.room(before)
+	split, useful := a.keepSplit(sys, h, before)
+	if !useful && reason != "manual" {
+		// Even keeping only the last exchange would free too little: back
+		// off until the context has grown, instead of a summary per step.
+		a.retrySummaryAt = before.Whole + a.backoff(room)
+		a.send(Notice{Header: a.header(), Level: "info", Text: fmt.Sprintf("summary deferred: the context is %d tokens, but a summary could free less than %d%% of the %d tokens the history has beside the fixed cost (%d); the next try waits until the context reaches %d tokens",
+			before.Whole, int(a.settings().SummaryGain*100), room, before.Fixed, a.retrySummaryAt)})
+		return false
+	}
 	var prev string
 	var replaced []chat.Message
 	for _, m := range h[:split] {
@@ -116,8 +133,7 @@ func (a *Agent) summarize(ctx context.Context, sys string, reason string) bool {
 	if len(replaced) == 0 {
 		return false
 	}
-	before := a.contextTokens(sys, h)
-	a.send(SummaryStarted{Header: a.header(), Reason: reason, TokensBefore: before, Messages: split})
+	a.send(SummaryStarted{Header: a.header(), Reason: reason, TokensBefore: before.Whole, Messages: split})
 
 	a.checkpoint(ctx, "summary")
 	checkpointText := task.Render(&a.task, task.Checkpoint{AgentID: a.id, Persona: a.persona.ID, Session: a.session, Reason: "summary", SavedAt: a.deps.now()})
@@ -126,7 +142,7 @@ func (a *Agent) summarize(ctx context.Context, sys string, reason string) bool {
 		a.warnOnce("archive", fmt.Sprintf("could not archive old messages (%v); they stay in SQLite", err))
 		archivePath = ""
 	}
-	in := summarize.Input{AgentID: a.id, Task: &a.task, Checkpoint: checkpointText, Previous: prev, Messages: replaced, MaxChars: a.transcriptBudget()}
+	in := summarize.Input{AgentID: a.id, Task: &a.task, Checkpoint: checkpointText, Previous: prev, Messages: window.SupersedePlans(replaced), MaxChars: a.transcriptBudget()}
 
 	parsed, facts, heuristic, why := a.modelSummary(ctx, in)
 	if ctx.Err() != nil {
@@ -144,82 +160,166 @@ func (a *Agent) summarize(ctx context.Context, sys string, reason string) bool {
 			m.ID = 0
 			next = append(next, m)
 		}
-		return next, added, a.contextTokens(sys, next)
+		return next, added, a.estimate(sys, next).Tokens
 	}
 	next, added, after := build(parsed)
-	if after >= before && !heuristic {
-		why = fmt.Sprintf("the model's summary would not shrink the context (%d → %d tokens)", before, after)
+	if after >= before.Whole && !heuristic {
+		why = fmt.Sprintf("the model's summary would not shrink the context (%d → %d tokens)", before.Whole, after)
 		a.send(Notice{Header: a.header(), Level: "warn", Text: why + "; using the heuristic summary"})
 		parsed, heuristic, facts = heuristicSummary(in), true, nil
 		next, added, after = build(parsed)
 	}
-	if after >= before {
-		a.retrySummaryAt = before + max(before/4, 2000)
-		a.send(SummaryFinished{Header: a.header(), TokensBefore: before, TokensAfter: after, Heuristic: heuristic, Accepted: false,
-			Why: fmt.Sprintf("rejected: the summary would not shrink the context (%d → %d tokens)", before, after)})
+	if after >= before.Whole {
+		a.retrySummaryAt = before.Whole + a.backoff(room)
+		a.send(SummaryFinished{Header: a.header(), TokensBefore: before.Whole, TokensAfter: after, Heuristic: heuristic, Accepted: false,
+			Why: fmt.Sprintf("rejected: the summary would not shrink the context (%d → %d tokens)", before.Whole, after)})
 		return false
 	}
 
-	// Store: the summary row, the replaced (and moved) originals archived,
-	// then the new live conversation in order.
-	if a.deps.Store != nil {
-		sctx := context.WithoutCancel(ctx)
-		sumID, err := a.deps.Store.SaveSummary(sctx, store.Summary{SessionID: a.session, Persona: a.persona.ID, Content: next[0].Content,
-			TokensBefore: before, TokensAfter: after, MessagesReplaced: split, ArchivePath: archivePath, Heuristic: heuristic})
-		if err == nil {
-			var ids []int64
-			for _, m := range h {
-				if m.ID != 0 {
-					ids = append(ids, m.ID)
-				}
-			}
-			err = a.deps.Store.ArchiveMessages(sctx, ids, sumID)
-		}
-		if err != nil {
-			a.warnOnce("store", fmt.Sprintf("could not store the summary: %v", err))
-		}
-	}
-	a.history = nil
-	a.exportPaused = true // the transcript gets the summary, not the kept messages again
-	for _, m := range next {
-		a.append(ctx, m)
-	}
-	a.exportPaused = false
-	a.exportMessage(a.history[0])
 	a.task.Compactions++
-	a.retrySummaryAt = 0
+	stored, err := a.swapSummary(ctx, store.Summary{SessionID: a.session, Persona: a.persona.ID, Content: next[0].Content,
+		TokensBefore: before.Whole, TokensAfter: after, MessagesReplaced: split, ArchivePath: archivePath, Heuristic: heuristic}, h, next)
+	if err != nil {
+		// Nothing of the swap is stored: the stored conversation stays
+		// the old one, and so does this one, so the two never differ.
+		a.task.Compactions--
+		a.warnOnce("store", fmt.Sprintf("could not store the summary (%v); the conversation goes on unsummarized", err))
+		a.retrySummaryAt = before.Whole + a.backoff(room)
+		return false
+	}
+	a.history = stored
+	a.exportMessage(a.history[0]) // the hooks' transcript gets the summary, not the kept messages again
+	a.killPoint("summary-swapped")
+	// The next summary waits for the context to grow (back-off): one that
+	// lands near the threshold is not followed by another at once.
+	a.retrySummaryAt = after + a.backoff(room)
 	a.lastContext = after // the status bar's meter shows the new context at once
-	a.saveState(ctx)
-	a.send(SummaryFinished{Header: a.header(), TokensBefore: before, TokensAfter: after, Replaced: split, Kept: len(h) - split,
+	a.send(SummaryFinished{Header: a.header(), TokensBefore: before.Whole, TokensAfter: after, Replaced: split, Kept: len(h) - split,
 		Heuristic: heuristic, Accepted: true, Added: added, ArchivePath: archivePath, Summary: next[0].Content, Why: why})
 	a.learnFacts(ctx, facts)
 	a.hook(ctx, hooks.Input{HookEventName: hooks.PostCompact, Trigger: trigger, CompactSummary: next[0].Content}, trigger)
 	return true
 }
 
-// keepSplit is where the raw recent messages start: the last KeepRecent,
-// fewer when they alone would fill more than a third of the threshold (a
-// small window), so a summary leaves room to work before the next one.
-func (a *Agent) keepSplit(h []chat.Message) int {
-	s := a.settings()
-	limit := s.Threshold(a.budget()) / 3
-	for keep := s.KeepRecent; ; keep-- {
-		split := window.SplitPoint(h, keep)
-		if keep <= 4 {
-			return split
-		}
-		n := 0
-		for _, m := range h[split:] {
-			if m.Tokens > 0 {
-				n += m.Tokens
-			} else {
-				n += tokens.Message(a.counter, m)
-			}
-		}
-		if n <= limit {
-			return split
+// swapSummary stores a summary and the conversation it leaves, in one
+// transaction: the summary row, the replaced messages archived under it
+// (the kept ones too: their copies follow the summary, in order), the
+// summary message and the kept messages, the task state (its compaction
+// count) and the model calls accounted so far. A crash at any point leaves
+// either the old conversation or the new one, never a mix. It returns the
+// new history with the stored ids; without a store, next as it is.
+func (a *Agent) swapSummary(ctx context.Context, sum store.Summary, h, next []chat.Message) ([]chat.Message, error) {
+	for i := range next {
+		if next[i].Tokens == 0 {
+			next[i].Tokens = tokens.Message(a.counter, next[i])
 		}
 	}
+	st := a.deps.Store
+	if st == nil {
+		return next, nil
+	}
+	state, err := json.Marshal(a.task)
+	if err != nil {
+		return nil, fmt.Errorf("encode the task state: %w", err)
+	}
+	stored := make([]chat.Message, len(next))
+	err = st.Batch(context.WithoutCancel(ctx), func(ctx context.Context) error {
+		for _, call := range a.pendingCalls {
+			if err := st.RecordLLMCall(ctx, call); err != nil {
+				return err
+			}
+		}
+		a.killPoint("swap-begun")
+		sumID, err := st.SaveSummary(ctx, sum)
+		if err != nil {
+			return err
+		}
+		a.killPoint("swap-summary-row")
+		var ids []int64
+		for _, m := range h {
+			if m.ID != 0 {
+				ids = append(ids, m.ID)
+			}
+		}
+		if err := st.ArchiveMessages(ctx, ids, sumID); err != nil {
+			return err
+		}
+		a.killPoint("swap-archived")
+		for i, m := range next {
+			if stored[i], err = st.AppendMessage(ctx, a.session, a.persona.ID, m); err != nil {
+				return err
+			}
+			if i == 0 {
+				a.killPoint("swap-summary-message")
+			}
+		}
+		a.killPoint("swap-kept")
+		if err := st.SaveAgentState(ctx, a.session, a.persona.ID, state); err != nil {
+			return err
+		}
+		a.killPoint("swap-before-commit")
+		return nil
+	})
+	if err != nil {
+		a.textsSaved = nil // the records' texts may not have been committed
+		return nil, err
+	}
+	a.pendingCalls = a.pendingCalls[:0]
+	a.savedState = state
+	return stored, nil
+}
+
+// killPoint lets a test kill the process at a named point of the summary
+// swap (Deps.KillPoint); it does nothing otherwise.
+func (a *Agent) killPoint(name string) {
+	if a.deps.KillPoint != nil {
+		a.deps.KillPoint(name)
+	}
+}
+
+// room is the room the history has before a summary is due: the
+// threshold less the fixed cost (system prompt, tool schemas, task block).
+func (a *Agent) room(out window.Output) int { return out.Room }
+
+// backoff is how much the context must grow after a summary (or one that
+// could not help) before the next is tried.
+func (a *Agent) backoff(room int) int {
+	return max(500, int(a.settings().SummaryBackoff*float64(room)))
+}
+
+// keepSplit is where the raw recent messages start. It keeps the last
+// KeepRecent messages, or fewer — down to the last exchange — until the
+// summary would free at least SummaryGain of the room the history has: on
+// a small window the fixed cost leaves little room, and a summary that
+// keeps too much lands near the threshold again at once. The kept messages
+// are counted as they are sent (old outputs and arguments shrunk by Build
+// first). It reports whether that share can be freed at all.
+func (a *Agent) keepSplit(sys string, h []chat.Message, before window.Output) (int, bool) {
+	s := a.settings()
+	room := a.room(before)
+	need := int(s.SummaryGain * float64(room))
+	// What the summary itself will take: the previous one's size (it is
+	// merged, so it rarely shrinks), at least a tenth of the room, at most
+	// its cap.
+	expect := room / 10
+	for _, m := range h {
+		if m.Kind == chat.KindSummary {
+			expect = max(expect, m.Tokens)
+		}
+	}
+	expect = min(expect, a.summaryCap())
+	split := 0
+	for keep := s.KeepRecent; keep >= 1; keep-- {
+		split = window.SplitPoint(h, keep)
+		if split == 0 {
+			continue // nothing would be replaced
+		}
+		kept := a.estimate(sys, h[split:]).Tokens
+		if before.Whole-(kept+expect) >= need {
+			return split, true
+		}
+	}
+	return split, false
 }
 
 // heuristicSummary is the summary built without a model, parsed.
@@ -252,6 +352,7 @@ func (a *Agent) modelSummary(ctx context.Context, in summarize.Input) (p summari
 		if len(parts) > 1 {
 			which = fmt.Sprintf("the summarizer (part %d of %d)", i+1, len(parts))
 		}
+		rec := a.requestRecord("summarizer", req, nil)
 		start := time.Now()
 		resp, err := a.deps.LLM.Stream(ctx, req, llm.Observer{OnRetry: func(r llm.Retry) {
 			reason := "provider error"
@@ -260,7 +361,7 @@ func (a *Agent) modelSummary(ctx context.Context, in summarize.Input) (p summari
 			}
 			a.send(Notice{Header: a.header(), Level: "warn", Text: fmt.Sprintf("%s: attempt %d failed (%s); retrying in %s", which, r.Attempt, reason, r.Wait.Round(time.Millisecond))})
 		}})
-		a.account(ctx, req.Model, time.Since(start), resp, err)
+		a.account(ctx, req.Model, time.Since(start), resp, err, rec)
 		if err != nil {
 			return fallback(which + " call failed: " + err.Error())
 		}
@@ -270,7 +371,8 @@ func (a *Agent) modelSummary(ctx context.Context, in summarize.Input) (p summari
 		}
 		p = got
 		facts = append(facts, got.Facts...)
-		merged = got.Text()
+		// The next part merges this one as checked: no plan status in it.
+		merged, _ = got.Check(in.Task)
 	}
 	if len(parts) > 1 {
 		a.send(Notice{Header: a.header(), Level: "info", Text: fmt.Sprintf("summarized %d messages in %d parts", len(in.Messages), len(parts))})
@@ -333,9 +435,9 @@ func (a *Agent) transcriptBudget() int {
 	return max(4000, min(80000, a.budget()*3/2))
 }
 
-// contextTokens estimates a context without side effects.
-func (a *Agent) contextTokens(sys string, h []chat.Message) int {
+// estimate builds a context without side effects.
+func (a *Agent) estimate(sys string, h []chat.Message) window.Output {
 	t := a.task
-	return window.Build(window.Input{System: sys, ToolTokens: a.toolTokens(), History: h, Task: &t, Settings: a.settings(),
-		Window: a.budget(), Counter: a.counter, Scale: a.calib.Ratio()}).Tokens
+	return window.Build(window.Input{System: sys, SystemTokens: a.systemTokens(sys), ToolTokens: a.toolTokens(), History: h, Task: &t,
+		Settings: a.settings(), Budget: a.budget(), Counter: a.counter, Scale: a.calib.Ratio()})
 }

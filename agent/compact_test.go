@@ -13,6 +13,7 @@ import (
 
 	"polly/agent/llmtest"
 	"polly/memory/window"
+	"polly/personas"
 	"polly/workspace"
 )
 
@@ -83,6 +84,11 @@ func TestSummarizerFailureFallsBackToHeuristic(t *testing.T) {
 		if strings.HasPrefix(r.Messages[1].Content, "[CONTEXT SUMMARY #1") {
 			if !llmtest.IsTaskBlock(r.LastMessage()) || len(r.TaskBlocks()) != 1 {
 				t.Fatalf("the request after the summary does not end with the one task block: %.80q", r.LastMessage().Content)
+			}
+			// keep_recent_messages (4) bounds what the summary keeps raw:
+			// system, summary, the kept messages, the block.
+			if kept := len(r.Messages) - 3; kept > 4 || kept < 1 {
+				t.Fatalf("the summary kept %d messages raw, keep_recent_messages is 4", kept)
 			}
 			return
 		}
@@ -397,9 +403,10 @@ func writeOutputFile(t *testing.T, dir string, n int) string {
 }
 
 // Issue 19 must show 2: outputs of 1,900 / 2,016 / 2,600 / 30,000
-// characters. What the fake server received for each is never longer than
-// the output itself; only the 30,000-character one is offloaded, and
-// tool_executions.preview holds exactly what the model saw.
+// characters. The offload limit means what the README says: every output
+// over 2,000 characters is offloaded, one just above it with a shorter
+// preview, never over 60% of the output; tool_executions.preview holds
+// exactly what the model saw.
 func TestPreviewNeverLargerThanItsOutput(t *testing.T) {
 	sizes := []int{1900, 2016, 2600, 30000}
 	var steps []llmtest.Step
@@ -438,9 +445,14 @@ func TestPreviewNeverLargerThanItsOutput(t *testing.T) {
 		if e.OutputChars != n {
 			t.Fatalf("stored output of %d chars, want %d", e.OutputChars, n)
 		}
-		if n == 30000 {
+		if n > 2000 {
+			// Past the limit, always offloaded: a shorter preview for an
+			// output just above it, never more than 60% of the output.
 			if !offloaded || chars > n*6/10 {
-				t.Errorf("30,000 chars: offloaded=%v, %d chars in context", offloaded, chars)
+				t.Errorf("%d chars: offloaded=%v, %d chars in context", n, offloaded, chars)
+			}
+			if !strings.Contains(got.Content, "\n[… ") || !strings.Contains(got.Content, "read_tool_output(id=") {
+				t.Errorf("%d chars: the preview lacks its note or its omission line: %q", n, trunc(got.Content))
 			}
 			if e.Preview != got.Content {
 				t.Errorf("stored preview differs from what the model saw:\nstored %q\nsent   %q", trunc(e.Preview), trunc(got.Content))
@@ -473,29 +485,6 @@ func trunc(s string) string {
 }
 
 // mapLimits is a LimitStore in memory.
-type mapLimits struct {
-	mu sync.Mutex
-	m  map[string]int
-}
-
-func (l *mapLimits) Limit(model string) (int, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n, ok := l.m[model]
-	return n, ok
-}
-
-func (l *mapLimits) SaveLimit(model string, n int) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.m == nil {
-		l.m = map[string]int{}
-	}
-	l.m[model] = n
-	return nil
-}
-
-func (l *mapLimits) Where() string { return "the test's map" }
 
 // limited wraps a scripted model in a provider with a real context limit:
 // a request whose body exceeds limit tokens (≈ 4 bytes per token, counted
@@ -568,7 +557,7 @@ func TestLearnedContextLimit(t *testing.T) {
 	h := newHarness(t)
 	h.deps.MaxTurns = 0 // the default: no cap (issue 12 #5: a 150-call task finishes)
 	h.deps.Model = Model{Name: "local-model", ContextWindow: 128000}
-	limits := &mapLimits{}
+	limits := &memLimits{learned: map[string]int{}}
 	h.deps.Limits = limits
 	writeSrc(t, h.dir, 40)
 	w := &planWorker{calls: 150, steps: 5, final: "audit done", text: narrate(1200),
@@ -580,7 +569,7 @@ func TestLearnedContextLimit(t *testing.T) {
 	if err != nil || out.Reason != "completed" || out.ToolCalls != 150 {
 		t.Fatalf("out=%+v err=%v", out, err)
 	}
-	if n, _ := limits.Limit("local-model"); n != 30000 {
+	if n := limits.Limit("", "local-model"); n != 30000 {
 		t.Fatalf("stored limit = %d", n)
 	}
 	sums := 0
@@ -758,3 +747,120 @@ func TestChangedMessagesReachTheWire(t *testing.T) {
 		t.Fatalf("after /compact the request carries no summary: %+v", last.Messages)
 	}
 }
+
+// memoryPrompt is a workspace prompt: the persona's own prompt after
+// memory files of the given size.
+type memoryPrompt struct{ memory int }
+
+func (p memoryPrompt) SystemPrompt(per personas.Persona) (string, error) {
+	return "# MEMORY\n" + strings.Repeat("- a remembered fact about the project\n", p.memory/37) + "\n" + per.SystemPrompt, nil
+}
+
+// Bad input: a window smaller than the fixed prompt. The memory files are
+// left out (said once, with the fix) and the task goes on with the
+// persona prompt alone; on the wire the system message is that prompt.
+func TestWindowSmallerThanTheFixedPrompt(t *testing.T) {
+	h := newHarness(t, llmtest.Call("list_dir", `{}`), llmtest.Text("one file"), llmtest.Text("still here"))
+	h.deps.Prompts = memoryPrompt{memory: 60000} // ~15k tokens of memory files
+	h.deps.Model = Model{Name: "tiny-local", ContextWindow: 12000}
+	for _, msg := range []string{"what is here?", "and now?"} {
+		if out, err := h.send(context.Background(), msg); err != nil || out.Reason != "completed" {
+			t.Fatalf("%s: out=%+v err=%v", msg, out, err)
+		}
+	}
+	persona, _ := h.deps.Personas.Find("default")
+	for i, r := range h.srv.Requests() {
+		if r.Messages[0].Content != persona.SystemPrompt {
+			t.Fatalf("request %d: system message of %d chars, want the persona prompt alone", i, len(r.Messages[0].Content))
+		}
+	}
+	notices := noticeText(h)
+	if strings.Count(notices, "sending the persona prompt alone") != 1 || !strings.Contains(notices, `shorter tool list ("tools": [...] under providers.<provider>.models.tiny-local)`) {
+		t.Fatalf("notices:\n%s", notices)
+	}
+	// Nothing lost: both turns are stored.
+	stored, err := h.store.Messages(context.Background(), h.session.ID(), "default")
+	if err != nil || len(stored) != 6 {
+		t.Fatalf("%d messages stored, %v", len(stored), err)
+	}
+}
+
+// A fixed cost over half the budget is said once, with the fix; a prompt
+// that fits comfortably says nothing.
+func TestHeavyFixedCostIsToldOnce(t *testing.T) {
+	for _, c := range []struct {
+		memory int
+		warn   bool
+	}{{26000, true}, {2000, false}} {
+		h := newHarness(t, llmtest.Text("a"), llmtest.Text("b"))
+		h.deps.Prompts = memoryPrompt{memory: c.memory}
+		h.deps.Model = Model{Name: "local-16k", ContextWindow: 16000}
+		for _, msg := range []string{"hi", "again"} {
+			if _, err := h.send(context.Background(), msg); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n := strings.Count(noticeText(h), "summaries free little and come often")
+		if (n == 1) != c.warn || n > 1 {
+			t.Fatalf("memory %d: %d notices:\n%s", c.memory, n, noticeText(h))
+		}
+	}
+}
+
+// Bad input (issue 27): the summarizer answers empty, huge or malformed.
+// Each is said in a notice; the task goes on to its end, and nothing is
+// lost: every reply of the model is in a request or was given to a
+// summarizer, and the stored history is valid.
+func TestSummarizerBadReplies(t *testing.T) {
+	huge := "## CURRENT TASK\nread the file\n## COMPLETED SO FAR\n" + strings.Repeat("- a very long line the model would not stop writing, item after item\n", 8000) +
+		"## IN PROGRESS / NEXT\nmore\n## KEY FACTS\nx\n## BLOCKED / ISSUES\nnone\n"
+	for _, c := range []struct {
+		name, reply, notice string
+	}{
+		{"empty", "", "the summarizer's reply was rejected: the reply has none of the five parts"},
+		{"malformed", "<html><body>502 Bad Gateway</body></html>", "the summarizer's reply was rejected: the reply has none of the five parts"},
+		{"huge", huge, "was longer than its cap"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.deps.MaxTurns = 0
+			h.deps.Context = window.Settings{SummarizeAt: 9000, KeepRecent: 4, StaleAfter: 100}
+			writeSrc(t, h.dir, 40)
+			w := &planWorker{calls: 24, steps: 3, final: "done",
+				text:      func(n int) string { return fmt.Sprintf("ITEM-%d ", n) + narrate(600)(n) },
+				readArgs:  func(n int) string { return fmt.Sprintf(`{"path":"src/f%02d.go","limit":40}`, n%40) },
+				onSummary: func(llmtest.Request) llmtest.Step { return llmtest.Reply{Text: c.reply, ChunkSize: 4096} }}
+			h.srv.Serve(w.step)
+			out, err := h.send(context.Background(), "Audit src/ for error handling.")
+			if err != nil || out.Reason != "completed" || out.ToolCalls != 24 {
+				t.Fatalf("out=%+v err=%v", out, err)
+			}
+			if !strings.Contains(noticeText(h), c.notice) {
+				t.Fatalf("notices lack %q:\n%s", c.notice, noticeText(h))
+			}
+			accepted := 0
+			for _, s := range eventsOf[SummaryFinished](h) {
+				if s.Accepted {
+					accepted++
+					if len(s.Summary) > 4*a(h).summaryCap()+2000 {
+						t.Fatalf("a summary of %d chars was kept", len(s.Summary))
+					}
+				}
+			}
+			if accepted == 0 {
+				t.Fatal("no summary was made: the case proves nothing")
+			}
+			covered := map[int]bool{}
+			for i, r := range h.srv.Requests() {
+				checkCovered(t, i, r, w, covered)
+			}
+			stored, err := h.store.Messages(context.Background(), h.session.ID(), "default")
+			if err != nil || window.Validate(stored) != nil {
+				t.Fatalf("stored history: %v / %v", err, window.Validate(stored))
+			}
+		})
+	}
+}
+
+// a is the session's default agent.
+func a(h *harness) *Agent { return h.session.agents["default"] }

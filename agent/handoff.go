@@ -7,6 +7,7 @@ import (
 
 	"polly/memory/chat"
 	"polly/memory/task"
+	"polly/memory/window"
 )
 
 // MaxHandoffCard bounds a handoff card: it is a pointer to the work, never
@@ -86,5 +87,9 @@ func (s *Session) Compact(ctx context.Context, persona string) (bool, error) {
 	if a.session == "" {
 		return false, nil
 	}
-	return a.summarize(ctx, a.systemPrompt(), "manual"), nil
+	sys, err := a.fitSystem(a.systemPrompt())
+	if err != nil {
+		return false, err
+	}
+	return a.summarize(ctx, sys, "manual", window.Output{}), nil
 }

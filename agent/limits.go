@@ -6,14 +6,20 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"polly/memory/chat"
+	"polly/memory/tokens"
+	"polly/memory/window"
 )
 
 // LimitStore remembers the context limit a provider stated for a model in
-// a context-length error, across sessions. The app keeps it in the user's
-// cache dir; a model catalogue may take its place.
+// a context-length error. It is the one cache of learned limits: the app
+// gives the model catalogue's (agent/models: kept in the user's cache dir,
+// and the window every later resolution of that model starts from);
+// without one, a session keeps them in memory (memLimits).
 type LimitStore interface {
-	Limit(model string) (tokens int, ok bool)
-	SaveLimit(model string, tokens int) error
+	Limit(provider, model string) int // 0: none learned
+	SaveLimit(provider, model string, tokens int) error
 	Where() string // for messages: where the limits are kept
 }
 
@@ -47,65 +53,61 @@ func ParseContextLimit(msg string) (int, bool) {
 	return 0, false
 }
 
-// limitBook holds the limits learned this session. Deps point at one book
-// so the per-persona copies bind makes share what any of them learned.
-type limitBook struct {
+// memLimits keeps learned limits for the life of the process, when there
+// is no store that outlives it.
+type memLimits struct {
 	mu      sync.Mutex
 	learned map[string]int
 }
 
-// ensureLimits gives Deps its book; OpenSession and newAgent call it before
-// any copy is made or any agent runs.
+func (m *memLimits) Limit(provider, model string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.learned[provider+"/"+model]
+}
+
+func (m *memLimits) SaveLimit(provider, model string, tokens int) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.learned[provider+"/"+model] = tokens
+	return nil
+}
+
+func (m *memLimits) Where() string { return "" }
+
+// ensureLimits gives Deps a limit store when it has none; OpenSession and
+// newAgent call it before any copy of Deps is made (bind copies them per
+// persona: all share the one store).
 func (d *Deps) ensureLimits() {
-	if d.limits == nil {
-		d.limits = &limitBook{learned: map[string]int{}}
+	if d.Limits == nil {
+		d.Limits = &memLimits{learned: map[string]int{}}
 	}
 }
 
-// limitFor is the context limit learned for a model: this session's, else
-// the stored one; 0 when none.
+// limitFor is the context limit learned for a model of this provider; 0
+// when none.
 func (d *Deps) limitFor(model string) int {
-	b := d.limits
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if n, ok := b.learned[model]; ok {
-		return n
-	}
-	n := 0
-	if d.Limits != nil {
-		if l, ok := d.Limits.Limit(model); ok {
-			n = l
-		}
-	}
-	b.learned[model] = n
-	return n
+	return d.Limits.Limit(d.Model.Provider, model)
 }
 
-// learnLimit records a model's stated limit for the session and stores it;
-// it reports whether the limit is new and smaller than what was known.
+// learnLimit records a model's stated limit; it reports whether the limit
+// is new and smaller than what was known.
 func (d *Deps) learnLimit(model string, tokens int) (bool, error) {
-	known := d.limitFor(model)
-	if known > 0 && known <= tokens {
+	if known := d.limitFor(model); known > 0 && known <= tokens {
 		return false, nil
 	}
-	d.limits.mu.Lock()
-	d.limits.learned[model] = tokens
-	d.limits.mu.Unlock()
-	if d.Limits == nil {
-		return true, nil
-	}
-	if err := d.Limits.SaveLimit(model, tokens); err != nil {
+	if err := d.Limits.SaveLimit(d.Model.Provider, model, tokens); err != nil {
 		return true, fmt.Errorf("store the context limit of %s: %w", model, err)
 	}
 	return true, nil
 }
 
-// contextWindow is the model's window: the configured one (128,000 when
-// unknown), or the limit the provider stated when that is smaller.
+// contextWindow is the model's window: the configured one (window.UnknownWindow
+// when unknown), or the limit the provider stated when that is smaller.
 func (a *Agent) contextWindow() (tokens int, learned bool) {
 	w := a.deps.Model.ContextWindow
 	if w <= 0 {
-		w = 128000
+		w = window.UnknownWindow
 	}
 	if l := a.deps.limitFor(a.model()); l > 0 && l < w {
 		return l, true
@@ -113,35 +115,36 @@ func (a *Agent) contextWindow() (tokens int, learned bool) {
 	return w, false
 }
 
-// budget is the context the agent may fill: window − max output − safety
-// margin. The reserve for output is the configured max output, else the
-// smaller of 4,096 and 1/8 of the window; the margin, else 2% of the window
-// (at least 256) for the estimate's error.
+// budget is the context the agent may fill (window.Budget).
 func (a *Agent) budget() int {
 	w, _ := a.contextWindow()
-	out := a.deps.Model.MaxOutput
-	if out <= 0 {
-		out = min(4096, w/8)
-	}
-	margin := a.deps.Model.SafetyMargin
-	if margin <= 0 {
-		margin = max(256, w/50)
-	}
-	return max(w-out-margin, w/4)
+	return window.Budget(w, a.deps.Model.MaxOutput, a.deps.Model.SafetyMargin)
 }
 
-// checkFits fails when the system prompt and the tool schemas alone do not
-// fit the budget: no compaction can help, and the user must know why.
-func (a *Agent) checkFits(sys string) error {
-	fixed := a.systemTokens(sys) + a.toolTokens()
-	if b := a.budget(); fixed >= b {
-		w, learned := a.contextWindow()
-		where := "its configured context window"
-		if learned {
-			where = "the limit its provider stated"
-		}
-		return fmt.Errorf("model %s: %s is %d tokens (a budget of %d after reserving output), but the system prompt and tool schemas alone take %d tokens; use a model with a bigger window or shorten the workspace memory files",
-			a.model(), where, w, b, fixed)
+// fitSystem returns the system prompt to send: sys when it and the tool
+// schemas fit the budget with room to work; else, once told, the persona
+// prompt alone (the workspace memory files left out), so a task on a tiny
+// window goes on. It fails only when even that does not fit: no compaction
+// can help, and the user must know why.
+func (a *Agent) fitSystem(sys string) (string, error) {
+	tools, b := a.toolTokens(), a.budget()
+	full := a.systemTokens(sys) + tools
+	if full < b*9/10 {
+		return sys, nil
 	}
-	return nil
+	w, learned := a.contextWindow()
+	where := "its configured context window"
+	if learned {
+		where = "the limit its provider stated"
+	}
+	lean := a.persona.SystemPrompt
+	if lean != sys {
+		if n := tokens.Message(a.counter, chat.SystemText(lean)) + tools; n < b*9/10 {
+			a.warnOnce("lean-prompt", fmt.Sprintf("model %s: %s is %d tokens (a budget of %d after reserving output), but the system prompt with the workspace memory files and the tool schemas take %d tokens; sending the persona prompt alone (%d tokens with the tools) so the task goes on — shorten the workspace memory files or give this model a shorter tool list (%s)",
+				a.model(), where, w, b, full, n, a.toolsKey()))
+			return lean, nil
+		}
+	}
+	return "", fmt.Errorf("model %s: %s is %d tokens (a budget of %d after reserving output), but the system prompt and tool schemas alone take %d tokens; use a model with a bigger window, give it a shorter tool list (%s) or shorten the workspace memory files",
+		a.model(), where, w, b, full, a.toolsKey())
 }

@@ -245,7 +245,7 @@ func (a *Agent) buildTools() {
 		extra = a.deps.Extra.Tools()
 	}
 	a.registry = base.With(append(extra, a.bound...)...)
-	a.allowed = allowedTools(a.persona, a.registry)
+	a.allowed = modelTools(allowedTools(a.persona, a.registry), a.deps.Model.Tools)
 	a.planMCPTools()
 	a.toolSpecs, a.toolTok = nil, 0
 }
@@ -286,6 +286,21 @@ func allowedTools(p personas.Persona, r *tools.Registry) []string {
 	}
 	for _, n := range r.Names() {
 		if strings.HasPrefix(n, mcpPrefix) && (mcpPatterns == nil || matchAny(mcpPatterns, n)) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// modelTools narrows a persona's tools to the model's allow-list (nil:
+// no list); MCP tools match it by pattern too.
+func modelTools(allowed, list []string) []string {
+	if list == nil {
+		return allowed
+	}
+	out := []string{}
+	for _, n := range allowed {
+		if slices.Contains(list, n) || (strings.HasPrefix(n, mcpPrefix) && matchAny(list, n)) {
 			out = append(out, n)
 		}
 	}

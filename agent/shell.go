@@ -9,6 +9,7 @@ import (
 
 	"polly/memory/chat"
 	"polly/memory/store"
+	"polly/memory/window"
 	"polly/tools"
 )
 
@@ -88,7 +89,7 @@ func (a *Agent) shell(ctx context.Context, command string) ShellResult {
 		}
 		execID = id
 	}
-	content, offloaded := contextOutput(output, chars, execID, call.Name, a.settings())
+	content, offloaded := window.OutputContent(output, chars, execID, call.Name, a.settings())
 	if offloaded {
 		if err := a.deps.Store.SetToolPreview(bg, execID, content); err != nil {
 			a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, err))

@@ -32,7 +32,7 @@ func (a *Agent) Status() Status {
 	st := Status{
 		Persona:         a.persona.ID,
 		Model:           a.model(),
-		Threshold:       s.Threshold(a.budget()),
+		Threshold:       a.lastThreshold,
 		ToolCalls:       a.task.ToolCalls,
 		Anchor:          a.lastBlock,
 		AnchorNumber:    a.task.ToolCalls / s.AnchorEvery,
@@ -49,11 +49,15 @@ func (a *Agent) Status() Status {
 		st.CheckpointPath = task.Path(a.deps.StateDir, a.id)
 	}
 	st.ContextTokens = a.lastContext
-	if st.ContextTokens == 0 {
+	if st.ContextTokens == 0 || st.Threshold == 0 {
 		// Nothing sent yet by this agent (a resumed or new session): the
 		// estimate of what the next request would send, so the meter is
 		// right before the first turn.
-		st.ContextTokens = a.contextTokens(a.systemPrompt(), a.history)
+		out := a.estimate(a.systemPrompt(), a.history)
+		st.Threshold = out.Threshold
+		if st.ContextTokens == 0 {
+			st.ContextTokens = out.Tokens
+		}
 	}
 	return st
 }

@@ -19,16 +19,18 @@ import (
 // provider's context-length error.
 func (a *Agent) step(ctx context.Context) (llm.Response, error) {
 	a.refreshTools()
-	sys := a.systemPrompt()
-	if err := a.checkFits(sys); err != nil {
+	sys, err := a.fitSystem(a.systemPrompt())
+	if err != nil {
 		return llm.Response{}, err
 	}
 	out := a.prepare(ctx, sys, false)
-	// After a rejected summary, wait for the context to grow a quarter
-	// before trying again, so a task whose old part cannot shrink does not
-	// pay for a summarizer call on every step.
-	if out.Summarize && out.Tokens >= a.retrySummaryAt {
-		if a.summarize(ctx, sys, "threshold") {
+	a.warnFixedCost(out)
+	// After a summary, or one that could not help, wait for the context to
+	// grow by a share of the room before the next (back-off), so a task
+	// whose old part cannot shrink does not pay for a summarizer call on
+	// every step.
+	if out.Summarize && out.Whole >= a.retrySummaryAt {
+		if a.summarize(ctx, sys, "threshold", out) {
 			out = a.prepare(ctx, sys, false)
 		}
 	}
@@ -47,8 +49,8 @@ func (a *Agent) step(ctx context.Context) (llm.Response, error) {
 	// aggressively and retry once, then summarize.
 	a.send(Notice{Header: a.header(), Level: "warn", Text: "the provider refused the context as too long; cutting old tool outputs and retrying"})
 	a.learnFromError(err)
-	if ferr := a.checkFits(sys); ferr != nil {
-		return resp, ferr
+	if sys, err = a.fitSystem(sys); err != nil {
+		return resp, err
 	}
 	out = a.prepare(ctx, sys, true)
 	a.send(FallbackUsed{Header: a.header(), Tokens: out.Tokens, Hard: out.Hard, Detail: fmt.Sprintf("context-length recovery: cut %d old tool outputs to %d chars", out.Cut, a.settings().RecoveryCut)})
@@ -56,11 +58,33 @@ func (a *Agent) step(ctx context.Context) (llm.Response, error) {
 	if llm.KindOf(err) != llm.KindContextLength {
 		return resp, err
 	}
-	if a.summarize(ctx, sys, "context_length") {
+	if a.summarize(ctx, sys, "context_length", out) {
 		out = a.prepare(ctx, sys, true)
 		return a.call(ctx, out)
 	}
 	return resp, err
+}
+
+// warnFixedCost tells the user once when the fixed cost (system prompt,
+// tool schemas, task block) takes more than FixedWarnShare of the budget:
+// every summary then frees little and comes soon, and only a lighter
+// prompt helps.
+func (a *Agent) warnFixedCost(out window.Output) {
+	s, b := a.settings(), a.budget()
+	if float64(out.Fixed) <= s.FixedWarnShare*float64(b) {
+		return
+	}
+	a.warnOnce("fixed-cost", fmt.Sprintf("model %s: the system prompt (%d tokens) and %d tool schemas (%d tokens) take %d%% of the %d-token context budget, so summaries free little and come often; give this model a shorter tool list (%s, or \"tools\" in the persona file) or shorten the workspace memory files (MEMORY.md, daily logs)",
+		a.model(), out.Parts.System, len(a.allowed), out.Parts.Tools, out.Fixed*100/b, b, a.toolsKey()))
+}
+
+// toolsKey is where a model's tool allow-list is set in the config.
+func (a *Agent) toolsKey() string {
+	p := a.deps.Model.Provider
+	if p == "" {
+		p = "<provider>"
+	}
+	return fmt.Sprintf(`"tools": [...] under providers.%s.models.%s`, p, a.model())
 }
 
 func (a *Agent) settings() window.Settings { return a.deps.Context.WithDefaults() }
@@ -69,18 +93,30 @@ func (a *Agent) settings() window.Settings { return a.deps.Context.WithDefaults(
 // workspace falls back to the bare persona prompt with a warning. The rule
 // about untrusted-data envelopes closes it, whatever the source.
 func (a *Agent) systemPrompt() string {
-	s := a.persona.SystemPrompt
-	if a.deps.Prompts != nil {
-		var err error
-		if s, err = a.deps.Prompts.SystemPrompt(a.persona); err != nil {
+	s, memory := a.persona.SystemPrompt, 0
+	switch pp, parts := a.deps.Prompts.(PromptParts); {
+	case parts:
+		text, n, err := pp.SystemPromptParts(a.persona)
+		if err != nil {
 			a.warnOnce("prompt", fmt.Sprintf("could not read the workspace memory (%v); using the bare persona prompt", err))
-			s = a.persona.SystemPrompt
+		} else {
+			s, memory = text, n
+		}
+	case a.deps.Prompts != nil:
+		text, err := a.deps.Prompts.SystemPrompt(a.persona)
+		if err != nil {
+			a.warnOnce("prompt", fmt.Sprintf("could not read the workspace memory (%v); using the bare persona prompt", err))
+		} else {
+			s = text
 		}
 	}
 	// The same base gives the same string: later comparisons stay cheap.
 	if s != a.sysBase {
 		a.sysBase, a.sysFull = s, s+"\n\n"+tools.UntrustedNote
 	}
+	// The request record's breakdown: the prompt as sent, and how much of
+	// it the workspace memory files are.
+	a.memText, a.memBytes = a.sysFull, memory
 	return a.sysFull
 }
 
@@ -95,7 +131,7 @@ func (a *Agent) prepare(ctx context.Context, sys string, recovery bool) window.O
 		History:      a.history,
 		Task:         &a.task,
 		Settings:     a.settings(),
-		Window:       a.budget(),
+		Budget:       a.budget(),
 		Counter:      a.counter,
 		Scale:        a.calib.Ratio(),
 		Recovery:     recovery,
@@ -105,7 +141,7 @@ func (a *Agent) prepare(ctx context.Context, sys string, recovery bool) window.O
 		Checked: &a.argsChecked,
 	})
 	a.ctxBuf = out.Messages
-	a.lastContext = out.Tokens
+	a.lastContext, a.lastThreshold = out.Tokens, out.Threshold
 	if out.Block != nil {
 		a.lastBlock = out.Block.Content
 		if n := a.task.ToolCalls / a.settings().AnchorEvery; n > a.task.Anchors {
@@ -147,6 +183,7 @@ func (a *Agent) call(ctx context.Context, out window.Output) (llm.Response, erro
 	if t := a.persona.Temperature; t > 0 {
 		req.Temperature = &t
 	}
+	rec := a.requestRecord("main", req, &out)
 	start := time.Now()
 	a.streamed.Reset()
 	resp, err := a.deps.LLM.Stream(ctx, req, llm.Observer{
@@ -168,7 +205,7 @@ func (a *Agent) call(ctx context.Context, out window.Output) (llm.Response, erro
 		},
 	})
 	latency := time.Since(start)
-	cost := a.account(ctx, req.Model, latency, resp, err)
+	cost := a.account(ctx, req.Model, latency, resp, err, rec)
 	if err == nil {
 		a.task.TokensIn += resp.Usage.PromptTokens
 		a.task.TokensOut += resp.Usage.CompletionTokens
@@ -186,8 +223,8 @@ func (a *Agent) call(ctx context.Context, out window.Output) (llm.Response, erro
 
 // account adds a model call's usage and cost to the agent and stores the
 // call (failed ones too) in llm_calls. It returns the call's cost.
-func (a *Agent) account(ctx context.Context, model string, latency time.Duration, resp llm.Response, err error) float64 {
-	call := store.LLMCall{SessionID: a.session, Persona: a.persona.ID, Model: model, Latency: latency, Attempts: resp.Attempts}
+func (a *Agent) account(ctx context.Context, model string, latency time.Duration, resp llm.Response, err error, rec *store.RequestRecord) float64 {
+	call := store.LLMCall{SessionID: a.session, Persona: a.persona.ID, Model: model, Latency: latency, Attempts: resp.Attempts, Request: rec}
 	var cost float64
 	if err != nil {
 		call.Error, call.ErrorKind = err.Error(), llm.KindOf(err).String()
@@ -225,6 +262,7 @@ func (a *Agent) storeBatch(ctx context.Context, fn func(ctx context.Context)) bo
 	})
 	if err != nil {
 		a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, err))
+		a.textsSaved = nil // the records' texts may not have been committed: send them again
 		return false
 	}
 	return true
@@ -267,16 +305,9 @@ func (a *Agent) learnFromError(err error) {
 	if !smaller {
 		return
 	}
-	// The model catalogue keeps it too, per provider: `polly models` and
-	// `polly config` then show the window as learned.
-	if wl, ok := a.root.Models.(WindowLearner); ok {
-		if err := wl.LearnWindow(a.deps.Model.Provider, a.model(), n); err != nil {
-			a.warnOnce("learn-window", "could not store the learned window: "+err.Error())
-		}
-	}
 	where := "for this session"
-	if a.deps.Limits != nil && serr == nil {
-		where = "and stored in " + a.deps.Limits.Where()
+	if w := a.deps.Limits.Where(); w != "" && serr == nil {
+		where = "and stored in " + w
 	}
 	a.send(Notice{Header: a.header(), Level: "warn", Text: fmt.Sprintf("learned: %s accepts at most %d tokens (from the provider's error) — the context budget is now %d tokens, %s", a.model(), n, a.budget(), where)})
 	if serr != nil {

@@ -170,23 +170,22 @@ func TestCancelStopsChildren(t *testing.T) {
 				{Name: "delegate_task", Args: `{"agent":"scraper","task":"wait"}`},
 			}}
 		default:
-			return llmtest.Call("run_command", fmt.Sprintf(`{"command":"echo $$ > %s.pid; sleep 30"}`, who))
+			return llmtest.Call("run_command", fmt.Sprintf(`{"command":"echo started > %s.pid; sleep 30.%d"}`, who, len(who)))
 		}
 	}
 	h.srv.Push(llmtest.Repeat(3, step)...)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { _, err := h.send(ctx, "wait for both"); done <- err }()
-	pids := map[string]int{}
+	// Each child's sleep, found by its unique argument (a command's pids
+	// are those of its own PID namespace).
+	sleeps := func() []sandboxtest.Proc {
+		return sandboxtest.Living(func(p sandboxtest.Proc) bool {
+			return p.Cmdline == "sleep\x0030.5\x00" || p.Cmdline == "sleep\x0030.7\x00"
+		})
+	}
 	deadline := time.Now().Add(10 * time.Second)
-	for len(pids) < 2 {
-		for _, who := range []string{"coder", "scraper"} {
-			if b, err := os.ReadFile(filepath.Join(h.dir, who+".pid")); err == nil && strings.TrimSpace(string(b)) != "" {
-				var pid int
-				fmt.Sscan(strings.TrimSpace(string(b)), &pid)
-				pids[who] = pid
-			}
-		}
+	for len(sleeps()) < 2 {
 		if time.Now().After(deadline) {
 			t.Fatal("children never started their commands")
 		}
@@ -198,9 +197,10 @@ func TestCancelStopsChildren(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatal("run did not return within 2s of cancel")
 	}
-	for who, pid := range pids {
-		if sandboxtest.Alive(pid) {
-			t.Fatalf("%s's command %d still runs", who, pid)
+	if live := sleeps(); len(live) > 0 {
+		time.Sleep(200 * time.Millisecond) // the kill is on its way when the run returns
+		if live = sleeps(); len(live) > 0 {
+			t.Fatalf("children's commands still run: %+v", live)
 		}
 	}
 	fin := eventsOf[SubAgentFinished](h)

@@ -138,7 +138,7 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 	// An output that stays whole is counted now, outside the transaction
 	// below: other writers need not wait for the tokenizer.
 	var tokenCount int
-	if chars <= s.OffloadLimit(call.Name) {
+	if chars <= s.OffloadLimit(call.Name) || res.Keep {
 		tokenCount = tokens.Message(a.counter, chat.ToolResult(call, wholeContent(output, suffix)))
 	}
 	// The output, the message the model sees and the task state go to the
@@ -166,7 +166,10 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 				}
 			}
 		}
-		content, offloaded = contextOutput(output, chars, execID, call.Name, s)
+		content = output
+		if !res.Keep { // a loaded skill is never offloaded
+			content, offloaded = window.OutputContent(output, chars, execID, call.Name, s)
+		}
 		if offloaded {
 			// What the model saw in place of the output, for the output browser and audits.
 			if err := a.deps.Store.SetToolPreview(ctx, execID, content); err != nil {
@@ -178,12 +181,15 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 		if !offloaded {
 			msg.Tokens = tokenCount // 0 when not counted yet: append counts
 		}
-		msg.Output = &chat.Output{ExecID: execID, Chars: chars, Lines: lines, Offloaded: offloaded, Failed: res.IsError}
+		msg.Output = &chat.Output{ExecID: execID, Chars: chars, Lines: lines, Offloaded: offloaded, Failed: res.IsError, Keep: res.Keep}
 		if execID != 0 {
 			msg.Output.Stub = window.Stub(msg, call)
 		}
 		msg = a.append(ctx, msg)
 		a.task.Record(task.Action{Tool: call.Name, Brief: call.Brief(), OK: !res.IsError, Note: note, At: a.deps.now()}, res.Files, filesRead(call, res))
+		if name := skillName(call); res.Keep && name != "" {
+			a.task.LoadedSkill(name)
+		}
 		a.saveState(ctx)
 	}
 	if a.deps.Store == nil {
@@ -257,4 +263,20 @@ func (a *Agent) callContext(ctx context.Context, call chat.ToolCall) context.Con
 // project, this persona, and the untrusted sources the session has read.
 func (a *Agent) provenance() workspace.Provenance {
 	return workspace.Provenance{Session: a.session, Project: a.deps.ProjectDir, Persona: a.persona.ID, Untrusted: a.team.untrustedRead()}
+}
+
+// skillName is the skill a call loaded: the skill tool's name, or the
+// folder of the SKILL.md read_file read.
+func skillName(call chat.ToolCall) string {
+	var a struct{ Name, Path string }
+	if json.Unmarshal([]byte(call.Arguments), &a) != nil {
+		return ""
+	}
+	if call.Name == "skill" {
+		return strings.TrimSpace(a.Name)
+	}
+	if a.Path != "" {
+		return filepath.Base(filepath.Dir(a.Path))
+	}
+	return ""
 }

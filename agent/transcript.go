@@ -45,7 +45,7 @@ type transcriptBody struct {
 // use (a resumed conversation is written whole then). A failure is shown
 // once and the export stops; the run goes on.
 func (a *Agent) exportMessage(m chat.Message) {
-	if a.deps.Hooks.Len() == 0 || a.session == "" || a.transcriptOff || a.exportPaused {
+	if a.deps.Hooks.Len() == 0 || a.session == "" || a.transcriptOff {
 		return
 	}
 	path := TranscriptPath(a.deps.StateDir, a.session)

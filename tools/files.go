@@ -18,6 +18,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"polly/memory/store"
+	"polly/workspace/atomicfile"
 )
 
 const (
@@ -173,7 +174,8 @@ func readFile(_ context.Context, root string, a readFileArgs) (Result, error) {
 				span, why, humanSize(fi.Size()), last+1)
 		}
 	}
-	return Result{Output: out.String()}, nil
+	// A skill's SKILL.md read whole is the skill loaded: it stays whole.
+	return Result{Output: out.String(), Keep: filepath.Base(abs) == "SKILL.md" && offset == 1 && !cutBytes}, nil
 }
 
 // readCapped reads one line from br, appending at most keep bytes of it
@@ -586,36 +588,11 @@ func followLink(abs string) string {
 	return abs
 }
 
-// atomicWrite writes data to a temporary file beside path and renames it
-// into place, so readers never see a half-written file.
-func atomicWrite(path string, data []byte, mode fs.FileMode) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".polly-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = f.Chmod(mode); err != nil {
-		return fmt.Errorf("chmod %s: %w", path, err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", path, err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("rename into %s: %w", path, err)
-	}
-	return nil
+// atomicWrite replaces path with data (atomicfile: a synced temp file
+// renamed into place, the directory synced), so readers never see a
+// half-written file and a finished edit survives a crash.
+func atomicWrite(path string, data []byte, mode fs.FileMode) error {
+	return atomicfile.Write(path, data, mode)
 }
 
 // udiffLabels renders a unified diff with git-style a/ b/ labels.

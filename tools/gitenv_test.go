@@ -117,7 +117,7 @@ func TestGitSafeEnvStopsRepositoryPrograms(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	off := sandbox.Status{Mode: sandbox.ModeOff}
-	r := NewRegistry(ShellTool(root, ShellOptions{Sandbox: &off, TmpDir: t.TempDir()}))
+	r := NewRegistry(ShellTool(root, ShellOptions{Sandbox: &off}))
 	var outputs []string
 	for _, line := range gitAttackLines {
 		res := call(t, r, "run_command", map[string]any{"command": line})
@@ -179,7 +179,7 @@ func TestGitSafeEnvIgnoresBareRepositoryAtRoot(t *testing.T) {
 	fmt.Fprintf(f, "[core]\n\tbare = false\n\tworktree = .\n\tfsmonitor = %s\n", payload)
 	f.Close()
 	off := sandbox.Status{Mode: sandbox.ModeOff}
-	r := NewRegistry(ShellTool(root, ShellOptions{Sandbox: &off, TmpDir: t.TempDir()}))
+	r := NewRegistry(ShellTool(root, ShellOptions{Sandbox: &off}))
 	res := call(t, r, "run_command", map[string]any{"command": "git status; git log"})
 	if _, err := os.Stat(filepath.Join(marks, "fsmonitor")); err == nil {
 		t.Fatalf("the bare repository's fsmonitor ran:\n%s", res.Output)

@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -32,10 +31,10 @@ type ShellOptions struct {
 	// Caches are the writable build caches in workspace-write; nil means
 	// sandbox.DefaultCaches.
 	Caches   []string
-	TmpDir   string // the commands' private TMPDIR; "" makes one on first use
 	StateDir string // Polly's .agent directory, read-only to commands; "" is root/.agent
-	// Runner keeps a helper started ahead of time (the app passes one and
-	// closes it); nil starts the helper for each command.
+	// Runner runs the commands through its long-lived sandbox helper (the
+	// app passes one and closes it); nil gives this tool a Runner of its
+	// own, closed when the tool is garbage.
 	Runner *sandbox.Runner
 }
 
@@ -89,6 +88,11 @@ type runCommandArgs struct {
 // inside the OS sandbox (tools/sandbox) the permission gate granted.
 func ShellTool(root string, opts ShellOptions) Tool {
 	s := &shell{root: root, opts: opts.withDefaults()}
+	if s.opts.Runner == nil {
+		r := &sandbox.Runner{}
+		s.opts.Runner = r
+		runtime.AddCleanup(s, func(r *sandbox.Runner) { r.Close() }, r)
+	}
 	desc := Describe(descriptions, "run_command", struct{ DefaultTimeout, MaxTimeout int }{
 		int(s.opts.DefaultTimeout.Seconds()), int(s.opts.MaxTimeout.Seconds())})
 	return New("run_command", desc, s.run, nonNegative("timeout_seconds")).
@@ -100,22 +104,6 @@ func ShellTool(root string, opts ShellOptions) Tool {
 type shell struct {
 	root string
 	opts ShellOptions
-
-	tmpOnce sync.Once
-	tmpDir  string
-	tmpErr  error
-}
-
-// tmp is the commands' private TMPDIR.
-func (s *shell) tmp() (string, error) {
-	s.tmpOnce.Do(func() {
-		if s.opts.TmpDir != "" {
-			s.tmpDir, s.tmpErr = s.opts.TmpDir, os.MkdirAll(s.opts.TmpDir, 0o700)
-			return
-		}
-		s.tmpDir, s.tmpErr = os.MkdirTemp("", "polly-cmd-")
-	})
-	return s.tmpDir, s.tmpErr
 }
 
 func (s *shell) run(ctx context.Context, a runCommandArgs) (Result, error) {
@@ -146,19 +134,16 @@ func (s *shell) run(ctx context.Context, a runCommandArgs) (Result, error) {
 		timeout = s.opts.MaxTimeout
 		notes = append(notes, fmt.Sprintf("timeout_seconds=%d is above the maximum; used %s", a.TimeoutSeconds, timeout))
 	}
-	tmp, err := s.tmp()
-	if err != nil {
-		return Result{}, fmt.Errorf("private TMPDIR for commands: %w", err)
-	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	pol := sandbox.Build(sandbox.Plan{Grant: grant, Root: s.root, StateDir: s.opts.StateDir, TmpDir: tmp, Caches: s.opts.Caches, Command: a.Command})
-	env := sandbox.CommandEnv(os.Environ(), s.opts.Scrub, s.opts.PassEnv,
-		append(append(nonInteractiveEnv(), "TMPDIR="+tmp), s.opts.Env...))
+	pol := sandbox.Build(sandbox.Plan{Grant: grant, Root: s.root, StateDir: s.opts.StateDir, Caches: s.opts.Caches, Command: a.Command})
+	// TMPDIR is the command's own, set by the runner.
+	env := sandbox.CommandEnv(os.Environ(), s.opts.Scrub, s.opts.PassEnv, append(nonInteractiveEnv(), s.opts.Env...))
 	// A line that names git has the repository's program settings read
 	// and overridden too; any other gets the fixed overrides.
-	if env, err = GitSafeEnv(runCtx, env, s.root, strings.Contains(a.Command, "git")); err != nil {
+	env, err := GitSafeEnv(runCtx, env, s.root, strings.Contains(a.Command, "git"))
+	if err != nil {
 		return Result{}, err
 	}
 	out := newHeadTail(s.opts.MaxOutputBytes)
@@ -166,13 +151,20 @@ func (s *shell) run(ctx context.Context, a runCommandArgs) (Result, error) {
 	if pw := ProgressOf(ctx); pw != nil {
 		sink = io.MultiWriter(out, pw) // one writer for both: one pipe, output in order
 	}
-	state, late, err := s.exec(runCtx, pol, a.Command, env, sink)
+	res, err := s.opts.Runner.Run(runCtx, pol, a.Command, s.root, env, sink, waitDelay)
+	runtime.KeepAlive(s) // its own Runner is closed when s is garbage, not during the command
 	if err != nil {
 		return Result{}, err
 	}
-	code := exitCode(state)
-	if late {
+	code := res.Code
+	if res.Late {
 		notes = append(notes, "background processes kept the output open; output after the shell exited is not captured")
+	}
+	if res.Limit != "" {
+		notes = append(notes, "the command seems to have hit the sandbox's limit on "+res.Limit)
+	}
+	for _, p := range res.Removed {
+		notes = append(notes, fmt.Sprintf("the command created %s, which commands may not create (it instructs agents, starts programs or is a repository); Polly removed it", p))
 	}
 
 	var b strings.Builder
@@ -195,41 +187,6 @@ func (s *shell) run(ctx context.Context, a runCommandArgs) (Result, error) {
 		b.WriteString(text)
 	}
 	return Result{Output: b.String(), IsError: failed, ExitCode: &code}, nil
-}
-
-// exec runs the command under the helper: through the runner's spare
-// when there is a runner, else a helper started for it.
-func (s *shell) exec(ctx context.Context, pol sandbox.Policy, script string, env []string, out io.Writer) (*os.ProcessState, bool, error) {
-	if s.opts.Runner != nil {
-		res, err := s.opts.Runner.Run(ctx, pol, script, s.root, env, out, waitDelay)
-		return res.State, res.Late, err
-	}
-	cmd, err := sandbox.Command(ctx, pol, script)
-	if err != nil {
-		return nil, false, err
-	}
-	cmd.Dir, cmd.Env = s.root, env
-	cmd.Stdout, cmd.Stderr = out, out // stdin stays nil: /dev/null
-	cmd.WaitDelay = waitDelay
-	if err := cmd.Run(); cmd.ProcessState == nil || isApplyError(err) {
-		return nil, false, err
-	}
-	// The helper leads its own process group: anything left in it goes too.
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	return cmd.ProcessState, errors.Is(err, exec.ErrWaitDelay), nil
-}
-
-func isApplyError(err error) bool {
-	var ae *sandbox.ApplyError
-	return errors.As(err, &ae)
-}
-
-// exitCode follows the shell convention: 128+n for death by signal n.
-func exitCode(ps *os.ProcessState) int {
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return ps.ExitCode()
 }
 
 // headTail keeps the first and last bytes written to it and counts the

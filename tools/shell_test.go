@@ -3,11 +3,8 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,79 +14,76 @@ import (
 	"polly/tools/sandbox/sandboxtest"
 )
 
-// pgidFrom waits for the command to write its shell's pid ($$) and returns
-// the shell's process group: the sandbox helper's, which leads it.
-func pgidFrom(t *testing.T, file string) int {
+// sleepTag starts the arguments of the tests' sleeps: unique to this
+// test process, since other runs of these tests may share the machine.
+var sleepTag = fmt.Sprintf("30.%d", os.Getpid())
+
+// sleepsOf are the living processes running `sleep <arg>` for one of args
+// (found by their unique arguments: a command's pids are those of its own
+// PID namespace, not Polly's).
+func sleepsOf(args ...string) []sandboxtest.Proc {
+	return sandboxtest.Living(func(p sandboxtest.Proc) bool {
+		for _, a := range args {
+			if p.Cmdline == "sleep\x00"+a+"\x00" {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// waitSleeps waits until n of the sleeps run.
+func waitSleeps(t *testing.T, n int, args ...string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		b, err := os.ReadFile(file)
-		if s := strings.TrimSpace(string(b)); err == nil && s != "" {
-			pid, err := strconv.Atoi(s)
-			if err != nil {
-				t.Fatalf("pid file: %v", err)
-			}
-			sh, ok := sandboxtest.Read(pid)
-			if !ok {
-				t.Fatalf("the shell %d is gone already", pid)
-			}
-			pgid := sh.PGrp
-			if pgid == pid || pgid <= 1 {
-				t.Fatalf("shell %d leads its own group %d; the helper should", pid, pgid)
-			}
-			return pgid
+	for len(sleepsOf(args...)) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("the command's sleeps never started: %v", sleepsOf(args...))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	t.Fatal("the command never wrote its pid")
-	return 0
 }
 
-// assertGroupGone waits until no process of the group is alive. kill(2)
-// also succeeds on zombies, which stay until PID 1 reaps them (a container
-// init may never do so), so /proc is read as well and zombies don't count.
-func assertGroupGone(t *testing.T, pgid int) {
+// assertSleepsGone waits until none of the sleeps is alive (zombies, which
+// stay until their parent reaps them, do not count).
+func assertSleepsGone(t *testing.T, args ...string) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Second)
 	for {
-		if errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH) {
-			return
-		}
-		live := sandboxtest.Living(func(p sandboxtest.Proc) bool { return p.PGrp == pgid })
+		live := sleepsOf(args...)
 		if len(live) == 0 {
-			t.Logf("process group %d: no live process (unreaped zombies only)", pgid)
 			return
 		}
 		if time.Now().After(deadline) {
-			syscall.Kill(-pgid, syscall.SIGKILL)
-			t.Fatalf("process group %d still has live processes: %v", pgid, live)
+			for _, p := range live {
+				syscall.Kill(p.PID, syscall.SIGKILL)
+			}
+			t.Fatalf("processes of the command survived: %+v", live)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 }
 
-func TestRunCommandCancelKillsGroup(t *testing.T) {
-	root, tmp := t.TempDir(), t.TempDir()
-	pidFile := filepath.Join(tmp, "pid") // the read-only sandbox may write its TMPDIR
-	r := NewRegistry(ShellTool(root, ShellOptions{TmpDir: tmp}))
+func TestRunCommandCancelKillsEveryProcess(t *testing.T) {
+	root := t.TempDir()
+	r := NewRegistry(ShellTool(root, ShellOptions{}))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan Result, 1)
 	go func() {
-		// A background grandchild too: it holds the output pipe open.
+		// A background grandchild (holding the output pipe open) and one
+		// that left the session: every one of them dies.
 		done <- callCtx(ctx, t, r, "run_command", map[string]any{
-			"command": fmt.Sprintf("echo $$ > %s; sleep 30 & sleep 30; wait", pidFile),
+			"command": fmt.Sprintf("setsid sleep %s3 & sleep %[1]s1 & sleep %[1]s2; wait", sleepTag),
 		}, Exec{Gate: AllowAll{}})
 	}()
-	pgid := pgidFrom(t, pidFile)
-	time.Sleep(200 * time.Millisecond)
+	waitSleeps(t, 3, sleepTag+"1", sleepTag+"2", sleepTag+"3")
 	cancelled := time.Now()
 	cancel()
 	var res Result
 	select {
 	case res = <-done:
 	case <-time.After(5 * time.Second):
-		syscall.Kill(-pgid, syscall.SIGKILL)
 		t.Fatal("run_command did not return after cancel")
 	}
 	latency := time.Since(cancelled)
@@ -100,17 +94,16 @@ func TestRunCommandCancelKillsGroup(t *testing.T) {
 		t.Fatalf("result = %+v", res)
 	}
 	mustContain(t, res.Output, "exit code: 137\ncancelled; every process of the command killed\n")
-	assertGroupGone(t, pgid)
+	assertSleepsGone(t, sleepTag+"1", sleepTag+"2", sleepTag+"3")
 	t.Logf("cancel latency %v", latency)
 }
 
-func TestRunCommandTimeoutKillsGroup(t *testing.T) {
-	root, tmp := t.TempDir(), t.TempDir()
-	pidFile := filepath.Join(tmp, "pid")
-	r := NewRegistry(ShellTool(root, ShellOptions{TmpDir: tmp}))
+func TestRunCommandTimeoutKillsEveryProcess(t *testing.T) {
+	root := t.TempDir()
+	r := NewRegistry(ShellTool(root, ShellOptions{}))
 	start := time.Now()
 	res := call(t, r, "run_command", map[string]any{
-		"command":         fmt.Sprintf("echo $$ > %s; cut -d' ' -f5 /proc/$$/stat > %s.pgid; echo started; sleep 30 & sleep 30; wait", pidFile, pidFile),
+		"command":         fmt.Sprintf("echo started; setsid sleep %s6 & sleep %[1]s4 & sleep %[1]s5; wait", sleepTag),
 		"timeout_seconds": 1,
 	})
 	took := time.Since(start)
@@ -123,18 +116,7 @@ func TestRunCommandTimeoutKillsGroup(t *testing.T) {
 	if res.Output != "exit code: 137\ntimed out after 1s; every process of the command killed\nstarted\n" {
 		t.Fatalf("output = %q", res.Output)
 	}
-	// The shell is gone: the group it was in has no live process left.
-	b, _ := os.ReadFile(pidFile)
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	if pid <= 0 || sandboxtest.Alive(pid) {
-		t.Fatalf("the shell %d survived the timeout", pid)
-	}
-	g, _ := os.ReadFile(pidFile + ".pgid")
-	pgid, _ := strconv.Atoi(strings.TrimSpace(string(g)))
-	if pgid <= 1 || pgid == pid {
-		t.Fatalf("pgid %q: the helper should lead the group", g)
-	}
-	assertGroupGone(t, pgid)
+	assertSleepsGone(t, sleepTag+"4", sleepTag+"5", sleepTag+"6")
 }
 
 func TestRunCommand(t *testing.T) {

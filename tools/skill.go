@@ -37,6 +37,6 @@ func SkillTool(book SkillBook) Tool {
 					b.WriteString("- " + filepath.ToSlash(f) + "\n")
 				}
 			}
-			return Result{Output: strings.TrimRight(b.String(), "\n")}, nil
+			return Result{Output: strings.TrimRight(b.String(), "\n"), Keep: true}, nil
 		}, nil)
 }

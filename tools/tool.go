@@ -40,6 +40,9 @@ type Result struct {
 	Files    []string       // files this call wrote or created (project-relative when inside the root)
 	Created  []string       // the subset of Files that did not exist before (new artifacts)
 	Meta     map[string]any // anything else the UI may show (e.g. a sub-agent result)
+	// Keep: the output is instructions the model works by (a loaded skill):
+	// it is never offloaded, and stays whole while its task runs.
+	Keep bool
 	// Untrusted names where outside content in Output came from (a URL,
 	// an MCP server and tool); that content is inside an Envelope. The
 	// session has then read untrusted data.

@@ -3,7 +3,9 @@ package tui
 import (
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -125,4 +127,88 @@ func streamWords(b *testing.B, h *harness, endEvery int) {
 			h.m.Update(eventsMsg{items: []any{agent.MessageDone{Header: d, Message: chat.Message{Role: chat.Assistant, Content: h.m.current().tr.text.text}}}})
 		}
 	}
+}
+
+// codeReply is about n bytes of a coding answer: a heading, a paragraph
+// and a list per step, and a 22-line Go code block indented with tabs.
+func codeReply(n int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "## Step %d\n\n", i)
+		fmt.Fprintf(&b, "The parser fails because `parse%d` returns nil where callers expect a node, so I change it and run the tests again; the **fix** is small.\n\n", i)
+		fmt.Fprintf(&b, "- read `parse%d.go`\n- fix the nil return\n- run `go test ./...`\n\n", i)
+		fmt.Fprintf(&b, "```go\n// parse%d reads one node.\nfunc parse%d(s string) (*Node, error) {\n", i, i)
+		for j := range 6 {
+			fmt.Fprintf(&b, "\tif s == \"case %d\" {\n\t\treturn &Node{n: %d}, nil // case %d\n\t}\n", j, i*10+j, j)
+		}
+		b.WriteString("\treturn nil, errEmpty\n}\n```\n\n")
+	}
+	return b.String()
+}
+
+// streamOnce streams doc through one reply's renderer as the TUI draws
+// it: a frame every 64 bytes (16 tokens: 50 ms at 320 tokens a second),
+// then the finished message.
+func streamOnce(m *markdown, doc string) {
+	var r mdRendering
+	for end := 64; end < len(doc); end += 64 {
+		r.render(m, doc[:end], 100, true, false)
+	}
+	r.render(m, doc, 100, true, true)
+}
+
+// BenchmarkStreamReply: one whole reply of 20 or 80 KB (code blocks,
+// lists, paragraphs) streamed through the renderer, per op: wall time,
+// the process's CPU time (GC included) and what glamour was fed. Linear:
+// the 80 KB reply costs about four times the 20 KB one.
+func BenchmarkStreamReply(b *testing.B) {
+	for _, size := range []int{20 << 10, 80 << 10} {
+		b.Run(fmt.Sprintf("reply=%dKB", size>>10), func(b *testing.B) {
+			doc := codeReply(size)
+			m := newMarkdown("dark")
+			streamOnce(m, doc) // glamour's renderer and chroma's Go lexer built
+			m.fed = 0
+			b.ReportAllocs()
+			cpu := processCPU()
+			for b.Loop() {
+				streamOnce(m, doc)
+			}
+			b.ReportMetric(float64((processCPU()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(m.fed)/float64(b.N), "fed-B/op")
+		})
+	}
+}
+
+// BenchmarkStreamReplyTUI: the same replies through the whole TUI: each
+// 64 bytes a delta through Update, the frame and the View; then the
+// finished message and its View.
+func BenchmarkStreamReplyTUI(b *testing.B) {
+	for _, size := range []int{20 << 10, 80 << 10} {
+		b.Run(fmt.Sprintf("reply=%dKB", size>>10), func(b *testing.B) {
+			doc := codeReply(size)
+			h := newHarness(b, harnessOpts{w: 120, h: 40})
+			d := hdr("default")
+			b.ReportAllocs()
+			cpu := processCPU()
+			for b.Loop() {
+				for i := 0; i < len(doc); i += 64 {
+					h.m.Update(eventsMsg{items: []any{agent.TextDelta{Header: d, Text: doc[i:min(len(doc), i+64)]}}})
+					h.m.Update(frameMsg{})
+					_ = h.m.View()
+				}
+				h.m.Update(eventsMsg{items: []any{agent.MessageDone{Header: d, Message: chat.Message{Role: chat.Assistant, Content: doc}}}})
+				_ = h.m.View()
+			}
+			b.ReportMetric(float64((processCPU()-cpu).Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// processCPU is the CPU time this process used so far, all threads.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

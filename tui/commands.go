@@ -28,6 +28,7 @@ var slashCommands = []slashCommand{
 	{"/memory", "", "workspace memory and task checkpoints"},
 	{"/task", "", "plan, anchor and checkpoint of the current task"},
 	{"/cost", "", "tokens and cost per persona"},
+	{"/context", "", "what the model received on this persona's last call: tokens by part and every message"},
 	{"/init", "", "ask the persona to write or improve the project's AGENTS.md (polly init creates the workspace memory)"},
 	{"/undo", "[N]", "take back the file changes of the last turn (or N turns)"},
 	{"/redo", "", "take back the last undo or rewind"},
@@ -97,6 +98,8 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 		return m.openPanel(pTask), true
 	case "/cost":
 		return m.cost(), true
+	case "/context":
+		return m.contextView(), true
 	case "/undo", "/redo":
 		return m.undoCommand(name, arg), true
 	case "/rewind":

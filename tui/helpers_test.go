@@ -41,6 +41,7 @@ type harnessOpts struct {
 	models   string            // the fake server's GET /v1/models body ("" the default list)
 	personas map[string]string // workspace persona files: name → JSON
 	files    map[string]string // project files (commands, agents): path → text
+	wsFiles  map[string]string // workspace files written before it opens: relative path → content
 }
 
 func newHarness(t testing.TB, o harnessOpts, steps ...llmtest.Step) *harness {
@@ -71,6 +72,14 @@ func newHarness(t testing.TB, o harnessOpts, steps ...llmtest.Step) *harness {
 		o.mode = "yolo"
 	}
 	ws := filepath.Join(t.TempDir(), "ws")
+	for name, body := range o.wsFiles {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(ws, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for name, body := range o.personas {
 		if err := os.MkdirAll(filepath.Join(ws, "personas"), 0o755); err != nil {
 			t.Fatal(err)

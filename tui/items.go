@@ -3,6 +3,7 @@ package tui
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -63,11 +64,8 @@ type item struct {
 	cacheW, cacheGen int
 	cache            []string
 	valid            bool
-	// stable-prefix cache of a streaming Markdown item
-	pfxLen, pfxW, pfxGen int
-	pfx                  []string         // gap line and settled lines
-	pfxBody              int              // settled lines in pfx (without the gap)
-	stream               *strings.Builder // text of a streaming item: appends without copying what came before
+	md               mdRendering      // an assistant message's settled chunks, rendered once
+	stream           *strings.Builder // text of a streaming item: appends without copying what came before
 }
 
 func (it *item) invalidate() { it.valid = false }
@@ -237,8 +235,14 @@ func (r *renderer) lines(it *item, w int) []string {
 		return it.cache
 	}
 	var body []string
-	if it.kind == kAssistant && it.streaming {
-		body = r.streamingMarkdown(it, w) // gap included, lines fitted as they settle
+	if it.kind == kAssistant {
+		// Chunk by chunk, each rendered once (markdown.go): while it
+		// streams, a frame renders only the open chunk, and the finished
+		// message only what had not settled.
+		body = it.md.render(r.md, it.shownText(), w, it.gap, !it.streaming)
+		if it.cut { // a reply cancelled while it streamed (kept, marked)
+			body = append(slices.Clip(body), r.th.warn.Render(clip("  ✂ cut short: the reply stopped here when it was cancelled", w)))
+		}
 	} else {
 		body = r.render(it, w)
 		if it.gap {
@@ -282,12 +286,6 @@ func (r *renderer) render(it *item, w int) []string {
 		}
 		return out
 	case kAssistant:
-		if it.streaming {
-			return r.streamingMarkdown(it, w)
-		}
-		if it.cut {
-			return append(r.md.lines(it.text, w), th.warn.Render("  ✂ cut short: the reply stopped here when it was cancelled"))
-		}
 		return r.md.lines(it.text, w)
 	case kReasoning:
 		ls := plainLines(strings.TrimSpace(it.shownText()), max(1, w-4))
@@ -331,43 +329,6 @@ func (it *item) shownText() string {
 		return it.shown
 	}
 	return it.text
-}
-
-// streamingMarkdown renders a streaming message: the settled part (up to
-// its last blank line outside a code fence) block by block as it settles,
-// each block once, and the unsettled tail every frame. Nothing settled is
-// scanned, measured or copied again, so a frame costs the tail, not the
-// whole message; the finished message is rendered whole once.
-func (r *renderer) streamingMarkdown(it *item, w int) []string {
-	src := it.shown
-	if it.pfxW != w || it.pfxGen != r.gen || len(src) < it.pfxLen || it.pfx == nil {
-		it.pfx, it.pfxLen, it.pfxW, it.pfxGen, it.pfxBody = make([]string, 0, 64), 0, w, r.gen, 0
-		if it.gap {
-			it.pfx = append(it.pfx, "")
-		}
-	}
-	cut := stablePrefix(src, it.pfxLen)
-	if cut > it.pfxLen {
-		if add := r.md.lines(src[it.pfxLen:cut], w); len(add) > 0 {
-			if it.pfxBody > 0 {
-				it.pfx = append(it.pfx, "")
-			}
-			it.pfx = append(it.pfx, add...)
-			it.pfxBody += len(add)
-		}
-		it.pfxLen = cut
-	}
-	tail := src[cut:]
-	if strings.TrimSpace(tail) == "" {
-		return it.pfx
-	}
-	// The tail goes into pfx's spare capacity: pfx itself (its length) is
-	// untouched, and the previous frame's slice is no longer used.
-	out := it.pfx
-	if it.pfxBody > 0 {
-		out = append(out, "")
-	}
-	return append(out, r.md.lines(tail, w)...)
 }
 
 func (r *renderer) toolLines(t *toolInfo, w int) []string {

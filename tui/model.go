@@ -435,6 +435,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case costMsg:
 		m.showCost(msg)
 		return m, nil
+	case contextMsg:
+		m.showContext(msg)
+		return m, nil
 	case sessionOpenedMsg:
 		return m, m.sessionOpened(msg)
 	case modelSetMsg:

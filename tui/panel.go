@@ -90,7 +90,11 @@ func (m *Model) openPanel(k panelKind) tea.Cmd {
 	case pHelp:
 		p = newHelpPanel(lk, m.keys, m.customCommands())
 	case pMemory:
-		p = newMemoryPanel(lk, m.seq, m.memorySource(), m.editor, m.tty)
+		mp := newMemoryPanel(lk, m.seq, m.memorySource(), m.editor, m.tty)
+		if ws := m.app.Workspace; ws != nil {
+			mp.apply = ws.ApplyTemplateUpdate
+		}
+		p = mp
 	case pTask:
 		p = newTaskPanel(lk, m.current())
 		extra = m.fetchStatus(m.current())

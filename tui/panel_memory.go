@@ -30,8 +30,9 @@ type memoryPanel struct {
 	list   []memFile
 	sel    int
 	err    string
-	note   string          // a problem that leaves the list usable
-	marked map[string]bool // files changed since the last opening, as found when this one began
+	note   string                            // a problem that leaves the list usable
+	marked map[string]bool                   // files changed since the last opening, as found when this one began
+	apply  func(file string) (string, error) // applies a pending template update (workspace.ApplyTemplateUpdate); nil: none
 
 	path    string // shown now
 	mtime   time.Time
@@ -40,13 +41,15 @@ type memoryPanel struct {
 	w, h    int
 }
 
+// memFile is one entry of the list; update names the workspace file a
+// pending template update (a diff in workspace.UpdatesDir) is for.
 type memFile struct {
-	label, path string
-	changed     bool // changed since the user last opened the inspector
+	label, path, update string
+	changed             bool // changed since the user last opened the inspector
 }
 
 type memoryKeys struct {
-	Choose, Page, Ends, Edit, Reload, Close key.Binding
+	Choose, Page, Ends, Edit, Reload, Apply, Close key.Binding
 }
 
 func newMemoryKeys() memoryKeys {
@@ -57,15 +60,16 @@ func newMemoryKeys() memoryKeys {
 		Ends:   pk.Ends,
 		Edit:   bind("e", "edit in $EDITOR", "e"),
 		Reload: bind("r", "reload", "r"),
+		Apply:  bind("a", "apply a template update", "a"),
 		Close:  bind("esc", "close", "esc"),
 	}
 }
 
 func (k memoryKeys) ShortHelp() []key.Binding {
-	return []key.Binding{k.Choose, k.Page, k.Edit, k.Reload, k.Close}
+	return []key.Binding{k.Choose, k.Page, k.Edit, k.Reload, k.Apply, k.Close}
 }
 func (k memoryKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Choose, k.Page, k.Ends, k.Edit, k.Reload, k.Close}}
+	return [][]key.Binding{{k.Choose, k.Page, k.Ends, k.Edit, k.Reload, k.Apply, k.Close}}
 }
 
 type (
@@ -90,6 +94,10 @@ type (
 	memEditedMsg struct {
 		seq int
 		err error
+	}
+	memAppliedMsg struct {
+		seq  int
+		text string // what applying the template update did
 	}
 )
 
@@ -132,12 +140,21 @@ func listMemory(ws *workspace.Workspace, state, project, work string) ([]memFile
 		for _, f := range files {
 			out = append(out, memFile{label: f.Name, path: f.Path})
 		}
+		// Template changes waiting for the user (their file has edits).
+		pending, _ := filepath.Glob(filepath.Join(ws.Dir(), workspace.UpdatesDir, "*.md"))
+		for _, p := range pending {
+			if f := ws.UpdateFile(p); f != "" {
+				out = append(out, memFile{label: f + " — template update", path: p, update: f})
+			}
+		}
 	}
 	if state != "" {
-		matches, _ := filepath.Glob(filepath.Join(state, "*", "active_task.md"))
+		// active_task.md, and beside it other sessions' unfinished tasks
+		// (active_task.<session>.md).
+		matches, _ := filepath.Glob(filepath.Join(state, "*", "active_task*.md"))
 		sort.Strings(matches)
 		for _, f := range matches {
-			out = append(out, memFile{label: ".agent/" + filepath.Base(filepath.Dir(f)) + "/active_task.md", path: f})
+			out = append(out, memFile{label: ".agent/" + filepath.Base(filepath.Dir(f)) + "/" + filepath.Base(f), path: f})
 		}
 	}
 	return out, nil
@@ -269,6 +286,11 @@ func (p *memoryPanel) Update(msg tea.Msg) (panel, tea.Cmd) {
 		if msg.seq == p.seq && msg.path == p.path && !msg.mtime.Equal(p.mtime) {
 			return p, p.load(p.path)
 		}
+	case memAppliedMsg:
+		if msg.seq != p.seq {
+			return p, nil
+		}
+		return p, tea.Batch(msgCmd(flashMsg{text: msg.text}), p.listFiles())
 	case memEditedMsg:
 		if msg.seq != p.seq {
 			return p, nil
@@ -307,6 +329,18 @@ func (p *memoryPanel) key(msg tea.KeyPressMsg) (panel, tea.Cmd) {
 	case key.Matches(msg, p.keys.Reload):
 		if p.path != "" {
 			return p, p.load(p.path)
+		}
+	case key.Matches(msg, p.keys.Apply):
+		if p.sel >= len(p.list) || p.list[p.sel].update == "" || p.apply == nil {
+			return p, msgCmd(flashMsg{text: "a applies a template update: choose one in the list"})
+		}
+		apply, file, seq := p.apply, p.list[p.sel].update, p.seq
+		return p, func() tea.Msg {
+			text, err := apply(file)
+			if err != nil {
+				text = "template update: " + err.Error()
+			}
+			return memAppliedMsg{seq: seq, text: text}
 		}
 	case key.Matches(msg, p.keys.Edit):
 		if p.path == "" {

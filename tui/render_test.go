@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -137,5 +139,20 @@ func TestBadReplyKeepsLayout(t *testing.T) {
 			h.key("pgup")
 			checkScreen(t, "bad reply scrolled", h.m.View().Content, 80, 24)
 		}
+	}
+}
+
+// The first frame builds no glamour renderer (nor chroma's code styles):
+// that waits for the first Markdown to draw.
+func TestFirstFrameBuildsNoGlamour(t *testing.T) {
+	h := newHarness(t, harnessOpts{w: 80, h: 24})
+	checkScreen(t, "first frame", h.m.View().Content, 80, 24)
+	if h.m.r.md.byWidth != nil {
+		t.Fatalf("the first frame built glamour renderers for widths %v", slices.Collect(maps.Keys(h.m.r.md.byWidth)))
+	}
+	h.send(eventsMsg{items: []any{agent.MessageDone{Header: hdr("default"), Message: chat.Message{Role: chat.Assistant, Content: "**bold**"}}}})
+	h.m.View()
+	if len(h.m.r.md.byWidth) != 1 {
+		t.Errorf("the first reply built %d glamour renderers, want 1", len(h.m.r.md.byWidth))
 	}
 }

@@ -157,18 +157,20 @@ func TestOpenFailureShowsAndLosesNothing(t *testing.T) {
 	}
 }
 
-// Through Run: a store that cannot open (here: no directory for the
-// commands' private TMPDIR) is shown on screen, the text typed stays, and
-// on quit Run prints it and returns the error.
+// Through Run: a session that cannot open (here: a permission rule naming
+// a tool Polly does not have, which only opening the app checks) is shown
+// on screen, the text typed stays, and on quit Run prints it and returns
+// the error.
 func TestRunOpenFailurePrintsUnsentInput(t *testing.T) {
-	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	cfgFile := filepath.Join(t.TempDir(), "config.json")
+	os.WriteFile(cfgFile, []byte(`{"permissions": {"allow": ["no_such_tool"]}}`), 0o644)
 	srv := llmtest.NewServer(t)
 	r := startOnPipe(t, map[string]string{"OPENAI_BASE_URL": srv.URL(), "OPENAI_API_KEY": "k", "NO_COLOR": "1",
-		"POLLY_WORKSPACE": filepath.Join(t.TempDir(), "ws")}, []string{"TERM=xterm-256color"}, 100, 30)
+		"POLLY_WORKSPACE": filepath.Join(t.TempDir(), "ws"), "POLLY_CONFIG": cfgFile}, []string{"TERM=xterm-256color"}, 100, 30)
 	r.waitFor(t, "could not open its session")
 	r.typeKeys(t, "keep me\r")
 	time.Sleep(100 * time.Millisecond)
-	if err := r.quit(t); err == nil || !strings.Contains(err.Error(), "TMPDIR") {
+	if err := r.quit(t); err == nil || !strings.Contains(err.Error(), "no_such_tool") {
 		t.Errorf("Run = %v, want the open error", err)
 	}
 	if out := r.screen.String(); !strings.Contains(out, "not sent (the session did not open):\nkeep me") {

@@ -13,7 +13,7 @@ import (
 type theme struct {
 	dark    bool
 	noColor bool
-	mdStyle string // the Markdown theme: "dark" or "light"
+	mdStyle string // the Markdown theme (markdown_style.go): "dark", "light" or "none"
 
 	accent   lipgloss.Style // persona names, the active tab, prompts
 	dim      lipgloss.Style // anchors, handoffs, meta lines
@@ -43,7 +43,7 @@ func newTheme(dark, noColor bool) theme {
 	}
 	if noColor {
 		// No colour anywhere on screen: bold, faint, underline and
-		// reverse carry the emphasis (Markdown too; see newMDTheme).
+		// reverse carry the emphasis (Markdown too; see mdStyleConfig).
 		t.mdStyle = "none"
 		t.accent = plain.Bold(true)
 		t.dim = plain.Faint(true)
@@ -110,4 +110,35 @@ func inputStyles(dark, noColor bool) textarea.Styles {
 	st.Focused, st.Blurred = state, state
 	st.Cursor.Color = nil // the terminal's own cursor colour
 	return st
+}
+
+// mdPalette is what Markdown is drawn in, "#RRGGBB" each: glamour's style
+// and chroma's code style are built from it (markdown_style.go), next to
+// the colours above so that the chat and its Markdown match.
+type mdPalette struct {
+	h1Fg, h1Bg, heading, codeFg, codeBg, linkText, link, quote, rule, marker, html string
+	// code blocks
+	comment, str, number, keyword, typ, key, fn, add, del, hunk string
+}
+
+func markdownPalette(dark bool) mdPalette {
+	c := func(light, darkc string) string {
+		if dark {
+			return darkc
+		}
+		return light
+	}
+	return mdPalette{
+		h1Fg: "#FFFF87", h1Bg: "#5F5FFF",
+		heading: c("#005FFF", "#00AFFF"),
+		codeFg:  c("#D7005F", "#FF5F87"), codeBg: c("#EEEEEE", "#303030"),
+		linkText: c("#00875F", "#00AF5F"), link: c("#00878F", "#00AFAF"),
+		quote: c("#8A8A8A", "#7A7A7A"), rule: c("#BCBCBC", "#585858"),
+		marker: c("#5A3FC0", "#B8A4FF"), html: c("#8A8A8A", "#7A7A7A"),
+
+		comment: c("#6E7781", "#7F848E"), str: c("#0A3069", "#98C379"), number: c("#953800", "#D19A66"),
+		keyword: c("#8250DF", "#C678DD"), typ: c("#0550AE", "#56B6C2"), key: c("#0969DA", "#61AFEF"),
+		fn: c("#0969DA", "#61AFEF"), add: c("#1A7F37", "#5FD787"), del: c("#C62828", "#FF6B6B"),
+		hunk: c("#0E7490", "#56B6C2"),
+	}
 }

@@ -296,8 +296,7 @@ func (t *transcript) apply(e agent.Event) (needFrame bool) {
 func (t *transcript) endText() {
 	if t.text != nil {
 		t.text.streaming = false
-		t.text.shown, t.text.stream = "", nil
-		t.text.pfx = nil
+		t.text.shown, t.text.stream = "", nil // its rendered chunks stay: the finished text renders only the rest
 		t.text.invalidate()
 		if strings.TrimSpace(t.text.text) == "" {
 			t.remove(t.text)

@@ -305,6 +305,33 @@ func TestMemoryPanel(t *testing.T) {
 	}
 }
 
+// Issue 27 #4: a workspace file with edits of the user's and an older
+// template's text: the memory inspector lists the template's change, and
+// a applies it, keeping the user's edits.
+func TestMemoryPanelAppliesATemplateUpdate(t *testing.T) {
+	old, err := os.ReadFile("../workspace/templatehistory/TOOLS.md.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, harnessOpts{wsFiles: map[string]string{"TOOLS.md": string(old) + "\n## My rule\nAlways run make lint.\n"}})
+	h.prompt("/memory")
+	h.until("the files", func() bool { return len(mem(h).list) > 0 && mem(h).path != "" })
+	if !strings.Contains(h.screen(), "TOOLS.md — template update") {
+		t.Fatalf("no pending update listed:\n%s", h.screen())
+	}
+	for mem(h).list[mem(h).sel].update == "" {
+		h.key("down")
+	}
+	h.until("the diff rendered", func() bool { return strings.Contains(h.screen(), "Template update for TOOLS.md") })
+	h.key("a")
+	tools := filepath.Join(h.app.Workspace.Dir(), "TOOLS.md")
+	h.until("the update applied", func() bool {
+		b, _ := os.ReadFile(tools)
+		return strings.Contains(string(b), "the task block and the checkpoints read it") && strings.Contains(string(b), "Always run make lint.")
+	})
+	h.until("the list without it", func() bool { return !strings.Contains(h.screen(), "TOOLS.md — template update") })
+}
+
 // The team panel shows two parallel sub-agents with their live figures,
 // and Enter opens one's own transcript.
 func TestTeamPanelShowsParallelSubAgents(t *testing.T) {
@@ -680,7 +707,7 @@ func TestMemoryInspectorMarksChanges(t *testing.T) {
 	h.until("MEMORY.md shown", func() bool {
 		scr := h.screen()
 		return strings.Contains(scr, "●MEMORY.md") && strings.Contains(scr, "●changed since you last opened") &&
-			strings.Contains(scr, "written by web_scraper, session") && strings.Contains(scr, "https://evil.test/p") && !strings.Contains(scr, "polly:provenance")
+			strings.Contains(scr, "written by web_scraper, session") && strings.Contains(scr, "read untrusted content: https://evil.") && !strings.Contains(scr, "polly:provenance") // glamour may wrap the URL
 	})
 	h.key("esc")
 
@@ -688,5 +715,28 @@ func TestMemoryInspectorMarksChanges(t *testing.T) {
 	open()
 	if got := marked(); len(got) != 0 {
 		t.Fatalf("third opening marked %v", got)
+	}
+}
+
+// /context shows what the model received on this persona's last call,
+// rebuilt from its record: the token breakdown by part and the messages,
+// the task block among them.
+func TestContextCommand(t *testing.T) {
+	h := newHarness(t, harnessOpts{}, llmtest.Call("list_dir", `{"path":"."}`), llmtest.Text("the directory is empty"))
+	h.prompt("what is here?")
+	h.until("idle", h.idle)
+	h.prompt("/context")
+	p := h.m.current()
+	h.until("the context view", func() bool { return hasItem(p.tr, kSystem, "Context: ") })
+	var text string
+	for _, it := range p.tr.items {
+		if it.kind == kSystem && strings.Contains(it.text, "Context: ") {
+			text = it.text
+		}
+	}
+	for _, want := range []string{"call 2 of 2", "system prompt", "memory files", "tools (", "history", "task block", "user [task block]", "→ list_dir(path=.)"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("/context lacks %q:\n%s", want, text)
+		}
 	}
 }

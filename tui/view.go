@@ -234,7 +234,8 @@ func (m *Model) styleStatus(line string, md permission.Mode) string {
 }
 
 // threshold is the context size at which p's conversation is summarized:
-// from its last status, else its model's.
+// from its last status (with the fixed cost the agent measured), else its
+// model's formula without the fixed cost.
 func (m *Model) threshold(p *personaState) int {
 	if p.hasStatus && p.status.Threshold > 0 {
 		return p.status.Threshold
@@ -243,11 +244,11 @@ func (m *Model) threshold(p *personaState) int {
 		return 0
 	}
 	if info, err := m.app.PersonaModel(p.p.ID); err == nil {
-		if t := info.SummarizeAt(); t > 0 {
+		if t := info.Threshold(0); t > 0 {
 			return t
 		}
 	}
-	return m.app.Deps.Context.WithDefaults().Threshold(m.app.Deps.Model.ContextWindow)
+	return m.app.Model.Threshold(0)
 }
 
 // ctxBar is the context size against the summarization threshold.

@@ -52,6 +52,23 @@ type PromptPart struct {
 	Truncated bool   // the file was cut to its cap
 }
 
+// MemoryBytes is how much of the prompt came from the memory files —
+// MEMORY.md, the learnings and feature requests, the daily logs — as
+// opposed to the instructions (SOUL, persona, TOOLS, AGENTS, the
+// project's AGENTS.md): the token breakdown of `polly inspect` shows them
+// apart.
+func (p Prompt) MemoryBytes() int {
+	n := 0
+	for _, part := range p.Parts {
+		switch {
+		case part.Name == MemoryFile, part.Name == "learnings", part.Name == "feature requests", part.Name == "older logs",
+			strings.HasPrefix(part.Name, LogDir+"/"):
+			n += part.Bytes
+		}
+	}
+	return n
+}
+
 // capSpec says how much of a file goes into the prompt.
 type capSpec struct {
 	bytes int
@@ -111,7 +128,7 @@ func (w *Workspace) SystemPrompt(in PromptInput) (Prompt, error) {
 		rel := LogDir + "/" + day.date + ".md"
 		p := w.path(rel)
 		pb.file(rel, p, fmt.Sprintf("# Daily log: %s, %s — summary lines (%s)", day.label, day.date, p),
-			capSpec{bytes: logReadCap, tail: true, render: renderLog(rel), kind: "log"})
+			capSpec{bytes: logReadCap, tail: true, render: renderLog(rel, ProjectTag(in.ProjectDir)), kind: "log\x00" + in.ProjectDir})
 	}
 	if in.ProjectDir != "" {
 		pb.instructions(in.ProjectDir, cmp.Or(in.WorkDir, in.ProjectDir))

@@ -14,8 +14,9 @@ func TestSystemPromptOrderAndHeadings(t *testing.T) {
 	w := open(t)
 	project := t.TempDir()
 	writeFile(t, filepath.Join(project, "AGENTS.md"), "Run make check before committing.\n")
-	writeFile(t, w.path("memory/2026-11-24.md"), "# 2026-11-24\n\nyesterday's work\n")
-	writeFile(t, w.path("memory/2026-11-25.md"), "# 2026-11-25\n\ntoday's work\n")
+	tag := ProjectTag(project)
+	writeFile(t, w.path("memory/2026-11-24.md"), "# 2026-11-24\n\n- 09:00 ["+tag+"] yesterday's work\n")
+	writeFile(t, w.path("memory/2026-11-25.md"), "# 2026-11-25\n\n- 09:00 ["+tag+"] today's work\n")
 	writeFile(t, w.path("memory/2026-11-23.md"), "# 2026-11-23\n\nold work\n")
 
 	p, err := w.SystemPrompt(PromptInput{PersonaPrompt: "You are coder.", PersonaName: "coder", ProjectDir: project, Now: testNow})
@@ -336,4 +337,53 @@ func BenchmarkSystemPromptBigWorkspace(b *testing.B) {
 			}
 		}
 	})
+}
+
+// Issue 27 #6: the daily log is shared by every project; each entry is
+// tagged with its project, and a prompt shows only its own project's, short
+// (no tag, no Markdown heading as the outcome).
+func TestDailyLogPerProject(t *testing.T) {
+	w := open(t)
+	web, cli := filepath.Join(t.TempDir(), "webshop"), filepath.Join(t.TempDir(), "cli-tool")
+	w.SetProject(web)
+	if _, err := w.LogTaskEnd(TaskEntry{Persona: "coder", Asked: "fix the cart", Outcome: "completed: ## What I did\n\n1. **Fixed** the cart total", ToolCalls: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.DailyLog(Provenance{}, "the cart uses cents"); err != nil {
+		t.Fatal(err)
+	}
+	other, err := Open(w.Dir(), template()) // the same workspace, another project's process
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.now = w.now
+	other.SetProject(cli)
+	if _, err := other.LogTaskEnd(TaskEntry{Persona: "coder", Asked: "add a zebra subcommand", Outcome: "completed: added", ToolCalls: 2}); err != nil {
+		t.Fatal(err)
+	}
+	day := testNow.Format("2006-01-02")
+	raw, err := os.ReadFile(w.path("memory/" + day + ".md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"[webshop] coder: fix the cart → completed: 1. Fixed the cart total", "[webshop] note: the cart uses cents", "[cli-tool] coder: add a zebra subcommand"} {
+		if !strings.Contains(string(raw), want) {
+			t.Fatalf("log lacks %q:\n%s", want, raw)
+		}
+	}
+	p, err := w.SystemPrompt(PromptInput{ProjectDir: web, Now: testNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"coder: fix the cart → completed: 1. Fixed the cart total\n", "note: the cart uses cents", "1 entries of other projects are not shown"} {
+		if !strings.Contains(p.Text, want) {
+			t.Errorf("webshop's prompt lacks %q:\n%s", want, p.Text[max(len(p.Text)-800, 0):])
+		}
+	}
+	for _, not := range []string{"zebra subcommand", "[webshop]", "## What I did"} {
+		if strings.Contains(p.Text, not) {
+			i := strings.Index(p.Text, not)
+			t.Errorf("webshop's prompt shows %q: %q", not, p.Text[max(0, i-200):i+50])
+		}
+	}
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"polly/workspace/atomicfile"
 )
 
 // Caps the tidy pass keeps the memory files under. MEMORY.md is brought
@@ -88,7 +90,7 @@ func (w *Workspace) appendArchive(rel, text string) error {
 	if doc != "" {
 		doc += "\n\n"
 	}
-	return atomicWrite(p, []byte(doc+text), 0o644)
+	return atomicfile.Write(p, []byte(doc+text), 0o644)
 }
 
 // block is one "## " entry of a Markdown file, with its lines.

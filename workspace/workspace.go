@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"polly/workspace/atomicfile"
+
 	"github.com/dustin/go-humanize"
 )
 
@@ -107,10 +109,9 @@ func mkdir(p string) (bool, error) {
 	return err == nil, err
 }
 
-// copyNew writes template file name to target unless target exists. The
-// content goes to a temp file that is then hard-linked into place: the link
-// fails if another process created target meanwhile, and a crash never leaves
-// a half-written file behind.
+// copyNew writes template file name to target unless target exists: a
+// file another process created meanwhile is never replaced, and a crash
+// never leaves half a file (atomicfile.WriteNew).
 func copyNew(template fs.FS, name, target string) (bool, error) {
 	if _, err := os.Lstat(target); err == nil {
 		return false, nil
@@ -119,32 +120,7 @@ func copyNew(template fs.FS, name, target string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	tmp, err := writeTemp(filepath.Dir(target), filepath.Base(target), data, 0o644)
-	if err != nil {
-		return false, err
-	}
-	defer os.Remove(tmp)
-	if err := os.Link(tmp, target); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return false, nil
-		}
-		// Some file systems have no hard links: fall back to an exclusive create.
-		f, cerr := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if errors.Is(cerr, fs.ErrExist) {
-			return false, nil
-		}
-		if cerr != nil {
-			return false, fmt.Errorf("create %s: %w", name, cerr)
-		}
-		_, werr := f.Write(data)
-		if cerr := f.Close(); werr == nil {
-			werr = cerr
-		}
-		if werr != nil {
-			return false, fmt.Errorf("write %s: %w", name, werr)
-		}
-	}
-	return true, nil
+	return atomicfile.WriteNew(target, data, 0o644)
 }
 
 // Workspace is an initialised workspace directory. It is safe for concurrent
@@ -154,6 +130,7 @@ type Workspace struct {
 	real     string // dir with symlinks resolved, for containment checks
 	template fs.FS  // to recreate MEMORY.md or a log's shape when deleted
 	now      func() time.Time
+	project  string // the daily log's tag for this process's project ("" : none)
 
 	writeMu sync.Mutex // one writer in this process; flock covers other processes
 
@@ -185,6 +162,11 @@ func Open(dir string, template fs.FS) (*Workspace, error) {
 		prompts:  make(map[string]assembled),
 	}, nil
 }
+
+// SetProject tags this process's daily-log entries with the project in
+// dir (ProjectTag): the workspace is shared by every project, and a
+// prompt shows only its own project's entries. Call it once, before use.
+func (w *Workspace) SetProject(dir string) { w.project = ProjectTag(dir) }
 
 // Dir is the workspace's absolute path.
 func (w *Workspace) Dir() string { return w.dir }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"polly/workspace/atomicfile"
 )
 
 const (
@@ -315,7 +317,15 @@ func (w *Workspace) LogEdit(p Provenance, entry string) (Edit, error) {
 	if p.At.IsZero() && !p.IsZero() {
 		p.At = now
 	}
-	return w.logEdit("workspace_daily_log", now, withMarker("- "+now.Format("15:04")+" note: "+indent(entry)+"\n", p)), nil
+	return w.logEdit("workspace_daily_log", now, withMarker("- "+now.Format("15:04")+w.tag()+" note: "+indent(entry)+"\n", p)), nil
+}
+
+// tag is " [project]" for a log entry, "" when no project is set.
+func (w *Workspace) tag() string {
+	if w.project == "" {
+		return ""
+	}
+	return " [" + w.project + "]"
 }
 
 // TaskEntry is what the harness logs when a task ends.
@@ -347,8 +357,8 @@ func (w *Workspace) LogTaskEnd(t TaskEntry) (string, error) {
 	if t.Persona != "" {
 		who = " " + oneLine(t.Persona) + ":"
 	}
-	line := fmt.Sprintf("- %s%s %s → %s", now.Format("15:04"), who, shorten(oneLine(quoteComments(t.Asked)), askedCap),
-		shorten(oneLine(firstLines(strings.TrimSpace(quoteComments(t.Outcome)), 1)), outcomeCap))
+	line := fmt.Sprintf("- %s%s%s %s → %s", now.Format("15:04"), w.tag(), who, shorten(oneLine(quoteComments(t.Asked)), askedCap),
+		shorten(oneLine(outcomeLine(quoteComments(t.Outcome))), outcomeCap))
 	p := t.Provenance
 	if p.At.IsZero() && !p.IsZero() {
 		p.At = now
@@ -368,6 +378,27 @@ func (w *Workspace) LogTaskEnd(t TaskEntry) (string, error) {
 		detail = append(detail, "session "+oneLine(t.Session))
 	}
 	return w.Apply(w.logEdit("task end log", now, line+"  "+strings.Join(detail, " · ")+"\n"))
+}
+
+// outcomeLine is the first line of an outcome that says something: an
+// answer starting with a Markdown heading ("## What I did") gives its
+// first line of text instead, as "completed: Read hello.go …".
+func outcomeLine(outcome string) string {
+	reason, text, _ := strings.Cut(strings.TrimSpace(outcome), ": ")
+	if text == "" {
+		return firstLines(reason, 1)
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if t := strings.TrimSpace(l); t == "" || strings.HasPrefix(t, "#") || strings.HasPrefix(t, "---") || strings.HasPrefix(t, "```") {
+			continue // a heading or a rule says nothing of the outcome
+		}
+		l = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), ">*-+ \t"))
+		l = strings.NewReplacer("**", "", "__", "", "`", "").Replace(l)
+		if l != "" {
+			return reason + ": " + l
+		}
+	}
+	return reason
 }
 
 // logEdit appends item to the daily log of now's date.
@@ -465,7 +496,7 @@ func (w *Workspace) update(rel string, fn func(old string, exists bool) (string,
 	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", rel, err)
 	}
-	if err := atomicWrite(target, []byte(doc), perm); err != nil {
+	if err := atomicfile.Write(target, []byte(doc), perm); err != nil {
 		return fmt.Errorf("write %s: %w", rel, err)
 	}
 	return nil
@@ -481,42 +512,4 @@ func (w *Workspace) target(rel string) string {
 		}
 	}
 	return target
-}
-
-// atomicWrite replaces p with data: readers see the old or the new file,
-// never a part.
-func atomicWrite(p string, data []byte, perm fs.FileMode) error {
-	tmp, err := writeTemp(filepath.Dir(p), filepath.Base(p), data, perm)
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
-}
-
-// writeTemp writes data to a new hidden temp file in dir and returns its path.
-func writeTemp(dir, base string, data []byte, perm fs.FileMode) (string, error) {
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return "", err
-	}
-	name := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(name, perm)
-	}
-	if err != nil {
-		os.Remove(name)
-		return "", err
-	}
-	return name, nil
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -24,7 +25,6 @@ import (
 	"polly/agent/owner"
 	"polly/agent/redact"
 	"polly/memory/store"
-	"polly/memory/window"
 	"polly/personas"
 	"polly/tools"
 	"polly/tools/mcp"
@@ -44,12 +44,15 @@ type Options struct {
 	Asker      permission.Asker // nil: headless (what would ask is denied)
 	LLM        llm.Streamer     // nil: an llm.Client for the configured model
 	Now        func() time.Time // nil: time.Now
-	CacheDir   string           // learned context limits live here; "": the user cache dir's polly/
 	Home       string           // the user's home: user skill folders; "" skips them
 	// DiscoveryWait is how long Open waits for the providers' model lists
 	// (windows) when they are not cached: a headless run waits a moment,
 	// the TUI (0) never does and picks them up from its next run on.
 	DiscoveryWait time.Duration
+	// KillPoint is agent.Deps.KillPoint: crash tests end the process at a
+	// named point of the summary swap. nil in normal runs.
+	KillPoint func(point string)
+	Log       *slog.Logger // --debug: the provider client logs each HTTP request here; nil: no log
 }
 
 // HeadlessDiscoveryWait bounds the wait of a headless run for windows.
@@ -79,8 +82,7 @@ type App struct {
 
 	storeErr error                         // why Store is nil
 	current  atomic.Pointer[agent.Session] // the session decisions are logged under
-	tmpDir   string                        // the commands' private TMPDIR, removed on Close
-	runner   sandbox.Runner                // keeps a sandbox helper ready for the next command
+	runner   sandbox.Runner                // runs commands through its long-lived sandbox helper
 
 	gcOnce sync.Once          // the daily retention pass starts with the first session
 	stopGC context.CancelFunc // nil when no pass runs
@@ -139,7 +141,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		llmCfg: func(m config.ModelInfo) llm.Config {
 			return llm.Config{BaseURL: m.BaseURL, APIKey: m.APIKey, MaxRetries: retries(cfg.LLM.MaxRetries),
 				IdleTimeout: cfg.LLM.IdleTimeout(), CallTimeout: cfg.LLM.CallTimeout(), Headers: m.Headers,
-				UserAgent: "Polly/" + cfg.Version()}
+				UserAgent: "Polly/" + cfg.Version(), Log: opts.Log}
 		}}
 
 	var personaDir string
@@ -148,8 +150,10 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		if err != nil {
 			a.Warnings = append(a.Warnings, fmt.Sprintf("workspace memory unavailable: %v", err))
 		} else {
+			ws.SetProject(root)
 			a.Workspace = ws
 			personaDir = filepath.Join(ws.Dir(), "personas")
+			a.Warnings = append(a.Warnings, templateNotices(ws)...)
 		}
 	}
 	set, perrs := personas.Load(personaDir, personas.MarkdownDirs(root, opts.Home)...)
@@ -171,17 +175,8 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	if n := a.Sandbox.Notice(); n != "" {
 		a.Warnings = append(a.Warnings, n)
 	}
-	if a.tmpDir, err = os.MkdirTemp("", "polly-cmd-"); err != nil {
-		a.Close()
-		return nil, fmt.Errorf("private TMPDIR for commands: %w", err)
-	}
-	caches := sandbox.DefaultCaches(home, os.Getenv)
-	for _, r := range cfg.Sandbox.WritableRoots {
-		if r == "~" || strings.HasPrefix(r, "~/") {
-			r = filepath.Join(home, r[1:])
-		}
-		caches = append(caches, filepath.Clean(r))
-	}
+	a.runner.Setup = sandboxSetup(cfg, home)
+	caches := a.runner.Setup.Caches
 
 	asker := opts.Asker
 	if asker != nil {
@@ -215,21 +210,21 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 
 	reg := tools.NewRegistry(tools.FileTools(root)...)
 	reg.Add(tools.ShellTool(root, tools.ShellOptions{Scrub: secretVars, PassEnv: cfg.Sandbox.PassEnv,
-		Sandbox: &a.Sandbox, Caches: caches, TmpDir: a.tmpDir, StateDir: a.StateDir, Runner: &a.runner}))
+		Sandbox: &a.Sandbox, Caches: caches, StateDir: a.StateDir, Runner: &a.runner}))
 	reg.Add(tools.WebTools(tools.WebOptions{UserAgent: cfg.Web.UserAgent, Timeout: cfg.Web.Timeout(), MaxBytes: cfg.Web.MaxBytes,
 		RespectRobots: cfg.Web.RespectRobots, Now: opts.Now})...)
 	if a.Store != nil {
 		reg.Add(tools.LeadTools(a.Store, root)...)
 	}
 
-	hookSet, hookWarnings, err := hooksOf(cfg, root, cfg.ProjectTrust().Trusted, secretVars)
+	hookSet, hookWarnings, err := hooksOf(cfg, root, cfg.ProjectTrust().Trusted, secretVars, a.sandboxedHook(caches))
 	if err != nil {
 		a.Close()
 		return nil, fmt.Errorf("hooks: %w", err)
 	}
 	a.Warnings = append(a.Warnings, hookWarnings...)
 	var mcpWarnings []string
-	a.MCP, mcpWarnings = mcpOf(cfg, root, cfg.ProjectTrust().Trusted, secretVars)
+	a.MCP, mcpWarnings = mcpOf(cfg, root, cfg.ProjectTrust().Trusted, secretVars, a.sandboxedServer)
 	a.Warnings = append(a.Warnings, mcpWarnings...)
 
 	a.Deps = &agent.Deps{
@@ -239,7 +234,7 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		Tools:       reg,
 		Personas:    set,
 		Model:       modelOf(a.Model),
-		Context:     settingsOf(a.Model.Context),
+		Context:     a.Model.Context,
 		Gate:        a.Policy,
 		Hooks:       hookSet,
 		Mode:        string(cfg.Mode),
@@ -251,15 +246,13 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 		MaxParallel: cfg.Team.MaxParallel,
 		MaxDepth:    depthOf(cfg.Team.MaxDepth),
 		Now:         opts.Now,
+		KillPoint:   opts.KillPoint,
 		Models:      a,
 	}
-	cacheDir := opts.CacheDir
-	if cacheDir == "" {
-		cacheDir = cfg.CacheDir() // $XDG_CACHE_HOME/polly or ~/.cache/polly, as the config sees the home
-	}
-	if l := openLimits(cacheDir); l != nil {
-		a.Deps.Limits = l
-	}
+	// The catalogue is the one cache of learned context limits: the agent
+	// learns into it, and every later resolution of the model starts from
+	// the window it learned.
+	a.Deps.Limits = learnedLimits{cat}
 	if a.MCP != nil {
 		a.Deps.Extra = a.MCP
 	}
@@ -377,9 +370,6 @@ func (a *App) Close() error {
 		<-a.discovery
 	}
 	a.runner.Close()
-	if a.tmpDir != "" {
-		os.RemoveAll(a.tmpDir)
-	}
 	if a.Store != nil {
 		return a.Store.Close()
 	}
@@ -438,33 +428,11 @@ func rulesOf(in []config.Rule) []permission.Rule {
 }
 
 func modelOf(m config.ModelInfo) agent.Model {
-	out := agent.Model{Name: m.Name, Provider: m.Provider, ContextWindow: m.ContextWindow, MaxOutput: m.MaxOutput, SafetyMargin: m.SafetyMargin}
+	out := agent.Model{Name: m.Name, Provider: m.Provider, ContextWindow: m.ContextWindow, MaxOutput: m.MaxOutput, SafetyMargin: m.SafetyMargin, Tools: m.Tools}
 	if m.Price != nil {
 		out.InputPrice, out.OutputPrice, out.CachedPrice = m.Price.Input, m.Price.Output, m.Price.CachedInput
 	}
 	return out
-}
-
-func settingsOf(c config.ContextSettings) window.Settings {
-	return window.Settings{
-		AnchorEvery:      c.AnchorEvery,
-		CheckpointEvery:  c.CheckpointEvery,
-		OffloadChars:     c.OffloadChars,
-		OffloadCharsRead: c.OffloadCharsRead,
-		PreviewHead:      c.PreviewHeadChars,
-		PreviewTail:      c.PreviewTailChars,
-		StaleAfter:       c.StaleAfterMessages,
-		SummarizeAt:      c.SummarizeAtTokens,
-		SummarizeRatio:   c.SummarizeWindowRatio,
-		KeepRecent:       c.KeepRecentMessages,
-		HardLimit:        c.HardLimitTokens,
-		HardKeep:         c.HardKeepMessages,
-		RecentActions:    c.RecentActions,
-		RecoveryKeep:     c.ContextErrorKeepOutputs,
-		RecoveryCut:      c.ContextErrorCutChars,
-		SummaryMaxTokens: c.SummaryMaxTokens,
-		SummaryShare:     c.SummaryShare,
-	}
 }
 
 // prompts assembles system prompts from the workspace memory (when there
@@ -479,7 +447,14 @@ type prompts struct {
 }
 
 func (p prompts) SystemPrompt(per personas.Persona) (string, error) {
-	text := per.SystemPrompt
+	text, _, err := p.SystemPromptParts(per)
+	return text, err
+}
+
+// SystemPromptParts is agent.PromptParts: the prompt and how many of its
+// bytes come from the workspace memory files.
+func (p prompts) SystemPromptParts(per personas.Persona) (string, int, error) {
+	text, memory := per.SystemPrompt, 0
 	if p.ws != nil {
 		now := time.Now()
 		if p.now != nil {
@@ -487,9 +462,9 @@ func (p prompts) SystemPrompt(per personas.Persona) (string, error) {
 		}
 		pr, err := p.ws.SystemPrompt(workspace.PromptInput{PersonaPrompt: per.SystemPrompt, PersonaName: per.Name, ProjectDir: p.project, WorkDir: p.workDir, Now: now})
 		if err != nil {
-			return "", err
+			return "", 0, err
 		}
-		text = pr.Text
+		text, memory = pr.Text, pr.MemoryBytes()
 	}
 	// Skills are loaded with read_file or skill; a persona with neither
 	// could not use the list.
@@ -499,7 +474,25 @@ func (p prompts) SystemPrompt(per personas.Persona) (string, error) {
 	for _, in := range p.mcp.Instructions() {
 		text += fmt.Sprintf("\n\n# How to use the MCP server %s (its own instructions)\n%s", in.Server, in.Text)
 	}
-	return text, nil
+	return text, memory, nil
+}
+
+// templateNotices brings the workspace's instruction files to the current
+// template and says what it could not update: a file the user changed
+// keeps their text, and the memory inspector shows and applies the
+// template's change.
+func templateNotices(ws *workspace.Workspace) []string {
+	updates, err := ws.SyncTemplate()
+	var out []string
+	if err != nil {
+		out = append(out, fmt.Sprintf("workspace template: %v", err))
+	}
+	for _, u := range updates {
+		if u.Notice {
+			out = append(out, fmt.Sprintf("%s in %s has edits of yours and an older template's text; Polly's template changed: /memory in the TUI shows the change and applies it (a to apply; your edits are kept)", u.File, ws.Dir()))
+		}
+	}
+	return out
 }
 
 // skillBook adapts the skill set to the skill tool.
@@ -511,6 +504,63 @@ func (b skillBook) LoadSkill(name string) (string, string, []string, error) {
 }
 
 // Home returns the user's home directory, or "" when unknown.
+// sandboxSetup is what every command of one Polly process shares: the
+// writable caches (the build caches and sandbox.writable_roots) and the
+// deny-read set (the built-in one and sandbox.deny_read).
+func sandboxSetup(cfg *config.Config, home string) sandbox.Setup {
+	caches := sandbox.DefaultCaches(home, os.Getenv)
+	for _, r := range cfg.Sandbox.WritableRoots {
+		if r == "~" || strings.HasPrefix(r, "~/") {
+			r = filepath.Join(home, r[1:])
+		}
+		caches = append(caches, filepath.Clean(r))
+	}
+	return sandbox.Setup{Home: home, Caches: caches,
+		DenyRead: sandbox.DefaultDenyRead(home, os.Getenv, cfg.Sandbox.DenyRead), Polly: sandbox.PollyFiles(home, os.Getenv)}
+}
+
+// SandboxReport is `polly sandbox`: for this machine and config, each
+// protection and how it is enforced (the helper is started to know),
+// then the deny-read paths that exist, the writable caches and the limits.
+func SandboxReport(cfg *config.Config) string {
+	home := Home()
+	st := sandbox.Resolve(sandbox.Settings{Mode: sandbox.Mode(cfg.Sandbox.Mode), Network: cfg.Sandbox.Network})
+	r := sandbox.Runner{Setup: sandboxSetup(cfg, home)}
+	defer r.Close()
+	st = r.Status(st)
+	var b strings.Builder
+	b.WriteString(st.Report())
+	short := func(paths []string) string {
+		var out []string
+		for _, p := range paths {
+			if _, err := os.Lstat(p); err != nil {
+				continue
+			}
+			if rel, err := filepath.Rel(home, p); home != "" && err == nil && !strings.HasPrefix(rel, "..") {
+				p = "~/" + rel
+			}
+			out = append(out, p)
+		}
+		if len(out) == 0 {
+			return "(none here)"
+		}
+		return strings.Join(out, " ")
+	}
+	fmt.Fprintf(&b, "\ndeny-read, present here: %s\n", short(r.Setup.DenyRead))
+	fmt.Fprintf(&b, "writable caches (workspace-write): %s\n", short(r.Setup.Caches))
+	l := r.Setup.Limits
+	if l == (sandbox.Limits{}) {
+		l = sandbox.DefaultLimits()
+	}
+	procs := fmt.Sprintf("%d processes of your user", l.Procs)
+	if os.Geteuid() == 0 {
+		procs = "processes not limited (root)"
+	}
+	fmt.Fprintf(&b, "limits per command: %s, %d GiB per file, %d s of CPU per process, %d GiB of address space\n",
+		procs, l.FileSize>>30, l.CPUSeconds, l.AddressSpace>>30)
+	return b.String()
+}
+
 func Home() string {
 	h, err := os.UserHomeDir()
 	if err != nil {

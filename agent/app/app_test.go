@@ -19,6 +19,7 @@ import (
 	"polly/agent/llm"
 	"polly/agent/llmtest"
 	"polly/tools/permission"
+	"polly/workspace"
 )
 
 // wired opens the whole stack in temp dirs: config, store, workspace from
@@ -256,7 +257,7 @@ func TestSystemPromptCapsWithHonestNotes(t *testing.T) {
 		var b strings.Builder
 		b.WriteString("# " + date + "\n\n")
 		for i := 0; b.Len() < 20<<10; i++ {
-			fmt.Fprintf(&b, "- %02d:%02d coder: task %d of %s → completed: done LOG-LINE\n  files: a.go, b.go · 4 tool calls · session s%d DETAIL-LINE\n", i/60%24, i%60, i, date, i)
+			fmt.Fprintf(&b, "- %02d:%02d [%s] coder: task %d of %s → completed: done LOG-LINE\n  files: a.go, b.go · 4 tool calls · session s%d DETAIL-LINE\n", i/60%24, i%60, workspace.ProjectTag(a.ProjectDir), i, date, i)
 		}
 		os.WriteFile(filepath.Join(ws, "memory", date+".md"), []byte(b.String()), 0o644)
 		onDisk += b.Len()
@@ -305,7 +306,7 @@ func TestSystemPromptCapsWithHonestNotes(t *testing.T) {
 		if strings.Contains(p, "DETAIL-LINE") || len(p) > 3<<10+500 {
 			t.Errorf("%s part is %d bytes (detail lines: %v)", name, len(p), strings.Contains(p, "DETAIL-LINE"))
 		}
-		if !strings.Contains(p, "["+name+": only the newest ") || !strings.Contains(p, `workspace_read("`+name+`") has the older ones and the details]`) {
+		if !strings.Contains(p, "["+name+": only this project's newest ") || !strings.Contains(p, `workspace_read("`+name+`") has the older ones, the details and other projects']`) {
 			t.Errorf("%s note missing: %q", name, p[max(len(p)-300, 0):])
 		}
 	}

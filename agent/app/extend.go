@@ -1,8 +1,11 @@
 package app
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -16,6 +19,7 @@ import (
 	"polly/tools"
 	"polly/tools/mcp"
 	"polly/tools/permission"
+	"polly/tools/sandbox"
 )
 
 // untrustedWarning is the warning for a project file's extension settings
@@ -28,9 +32,8 @@ func untrustedWarning(what string, where []string) string {
 // hooksOf builds the hooks of the user's files (Polly's config and
 // ~/.claude/settings.json) and, for a trusted project, of the project's
 // (.agent/config.json, .claude/settings.json, .claude/settings.local.json).
-// Command hooks run as the user's own commands through hooks.Spawn, the
-// one place a sandbox can be put around them.
-func hooksOf(cfg *config.Config, root string, trusted bool, scrub []string) (*hooks.Set, []string, error) {
+// Command hooks run through run: in the command sandbox.
+func hooksOf(cfg *config.Config, root string, trusted bool, scrub []string, run hooks.Runner) (*hooks.Set, []string, error) {
 	var list []hooks.Hook
 	var ignored []string
 	for _, e := range cfg.HookEntries() {
@@ -41,7 +44,8 @@ func hooksOf(cfg *config.Config, root string, trusted bool, scrub []string) (*ho
 		for _, h := range e.Matcher.Hooks {
 			list = append(list, hooks.Hook{Event: e.Event, Matcher: e.Matcher.Matcher, Type: h.Type, Command: h.Command, Args: h.Args,
 				URL: h.URL, Headers: h.Headers, AllowedEnvVars: h.AllowedEnvVars, If: h.If, Async: h.Async || h.AsyncRewake,
-				StatusMessage: h.StatusMessage, Timeout: time.Duration(h.Timeout) * time.Second, Source: e.Source.String()})
+				StatusMessage: h.StatusMessage, Timeout: time.Duration(h.Timeout) * time.Second, Source: e.Source.String(),
+				Network: h.Network})
 		}
 	}
 	var warnings []string
@@ -57,30 +61,111 @@ func hooksOf(cfg *config.Config, root string, trusted bool, scrub []string) (*ho
 	if len(list) == 0 {
 		return nil, warnings, nil
 	}
-	// A hook's git gets the overrides run_command's does: the repository's
-	// settings must not name what it runs.
-	env, err := tools.GitSafeEnv(context.Background(), scrubbedEnv(scrub), root, true)
+	// Like commands, hooks get no API key and no credential-looking
+	// variable but those sandbox.pass_env names, and their git gets the
+	// overrides run_command's does: the repository's settings must not
+	// name what it runs.
+	base := sandbox.CommandEnv(os.Environ(), scrub, cfg.Sandbox.PassEnv, nil)
+	env, err := tools.GitSafeEnv(context.Background(), base, root, true)
 	if err != nil {
 		warnings = append(warnings, "hooks: "+err.Error())
-		env, _ = tools.GitSafeEnv(context.Background(), scrubbedEnv(scrub), root, false)
+		env, _ = tools.GitSafeEnv(context.Background(), base, root, false)
 	}
-	set, unused, err := hooks.New(list, hooks.Options{Dir: root, Env: env})
+	set, unused, err := hooks.New(list, hooks.Options{Dir: root, Env: env, Run: run})
 	return set, append(warnings, unused...), err
 }
 
-// scrubbedEnv is Polly's environment without the variables holding API
-// keys: hooks and MCP servers are started from it.
-func scrubbedEnv(vars []string) []string {
-	return slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		name, _, _ := strings.Cut(kv, "=")
-		return slices.Contains(vars, name)
-	})
+// grantFor is the sandbox a hook or an MCP server runs in: g when the
+// sandbox is active, none when it is off or missing (they are the user's
+// configured programs), and an error when sandbox.mode on refuses.
+func (a *App) grantFor(g sandbox.Grant) (sandbox.Grant, error) {
+	switch {
+	case a.Sandbox.Refuse:
+		return g, errors.New(a.Sandbox.Notice())
+	case !a.Sandbox.Active:
+		return sandbox.Grant{Level: sandbox.Unsandboxed, Network: true}, nil
+	}
+	return g, nil
+}
+
+// sandboxedHook runs hooks in the command sandbox: workspace-write, no
+// network unless the hook's config grants it.
+func (a *App) sandboxedHook(caches []string) hooks.Runner {
+	return func(ctx context.Context, h hooks.Hook, dir string, env []string, stdin []byte, stdout, stderr io.Writer) (int, error) {
+		g, err := a.grantFor(sandbox.Grant{Level: sandbox.WorkspaceWrite, Network: h.Network})
+		if err != nil {
+			return -1, err
+		}
+		pol := sandbox.Build(sandbox.Plan{Grant: g, Root: a.ProjectDir, StateDir: a.StateDir, Caches: caches, Command: h.Command})
+		args := []string{"-c", h.Command}
+		if h.Args != nil { // exec form: "$0" "$@" are the program and its arguments
+			args = append([]string{"-c", `exec "$0" "$@"`, h.Command}, h.Args...)
+		}
+		exit, err := a.runner.Exec(ctx, pol, args, dir, env, bytes.NewReader(stdin), stdout, stderr)
+		return exit.Code, err
+	}
+}
+
+// sandboxedServer starts a stdio MCP server in the command sandbox:
+// read-only but for the writable roots its config declares (the project
+// among them: then its protected paths stay read-only), with the network
+// only when its config says so.
+func (a *App) sandboxedServer(c mcp.Config, stderr io.Writer) (io.WriteCloser, io.ReadCloser, func(), error) {
+	g := sandbox.Grant{Level: sandbox.ReadOnly, Network: c.Network}
+	for _, r := range c.WritableRoots {
+		if r == a.ProjectDir {
+			g.Level = sandbox.WorkspaceWrite
+		} else {
+			g.Writable = append(g.Writable, r)
+		}
+	}
+	g, err := a.grantFor(g)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	pol := sandbox.Build(sandbox.Plan{Grant: g, Root: a.ProjectDir, StateDir: a.StateDir})
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, nil, nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		outR.Close()
+		outW.Close()
+		return nil, nil, nil, err
+	}
+	// bash runs the server's command as given: "$0" "$@" are it and its arguments.
+	p, err := a.runner.Start(context.Background(), pol, sandbox.Spec{Args: append([]string{"-c", `exec "$0" "$@"`, c.Command}, c.Args...),
+		Dir: c.Dir, Env: c.Env, Stdin: inR, Stdout: outW, Stderr: errW})
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		errR.Close()
+		return nil, nil, nil, err
+	}
+	go func() {
+		io.Copy(stderr, errR)
+		errR.Close()
+	}()
+	go p.Wait() // reaps it and gives its helper back when it ends
+	return inW, outR, p.Kill, nil
 }
 
 // mcpOf prepares the MCP servers of the config files and, for a trusted
 // project, of its .mcp.json and project config. Nothing starts here: the
 // servers start in the background when a session opens.
-func mcpOf(cfg *config.Config, root string, trusted bool, scrub []string) (*mcp.Manager, []string) {
+func mcpOf(cfg *config.Config, root string, trusted bool, scrub []string, spawn func(mcp.Config, io.Writer) (io.WriteCloser, io.ReadCloser, func(), error)) (*mcp.Manager, []string) {
 	var list []mcp.Config
 	var ignored []string
 	for _, e := range cfg.MCPServerEntries() {
@@ -118,9 +203,22 @@ func mcpOf(cfg *config.Config, root string, trusted bool, scrub []string) (*mcp.
 			}
 		}
 		if c.Transport == "stdio" {
-			c.Env = scrubbedEnv(scrub)
+			// No API key, and credentials only when the server's own env
+			// names them ("GITHUB_TOKEN": "${GITHUB_TOKEN}") or pass_env does.
+			var own []string
 			for _, k := range slices.Sorted(maps.Keys(s.Env)) {
-				c.Env = append(c.Env, k+"="+expand(s.Env[k]))
+				own = append(own, k+"="+expand(s.Env[k]))
+			}
+			c.Env = sandbox.CommandEnv(os.Environ(), scrub, cfg.Sandbox.PassEnv, own)
+			c.Network, c.Spawn = s.Network, spawn
+			for _, r := range s.WritableRoots {
+				if strings.HasPrefix(r, "~/") {
+					r = filepath.Join(Home(), r[2:])
+				}
+				if !filepath.IsAbs(r) {
+					r = filepath.Join(root, r)
+				}
+				c.WritableRoots = append(c.WritableRoots, filepath.Clean(r))
 			}
 		}
 		if bad != nil {

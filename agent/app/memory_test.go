@@ -236,6 +236,13 @@ func TestQuietDailyLog(t *testing.T) {
 	}
 	sys := srv.Last().Messages[0].Content
 	summary, detail, _ := strings.Cut(strings.TrimSpace(workspace.StripProvenance(entry)), "\n")
+	// The log is shared by every project: the entry carries this one's
+	// tag, and the prompt (this project's entries only) shows it without.
+	tag := " [" + workspace.ProjectTag(a.ProjectDir) + "]"
+	if !strings.Contains(summary, tag) {
+		t.Fatalf("the entry has no project tag %q: %q", tag, summary)
+	}
+	summary = strings.Replace(summary, tag, "", 1)
 	if !strings.Contains(sys, summary) || strings.Contains(sys, strings.TrimSpace(detail)) {
 		t.Errorf("prompt log part wrong; want %q without %q:\n%s", summary, detail, sys[strings.Index(sys, "# Daily log"):])
 	}

@@ -66,7 +66,7 @@ func (a *App) SetModel(name string) error {
 	a.models.mu.Unlock()
 	a.Model = m
 	a.Deps.Model = modelOf(m)
-	a.Deps.Context = settingsOf(m.Context)
+	a.Deps.Context = m.Context
 	return nil
 }
 
@@ -118,15 +118,26 @@ func (a *App) ResolveModel(p personas.Persona) (agent.Binding, error) {
 	if err != nil {
 		return agent.Binding{}, err
 	}
-	return agent.Binding{LLM: a.models.client(m), Model: modelOf(m), Context: settingsOf(m.Context)}, nil
+	return agent.Binding{LLM: a.models.client(m), Model: modelOf(m), Context: m.Context}, nil
 }
 
-// LearnWindow is agent.WindowLearner: a window a provider stated in a
-// context-length error, kept in the cache directory and used from the next
-// resolution on (it wins over config, discovery and the built-in table).
+// LearnWindow records a window a provider stated in a context-length
+// error, kept in the cache directory and used from the next resolution on
+// (it wins over config, discovery and the built-in table).
 func (a *App) LearnWindow(provider, model string, tokens int) error {
 	return a.models.cat.Learn(provider, model, tokens)
 }
+
+// learnedLimits is agent.LimitStore on the model catalogue.
+type learnedLimits struct{ cat *models.Catalogue }
+
+func (l learnedLimits) Limit(provider, model string) int { return l.cat.LearnedWindow(provider, model) }
+
+func (l learnedLimits) SaveLimit(provider, model string, tokens int) error {
+	return l.cat.Learn(provider, model, tokens)
+}
+
+func (l learnedLimits) Where() string { return l.cat.LearnedPath() }
 
 // Catalogue is the model catalogue (discovered and learned windows).
 func (a *App) Catalogue() *models.Catalogue { return a.models.cat }

@@ -13,6 +13,8 @@ import (
 	"polly/agent"
 	"polly/agent/config"
 	"polly/agent/llmtest"
+	"polly/agent/models"
+	"polly/memory/window"
 	"polly/personas"
 )
 
@@ -56,7 +58,7 @@ func TestBindingFollowsDiscoveredThenLearnedWindow(t *testing.T) {
 	if b.Model.ContextWindow != 16000 || b.Model.HasPrices() {
 		t.Fatalf("binding model = %+v", b.Model)
 	}
-	if th := b.Context.WithDefaults().Threshold(b.Model.ContextWindow); th >= 16000 || th <= 0 {
+	if th := b.Context.WithDefaults().Threshold(window.Budget(b.Model.ContextWindow, b.Model.MaxOutput, b.Model.SafetyMargin), 0); th >= 16000 || th <= 0 {
 		t.Fatalf("threshold %d not derived from the 16000 window", th)
 	}
 	if err := a.LearnWindow("openai", "local-model", 9000); err != nil {
@@ -233,36 +235,39 @@ func TestPriceText(t *testing.T) {
 	}
 }
 
-// Learned context limits survive the process: stored per model in a JSON
-// file in the cache dir, replaced atomically; a corrupt file is replaced.
-func TestLimitFile(t *testing.T) {
+// Learned context limits have one cache, the model catalogue's: what the
+// agent learns through the app's LimitStore is kept in the cache dir's
+// learned-windows.json, a new catalogue reads it back, and a corrupt file
+// is replaced on the next write.
+func TestLearnedLimitsOneCache(t *testing.T) {
 	dir := t.TempDir()
-	l := openLimits(dir)
-	if _, ok := l.Limit("m"); ok {
+	l := learnedLimits{models.New(models.Options{CacheDir: dir})}
+	if l.Limit("openai", "m") != 0 {
 		t.Fatal("a limit before any was stored")
 	}
-	if err := l.SaveLimit("m", 30000); err != nil {
+	if err := l.SaveLimit("openai", "m", 30000); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.SaveLimit("other", 8192); err != nil {
-		t.Fatal(err)
+	again := learnedLimits{models.New(models.Options{CacheDir: dir})}
+	if n := again.Limit("openai", "m"); n != 30000 || again.cat.LearnedWindow("openai", "m") != 30000 {
+		t.Fatalf("Limit = %d", n)
 	}
-	again := openLimits(dir)
-	if n, ok := again.Limit("m"); !ok || n != 30000 {
-		t.Fatalf("Limit = %d, %v", n, ok)
-	}
-	if again.Where() != filepath.Join(dir, "context-limits.json") {
+	if again.Where() != filepath.Join(dir, "learned-windows.json") {
 		t.Fatal(again.Where())
 	}
 	os.WriteFile(again.Where(), []byte("{broken"), 0o644)
-	if _, ok := again.Limit("m"); ok {
+	broken := learnedLimits{models.New(models.Options{CacheDir: dir})}
+	if broken.Limit("openai", "m") != 0 {
 		t.Fatal("a corrupt file gave a limit")
 	}
-	if err := again.SaveLimit("m", 1000); err != nil {
+	if err := broken.SaveLimit("openai", "m", 1000); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := again.Limit("m"); n != 1000 {
+	if n := (learnedLimits{models.New(models.Options{CacheDir: dir})}).Limit("openai", "m"); n != 1000 {
 		t.Fatal(n)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "context-limits.json")); err == nil {
+		t.Fatal("a second cache file was written")
 	}
 }
 

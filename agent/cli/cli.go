@@ -220,6 +220,10 @@ Usage:
   polly sessions                list stored sessions (resume with --session ID or --continue)
   polly sessions --adopt [ID]   take over sessions Polly did not make here (copied, cloned, moved),
                                 after showing what they are
+  polly inspect [SESSION] [CALL] [--json]
+                                what the model received on a call: the request rebuilt from its record,
+                                tokens by part (system, memory files, tools, summary, history, task block);
+                                without CALL the session's calls; --json the request body as sent
   polly init                    create the workspace memory (~/.agent/workspace)
   polly config [--json]         print the effective configuration and where each value came from
   polly trust [DIR]             show the settings of DIR/.agent/config.json that need trust, and trust them
@@ -228,6 +232,7 @@ Usage:
                                 ERRORS.md and MEMORY.md; prints what went and the bytes freed
   polly models                  list the models of every provider: window, price, where they come from
   polly skills                  list the Agent Skills found (SKILL.md folders) and broken ones
+  polly sandbox                 how this machine enforces each protection of the command sandbox
   polly mcp list                start the configured MCP servers and list their state and tools
   polly leads list [LIST]       show saved leads (or the lists with counts)
   polly leads export LIST [PATH]  write a lead list as CSV (stdout when no path)
@@ -381,11 +386,12 @@ func run(ctx context.Context, env Env) error {
 			return usagef("polly %s takes flags only (got %q)", cmd, strings.Join(o.args[1:], " "))
 		}
 	case "mcp": // mcpCommand checks its own arguments
+	case "inspect": // inspectCommand checks its own arguments
 	case "sessions":
 		if len(o.args) > 2 || len(o.args) == 2 && !o.adopt {
 			return usagef("polly sessions takes no arguments, or one session id after --adopt (got %q)", strings.Join(o.args[1:], " "))
 		}
-	case "init", "config", "gc", "models", "skills":
+	case "init", "config", "gc", "models", "skills", "sandbox":
 		if len(o.args) > 1 {
 			return usagef("polly %s takes no arguments (got %q)", cmd, strings.Join(o.args[1:], " "))
 		}
@@ -435,11 +441,13 @@ func run(ctx context.Context, env Env) error {
 	switch cmd {
 	case "config":
 		app.DiscoverModels(ctx, cfg, app.HeadlessDiscoveryWait)
-		return printConfig(env, cfg, o.configJSON)
+		return printConfig(ctx, env, cfg, o.configJSON)
 	case "models":
 		return listModels(ctx, env, cfg)
 	case "init":
 		return initWorkspace(env, cfg)
+	case "inspect":
+		return inspectCommand(ctx, env, cfg, o)
 	case "sessions":
 		if o.adopt {
 			return adoptSessions(ctx, env, cfg, o.args[1:])
@@ -453,6 +461,9 @@ func run(ctx context.Context, env Env) error {
 		return undoCommand(ctx, env, cfg, cmd, o)
 	case "skills":
 		return listSkills(ctx, env, cfg)
+	case "sandbox":
+		fmt.Fprint(env.Stdout, app.SandboxReport(cfg))
+		return nil
 	case "mcp":
 		return mcpCommand(ctx, env, cfg, o.args[1:])
 	}
@@ -480,7 +491,7 @@ func run(ctx context.Context, env Env) error {
 	if !isTerm(env.Stdin) || !isTerm(env.Stdout) {
 		return &exitError{code: ExitUsage, err: errors.New(`the TUI needs a terminal on stdin and stdout; without one, run headless: polly -p "PROMPT" (or echo PROMPT | polly -p -)`)}
 	}
-	start := TUIStart{App: app.Options{Config: cfg, ProjectDir: env.Dir, WorkDir: env.WorkDir, Template: env.Template, LLM: env.LLM, Home: env.Home}, Persona: cfg.Persona, ModelErr: cfg.CheckModel(),
+	start := TUIStart{App: app.Options{Config: cfg, ProjectDir: env.Dir, WorkDir: env.WorkDir, Template: env.Template, LLM: env.LLM, Home: env.Home, Log: log}, Persona: cfg.Persona, ModelErr: cfg.CheckModel(),
 		Prompt: strings.Join(o.args, " "), Log: log,
 		Stdin: env.Stdin, Stdout: env.Stdout, Stderr: env.Stderr, Getenv: env.Getenv, Environ: env.Environ}
 	if o.session != "" {
@@ -499,13 +510,46 @@ func version(env Env) string {
 	return env.Version
 }
 
-func printConfig(env Env, cfg *config.Config, asJSON bool) error {
+func printConfig(ctx context.Context, env Env, cfg *config.Config, asJSON bool) error {
+	if f, ok := lastFixedCost(ctx, env.Dir); ok {
+		cfg.SetFixedCost(f)
+	}
 	if asJSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(cfg.Values())
 	}
 	return cfg.Print(env.Stdout)
+}
+
+// lastFixedCost is the fixed cost (system prompt, tool schemas, task
+// block) the agent measured on the latest model call of this project, from
+// its request record: the summarization threshold depends on it, and
+// `polly config` shows the agent's own number. false when there is none.
+func lastFixedCost(ctx context.Context, dir string) (config.FixedCost, bool) {
+	path := filepath.Join(dir, ".agent", "polly.db")
+	if _, err := os.Stat(path); err != nil {
+		return config.FixedCost{}, false
+	}
+	st, err := store.Open(path)
+	if err != nil {
+		return config.FixedCost{}, false
+	}
+	defer st.Close()
+	s, err := st.LatestSession(ctx)
+	if err != nil {
+		return config.FixedCost{}, false
+	}
+	calls, err := st.Calls(ctx, s.ID)
+	if err != nil {
+		return config.FixedCost{}, false
+	}
+	for i := len(calls) - 1; i >= 0; i-- {
+		if r := calls[i].Record; r != nil && r.Kind == "main" && r.Fixed > 0 {
+			return config.FixedCost{Tokens: r.Fixed, Model: r.Model, From: fmt.Sprintf("measured on call %d of session %s", calls[i].Number, s.ID)}, true
+		}
+	}
+	return config.FixedCost{}, false
 }
 
 // listModels prints the table the TUI's /model picker shows: configured

@@ -364,7 +364,8 @@ func TestHeadlessDenialPrintsTheFix(t *testing.T) {
 	}
 }
 
-// --debug writes a slog log of the run's events to .agent/polly.log.
+// --debug writes a slog log of the run's events to .agent/polly.log, and
+// a line per HTTP request of the provider client.
 func TestDebugLog(t *testing.T) {
 	srv := llmtest.NewServer(t, llmtest.Call("list_dir", `{"path":"."}`), llmtest.Reply{Text: "empty here", ChunkSize: 3})
 	env, polly := cliEnv(t, srv.URL(), nil)
@@ -376,7 +377,8 @@ func TestDebugLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := string(b)
-	for _, want := range []string{"level=INFO msg=\"polly started\"", "type=tool_finished", "type=text_delta agent=default bytes=", "type=done"} {
+	for _, want := range []string{"level=INFO msg=\"polly started\"", "type=tool_finished", "type=text_delta agent=default bytes=", "type=done",
+		"msg=\"llm request\" method=POST path=/v1/chat/completions sent="} {
 		if !strings.Contains(log, want) {
 			t.Errorf("log lacks %q:\n%s", want, log)
 		}

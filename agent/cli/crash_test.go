@@ -89,15 +89,16 @@ func storedMessages(t *testing.T, dir string) (string, []chat.Message) {
 func TestKill9DuringToolRunThenResume(t *testing.T) {
 	srv := llmtest.NewServer(t,
 		llmtest.Call("write_file", `{"path":"a.txt","content":"first step done\n"}`),
-		llmtest.Call("run_command", `{"command":"echo $$ > started; sleep 30"}`),
+		llmtest.Call("run_command", `{"command":"echo started > started; sleep 30.913"}`),
 	)
 	env, polly := cliEnv(t, srv.URL(), nil)
 	child := startPolly(t, env, srv.URL(), "-p", "write a.txt, then wait for the build", "--yolo")
 	started := filepath.Join(env.Dir, "started")
 	waitFor(t, "the command to start", func() bool { b, _ := os.ReadFile(started); return len(b) > 0 })
-	var shell int
-	b, _ := os.ReadFile(started)
-	json.Unmarshal([]byte(strings.TrimSpace(string(b))), &shell)
+	sleeps := func() []sandboxtest.Proc {
+		return sandboxtest.Living(func(p sandboxtest.Proc) bool { return p.Cmdline == "sleep\x0030.913\x00" })
+	}
+	waitFor(t, "the command's sleep", func() bool { return len(sleeps()) == 1 })
 	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -114,8 +115,9 @@ func TestKill9DuringToolRunThenResume(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(env.Dir, "a.txt")); string(got) != "first step done\n" {
 		t.Fatal("the first step's file is missing")
 	}
-	// The command's shell died with Polly (PR_SET_PDEATHSIG).
-	waitFor(t, "the orphaned shell to die", func() bool { return !sandboxtest.Alive(shell) })
+	// The command died with Polly (the helper's PR_SET_PDEATHSIG; it is
+	// PID 1 of the namespace the command runs in).
+	waitFor(t, "the orphaned command to die", func() bool { return len(sleeps()) == 0 })
 
 	srv.Push(llmtest.Text("Resumed: a.txt exists; I will re-run the build."))
 	r := polly("-p", "continue", "--continue", "--yolo")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
@@ -44,7 +45,7 @@ func headless(ctx context.Context, env Env, cfg *config.Config, o options, log *
 		}
 	}
 	a, err := app.Open(ctx, app.Options{Config: cfg, ProjectDir: env.Dir, WorkDir: env.WorkDir, Template: env.Template, LLM: env.LLM, Home: env.Home,
-		DiscoveryWait: app.HeadlessDiscoveryWait})
+		DiscoveryWait: app.HeadlessDiscoveryWait, KillPoint: killPoint(env), Log: log})
 	if err != nil {
 		return err
 	}
@@ -173,4 +174,21 @@ func onTerminal(env Env, w io.Writer) io.Writer {
 		return termsafe.Writer(w)
 	}
 	return w
+}
+
+// killPoint is for crash tests: with POLLY_KILL_AT=<point> the process
+// kills itself (SIGKILL, as kill -9 would) when the summary swap reaches
+// that point. nil otherwise.
+func killPoint(env Env) func(string) {
+	at := env.Getenv("POLLY_KILL_AT")
+	if at == "" {
+		return nil
+	}
+	return func(point string) {
+		if point == at {
+			if p, err := os.FindProcess(os.Getpid()); err == nil {
+				_ = p.Kill()
+			}
+		}
+	}
 }

@@ -4,13 +4,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"polly/agent/llmtest"
+	"polly/tools/sandbox/sandboxtest"
 )
 
 // userConfig writes the user's config file under env.Home.
@@ -35,7 +34,7 @@ func TestPreToolUseHookBlocksRunCommand(t *testing.T) {
 		llmtest.Text("understood"),
 	)
 	env, polly := cliEnv(t, srv.URL(), nil)
-	seen := filepath.Join(t.TempDir(), "stdin.json")
+	seen := filepath.Join(env.Dir, ".hook-stdin.json") // hooks run in the sandbox: they write the project
 	// The block exactly as Claude Code documents it.
 	userConfig(t, env, `{
   "hooks": {
@@ -83,7 +82,7 @@ func TestPostToolUseGetsTheResponse(t *testing.T) {
 		llmtest.Text("done"),
 	)
 	env, polly := cliEnv(t, srv.URL(), nil)
-	seen := filepath.Join(t.TempDir(), "post.json")
+	seen := filepath.Join(env.Dir, ".hook-post.json")
 	userConfig(t, env, `{"hooks": {
   "PostToolUse": [{"matcher": "run_command", "hooks": [{"type": "command", "command": "cat > `+seen+`"}]}],
   "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "no-such-hook-command-42"}]}]
@@ -171,27 +170,25 @@ func TestStopHookContinues(t *testing.T) {
 	}
 }
 
-// A hook that hangs is killed at its timeout, with its process group, and
-// the run goes on.
+// A hook that hangs is killed at its timeout, with every process it
+// started, and the run goes on.
 func TestHangingHookIsKilled(t *testing.T) {
 	srv := llmtest.NewServer(t, llmtest.Call("list_dir", `{"path":"."}`), llmtest.Text("listed"))
 	env, polly := cliEnv(t, srv.URL(), nil)
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	userConfig(t, env, hookConfig("PreToolUse", "list_dir", "echo $$ > "+pidFile+"; sleep 300", 1))
+	userConfig(t, env, hookConfig("PreToolUse", "list_dir", "setsid sleep 300.4243 & sleep 300.4242", 1))
 	// (list_dir has no Claude Code twin: matchers use its Polly name.)
 	r := polly("-p", "list")
 	if r.code != 0 || r.stdout != "listed\n" || !strings.Contains(r.stderr, "killed after its timeout of 1s") {
 		t.Fatalf("code=%d stdout=%q stderr=%s", r.code, r.stdout, r.stderr)
 	}
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pgid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	deadline := time.Now().Add(5 * time.Second)
-	for syscall.Kill(-pgid, 0) == nil {
+	for {
+		live := sandboxtest.Living(func(p sandboxtest.Proc) bool { return strings.HasPrefix(p.Cmdline, "sleep\x00300.424") })
+		if len(live) == 0 {
+			break
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("process group %d of the hook is still alive", pgid)
+			t.Fatalf("processes of the hook are still alive: %+v", live)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -69,7 +69,7 @@ func TestREADMEExtensionExamples(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(env.Dir, "build")); err != nil {
 		t.Fatal("the blocked rm -rf ran")
 	}
-	b, err := os.ReadFile(filepath.Join(env.Dir, ".agent/edits.jsonl"))
+	b, err := os.ReadFile(filepath.Join(env.Dir, "edits.jsonl")) // hooks run in the sandbox: .agent is read-only to them
 	if err != nil || !strings.Contains(string(b), `"tool_name":"Write"`) || !strings.Contains(string(b), "notes.txt") {
 		t.Fatalf("the PostToolUse example wrote %q (%v)", b, err)
 	}

@@ -43,24 +43,26 @@ func TestHundredCallTaskProcessRSS(t *testing.T) {
 		t.Logf("100 tool calls with %s in a real Polly process: %v", model, task[model])
 	}
 	// Measured on this machine (kernel 6.18 maps the binary's page cache
-	// in 2 MiB folios, so the file-backed part is most of the binary, ~24
-	// MiB even for --version): --version 26 MiB peak (anon 2.5); the task
-	// 37.5–37.8 MiB (anon 11) with gpt-4.1, 35 with llama3.1. With
-	// openai-go linked (a 67 MB binary, not 39): --version 42, the task 55
-	// (gpt-4.1) and 52. Before the compact tokenizer and the smaller SQLite
-	// page cache: 74 MiB (anon 30) with gpt-4.1, 57 (anon 17) with llama3.1.
+	// in 2 MiB folios, so the file-backed part is most of the binary, ~38
+	// MiB even for --version): --version 41 MiB peak (anon 2.6); the task
+	// 56 MiB (anon 11.6) with gpt-4.1, 52 (anon 11.4) with llama3.1. The
+	// provider client is openai-go (issue 26), which made the binary 68 MB,
+	// not 39, and the file-backed part 14 MiB larger; without it: --version
+	// 26, the task 37.5–37.8 (anon 11) and 35. Before the compact
+	// tokenizer and the smaller SQLite page cache: 74 MiB (anon 30) with
+	// gpt-4.1, 57 (anon 17) with llama3.1.
 	for model, got := range task {
 		// What the task adds to the same binary's --version, guarded at
 		// twice today's (anon +11 MiB, peak +16 MiB)...
 		if added, anon := got.peak-base.peak, got.anon-base.anon; added > 2*16<<10 || anon > 2*11<<10 {
 			t.Errorf("%s: the task adds %.1f MiB to --version's peak (anon %.1f): more than twice the 16 (11) measured", model, mib(added), mib(anon))
 		}
-		// ...and absolute caps with a margin over the measured 38 (11). A
+		// ...and absolute caps with a margin over the measured 56 (11). A
 		// coverage build (go test -cover) is a larger binary, so more of it
 		// is file-backed; the anonymous part has the same cap in every build.
-		total := int64(48)
+		total := int64(64)
 		if testing.CoverMode() != "" {
-			total = 90
+			total = 110
 		}
 		if got.peak > total<<10 || got.anon > 22<<10 {
 			t.Errorf("%s: %v > %d MiB (anon 22 MiB)", model, got, total)

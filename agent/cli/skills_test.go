@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,4 +110,61 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// Issue 28 item 4: a loaded skill stays whole while its task runs. A 24 KB
+// SKILL.md with scripts/ is loaded, then 20 more tool calls follow (past
+// the stale rule's 15 messages and the offload limit): every request of
+// the task carries the skill's last line, and the task block names the
+// skill. The next task lets it shrink like any other output.
+func TestLoadedSkillStaysWhole(t *testing.T) {
+	var body strings.Builder
+	body.WriteString("---\nname: pdf\ndescription: Fill, merge and split PDF files with the scripts in scripts/.\nlicense: Proprietary\n---\n\n# PDF processing\n\n")
+	for i := 0; body.Len() < 24<<10; i++ {
+		fmt.Fprintf(&body, "## Step %d\n\nRun `python scripts/fill_fields.py form.pdf fields.json out.pdf` and check field %d before you go on; never flatten a form twice.\n\n", i, i)
+	}
+	body.WriteString("LAST-LINE-OF-THE-PDF-SKILL: report the output path.\n")
+	var steps []llmtest.Step
+	steps = append(steps, llmtest.Call("skill", `{"name":"pdf"}`))
+	for i := 0; i < 20; i++ {
+		steps = append(steps, llmtest.Call("read_file", fmt.Sprintf(`{"path":"notes/%02d.txt"}`, i)))
+	}
+	steps = append(steps, llmtest.Text("filled"))
+	srv := llmtest.NewServer(t, steps...)
+	env, polly := cliEnv(t, srv.URL(), nil)
+	writeFile(t, filepath.Join(env.Dir, ".agents/skills/pdf/SKILL.md"), body.String())
+	writeFile(t, filepath.Join(env.Dir, ".agents/skills/pdf/scripts/fill_fields.py"), "print('fill')\n")
+	for i := 0; i < 40; i++ {
+		writeFile(t, filepath.Join(env.Dir, fmt.Sprintf("notes/%02d.txt", i)), fmt.Sprintf("note %d\n", i))
+	}
+	if r := polly("-p", "fill in form.pdf"); r.code != 0 {
+		t.Fatalf("code=%d stderr=%s", r.code, r.stderr)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 22 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	for i, req := range reqs[1:] {
+		raw := string(req.Raw)
+		if !strings.Contains(raw, "LAST-LINE-OF-THE-PDF-SKILL") || !strings.Contains(raw, "fill_fields.py form.pdf") {
+			t.Fatalf("request %d after loading the skill lacks its body (offloaded or shrunk)", i+2)
+		}
+		if !strings.Contains(raw, "Skills loaded for this task: pdf") {
+			t.Fatalf("request %d: the task block does not name the loaded skill", i+2)
+		}
+	}
+
+	// A new task: the skill is no longer held, and 16 calls later it is a
+	// stub like any stale output.
+	steps = nil
+	for i := 20; i < 37; i++ {
+		steps = append(steps, llmtest.Call("read_file", fmt.Sprintf(`{"path":"notes/%02d.txt"}`, i)))
+	}
+	srv.Push(append(steps, llmtest.Text("listed"))...)
+	if r := polly("-p", "now list the files again and again", "--continue"); r.code != 0 {
+		t.Fatalf("code=%d stderr=%s", r.code, r.stderr)
+	}
+	if last := string(srv.Last().Raw); strings.Contains(last, "LAST-LINE-OF-THE-PDF-SKILL") || strings.Contains(last, "Skills loaded for this task") {
+		t.Fatal("the skill is still held whole in a later task")
+	}
 }

@@ -10,8 +10,11 @@ import (
 	"maps"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
+
+	"polly/memory/window"
 )
 
 // Mode is how much the agent may do without asking.
@@ -62,6 +65,7 @@ type Config struct {
 	cacheDir    string            // $XDG_CACHE_HOME/polly or ~/.cache/polly; "" when unknown
 	stateDir    string            // $XDG_STATE_HOME/polly or ~/.local/state/polly; "" when unknown
 	facts       ModelFacts        // windows learned and discovered at run time; nil: none
+	fixed       FixedCost         // the fixed cost last measured, for the threshold `polly config` shows
 	warnings    []string
 	mcpFile     map[string]MCPServer // the project's .mcp.json "mcpServers"
 	// Project files besides .agent/config.json whose settings need trust
@@ -97,28 +101,16 @@ type ModelSpec struct {
 	// Per-model context numbers: those a file sets replace the global
 	// ones (Config.Context) for this model, whichever layer set those.
 	Context ContextSettings `json:"context"`
+	// Tools, when set, is the only tools this model is given (a persona's
+	// own list narrows it further): a lighter tool set for a small window.
+	// MCP tools are named by pattern ("mcp__github__*").
+	Tools []string `json:"tools"`
 }
 
-// ContextSettings are the numbers of the context engine (PRODUCT §3).
-type ContextSettings struct {
-	AnchorEvery             int     `json:"anchor_every"`       // tool calls between task anchors
-	CheckpointEvery         int     `json:"checkpoint_every"`   // tool calls between checkpoints
-	OffloadChars            int     `json:"offload_chars"`      // tool outputs longer than this are offloaded
-	OffloadCharsRead        int     `json:"offload_chars_read"` // the same for read_file and grep
-	PreviewHeadChars        int     `json:"preview_head_chars"`
-	PreviewTailChars        int     `json:"preview_tail_chars"`
-	StaleAfterMessages      int     `json:"stale_after_messages"`
-	SummarizeAtTokens       int     `json:"summarize_at_tokens"`
-	SummarizeWindowRatio    float64 `json:"summarize_window_ratio"`
-	KeepRecentMessages      int     `json:"keep_recent_messages"`
-	HardLimitTokens         int     `json:"hard_limit_tokens"`
-	HardKeepMessages        int     `json:"hard_keep_messages"`
-	RecentActions           int     `json:"recent_actions"`
-	ContextErrorKeepOutputs int     `json:"context_error_keep_outputs"`
-	ContextErrorCutChars    int     `json:"context_error_cut_chars"`
-	SummaryMaxTokens        int     `json:"summary_max_tokens"`
-	SummaryShare            float64 `json:"summary_share"`
-}
+// ContextSettings are the numbers of the context engine (PRODUCT §3):
+// memory/window's Settings, where their defaults live. The config holds
+// only what a file or flag set (0 is "not set"); window fills the rest.
+type ContextSettings = window.Settings
 
 // LLMSettings tune provider calls.
 type LLMSettings struct {
@@ -170,6 +162,7 @@ type SandboxSettings struct {
 	Network       bool     `json:"network"`        // commands may use the network without asking
 	WritableRoots []string `json:"writable_roots"` // extra writable directories in workspace-write
 	PassEnv       []string `json:"pass_env"`       // credential-like variables commands get anyway
+	DenyRead      []string `json:"deny_read"`      // paths no command reads, on top of the built-in set
 }
 
 // MemorySettings tune the workspace memory.
@@ -214,6 +207,7 @@ type HookCommand struct {
 	StatusMessage   string            `json:"statusMessage"`
 	Once            bool              `json:"once"`
 	ContinueOnBlock bool              `json:"continueOnBlock"`
+	Network         bool              `json:"network"` // Polly: the hook may use the network (it runs in the command sandbox)
 }
 
 // MCPServer is one MCP server: a command speaking stdio, or (type "http")
@@ -228,6 +222,11 @@ type MCPServer struct {
 	Headers        map[string]string `json:"headers"`
 	StartupTimeout int               `json:"startup_timeout_seconds"` // 0: the default
 	ToolTimeout    int               `json:"tool_timeout_seconds"`    // one tool call; 0: the default (60)
+	// A stdio server runs in the command sandbox: read-only but for these
+	// (the project among them: its protected paths stay read-only), and
+	// without the network unless Network.
+	Network       bool     `json:"network"`
+	WritableRoots []string `json:"writable_roots"`
 }
 
 // TUISettings are display preferences.
@@ -266,6 +265,18 @@ type ModelFacts interface {
 	LearnedWindow(provider, model string) int
 	DiscoveredWindow(provider, model string) int
 }
+
+// FixedCost is a context's fixed cost (system prompt, tool schemas, task
+// block: what no summary shrinks) as the agent measured it on a call.
+type FixedCost struct {
+	Tokens int
+	Model  string // the model of that call
+	From   string // where it was measured, for the source column ("the last call of session …")
+}
+
+// SetFixedCost gives the fixed cost measured on the latest call, so the
+// summarization threshold printed is the agent's own (it depends on it).
+func (c *Config) SetFixedCost(f FixedCost) { c.fixed = f }
 
 // SetModelFacts makes resolution consult f (learned and discovered
 // windows). It must be safe for concurrent use.
@@ -367,27 +378,8 @@ func Defaults(version string) *Config {
 		Mode:        ModeAsk,
 		MaxTurns:    0,
 		NotifyAfter: 60,
-		Context: ContextSettings{
-			AnchorEvery:             5,
-			CheckpointEvery:         30,
-			OffloadChars:            2000,
-			OffloadCharsRead:        8000,
-			PreviewHeadChars:        400,
-			PreviewTailChars:        1200, // errors land at the end
-			StaleAfterMessages:      15,
-			SummarizeAtTokens:       40000,
-			SummarizeWindowRatio:    0.75,
-			KeepRecentMessages:      15,
-			HardLimitTokens:         120000,
-			HardKeepMessages:        20,
-			RecentActions:           20,
-			ContextErrorKeepOutputs: 3,
-			ContextErrorCutChars:    1000,
-			SummaryMaxTokens:        8000,
-			SummaryShare:            0.125,
-		},
-		LLM:  LLMSettings{MaxRetries: 4, IdleTimeoutSeconds: 90, CallTimeoutSeconds: 600},
-		Team: TeamSettings{MaxParallel: 4, MaxDepth: 1},
+		LLM:         LLMSettings{MaxRetries: 4, IdleTimeoutSeconds: 90, CallTimeoutSeconds: 600},
+		Team:        TeamSettings{MaxParallel: 4, MaxDepth: 1},
 		Web: WebSettings{
 			RespectRobots:  true,
 			UserAgent:      "Polly/" + version + " (+https://github.com/polly)",
@@ -420,6 +412,7 @@ type ModelInfo struct {
 	Price         *Price // nil when unknown: no cost is shown
 	PriceSource   string // SourceConfig, SourceBuiltin or SourceUnknown
 	Context       ContextSettings
+	Tools         []string // the model's tool allow-list; nil: every tool
 }
 
 // Price is USD per million tokens.
@@ -427,14 +420,19 @@ type Price struct {
 	Input, Output, CachedInput float64
 }
 
-// SummarizeAt is the token count that triggers summarization:
-// min(summarize_at_tokens, summarize_window_ratio × context window), or
-// summarize_at_tokens when the window is unknown.
-func (m ModelInfo) SummarizeAt() int {
-	if m.ContextWindow <= 0 {
-		return m.Context.SummarizeAtTokens
-	}
-	return min(m.Context.SummarizeAtTokens, int(m.Context.SummarizeWindowRatio*float64(m.ContextWindow)))
+// Budget is the context the model may fill: its window (128,000 when
+// unknown) less the output reserved and the safety margin
+// (window.Budget, as the agent computes it).
+func (m ModelInfo) Budget() int {
+	return window.Budget(m.ContextWindow, m.MaxOutput, m.SafetyMargin)
+}
+
+// Threshold is the token count that triggers summarization for a fixed
+// cost (system prompt, tool schemas, task block) of fixed tokens: the
+// agent's own formula (window.Settings.Threshold), so `polly config`, the
+// status bar and the agent report one number.
+func (m ModelInfo) Threshold(fixed int) int {
+	return m.Context.WithDefaults().Threshold(m.Budget(), fixed)
 }
 
 // ActiveModel is the model Polly talks to by default.
@@ -474,7 +472,7 @@ func (c *Config) ProviderEndpoint(name string) ModelInfo { return c.resolve(name
 // ContextFor returns the context numbers for a model: the global ones with
 // the model's overrides applied. A per-model value wins over a global one
 // from any layer, because it is more specific. (Config.Context holds the
-// global numbers.)
+// global numbers.) A number no layer set is 0: WithDefaults fills it.
 func (c *Config) ContextFor(model string) ContextSettings {
 	return c.ResolveModel(model).Context
 }
@@ -512,6 +510,7 @@ func (c *Config) resolve(provider, name string) ModelInfo {
 		MaxOutput:    spec.MaxOutputTokens,
 		SafetyMargin: spec.SafetyMargin,
 		Context:      c.modelContext(provider, name, spec),
+		Tools:        slices.Clone(spec.Tools),
 	}
 	if k := c.envKeys[provider]; k != "" {
 		m.APIKey = k

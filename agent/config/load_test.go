@@ -103,7 +103,7 @@ func TestPrecedence(t *testing.T) {
 			get: func(c *config.Config) any { return c.Mode }, want: config.ModeAutoEdit,
 			wantSrc: at(config.KindUserFile, userFile, 2, 3)},
 		{name: "user file nested", user: user, field: "context.summarize_at_tokens",
-			get: func(c *config.Config) any { return c.Context.SummarizeAtTokens }, want: 30000,
+			get: func(c *config.Config) any { return c.Context.SummarizeAt }, want: 30000,
 			wantSrc: at(config.KindUserFile, userFile, 5, 5)},
 		{name: "project over user", user: user, project: project, field: "persona",
 			get: func(c *config.Config) any { return c.Persona }, want: "reviewer",
@@ -380,19 +380,19 @@ func TestPerModelContext(t *testing.T) {
 		{"gpt-4o", 3, 0.5, 40000},             // model override beats the project's global value
 		{"openai/gpt-4o", 3, 0.5, 40000},      // qualified name
 		{"gpt-4.1", 9, 0.75, 40000},           // global from the project file
-		{"small", 9, 0.75, 24000},             // 0.75 × 32000 < 40000
+		{"small", 9, 0.75, 20520},             // 0.75 × its budget, 32000 − 4000 − 640, < 40000 (fixed cost 0)
 		{"unknown", 9, 0.75, 40000},           // 0.75 × 128000 > 40000
 		{"", 9, 0.75, 40000},                  // the active model
 		{config.DefaultModel, 9, 0.75, 40000}, // by its name
 		{"openai/" + config.DefaultModel, 9, 0.75, 40000},
 	}
 	for _, tt := range tests {
-		got := c.ContextFor(tt.model)
-		if got.AnchorEvery != tt.anchor || got.SummarizeWindowRatio != tt.ratio {
-			t.Errorf("ContextFor(%q): anchor %d ratio %g, want %d %g", tt.model, got.AnchorEvery, got.SummarizeWindowRatio, tt.anchor, tt.ratio)
+		got := c.ContextFor(tt.model).WithDefaults()
+		if got.AnchorEvery != tt.anchor || got.SummarizeRatio != tt.ratio {
+			t.Errorf("ContextFor(%q): anchor %d ratio %g, want %d %g", tt.model, got.AnchorEvery, got.SummarizeRatio, tt.anchor, tt.ratio)
 		}
-		if got := c.ResolveModel(tt.model).SummarizeAt(); got != tt.summarizeAt {
-			t.Errorf("SummarizeAt(%q) = %d, want %d", tt.model, got, tt.summarizeAt)
+		if got := c.ResolveModel(tt.model).Threshold(0); got != tt.summarizeAt {
+			t.Errorf("Threshold(%q) = %d, want %d", tt.model, got, tt.summarizeAt)
 		}
 		if got.CheckpointEvery != 30 {
 			t.Errorf("ContextFor(%q) lost a default: checkpoint_every %d", tt.model, got.CheckpointEvery)
@@ -400,6 +400,15 @@ func TestPerModelContext(t *testing.T) {
 	}
 	if c.Context.AnchorEvery != 9 {
 		t.Errorf("global anchor_every = %d, want 9", c.Context.AnchorEvery)
+	}
+	// The fixed cost counts: the agent's formula, one number everywhere.
+	if got := c.ResolveModel("small").Threshold(6500); got != 6500+(27360-6500)*3/4 {
+		t.Errorf("Threshold(small, 6500) = %d", got)
+	}
+	// The config holds overrides only: what no file set stays 0 (the
+	// window package's default applies).
+	if c.Context.CheckpointEvery != 0 || c.ResolveModel("gpt-4o").Context.KeepRecent != 0 {
+		t.Errorf("defaults copied into the config: %+v", c.Context)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"polly/memory/window"
 )
 
 // Value is one effective setting as `polly config` shows it. Secrets are
@@ -121,7 +123,18 @@ func (c *Config) groups() [][]Value {
 		}
 	}
 	add(&model, "context_window", window, windowSrc)
-	add(&model, "summarize_threshold", strconv.Itoa(m.SummarizeAt()), Source{Detail: thresholdWhy(m)})
+	fixed := 0
+	if c.fixed.Tokens > 0 && c.fixed.Model == m.Name {
+		fixed = c.fixed.Tokens
+	}
+	if m.Tools != nil {
+		src := c.Source(specPath + ".tools")
+		if src.Kind == KindDefault && len(m.Tools) > 0 {
+			src = c.Source(indexPath(specPath+".tools", 0)) // a list's source is its items'
+		}
+		add(&model, "tools", strings.Join(m.Tools, ", "), src)
+	}
+	add(&model, "summarize_threshold", strconv.Itoa(m.Threshold(fixed)), Source{Detail: c.thresholdWhy(m, fixed)})
 	if m.Price == nil {
 		add(&model, "price", "unknown (no cost shown)", Source{Detail: SourceUnknown})
 	}
@@ -147,7 +160,7 @@ func (c *Config) groups() [][]Value {
 
 	// Context numbers: a model override shows the override's source.
 	var ctx []Value
-	eff := reflect.ValueOf(m.Context)
+	eff := reflect.ValueOf(m.Context.WithDefaults())
 	for i := range eff.NumField() {
 		key := jsonName(eff.Type().Field(i))
 		src := c.Source("context." + key)
@@ -190,7 +203,7 @@ func (c *Config) groups() [][]Value {
 	for _, l := range []struct {
 		key  string
 		list []string
-	}{{"sandbox.writable_roots", c.Sandbox.WritableRoots}, {"sandbox.pass_env", c.Sandbox.PassEnv}} {
+	}{{"sandbox.writable_roots", c.Sandbox.WritableRoots}, {"sandbox.pass_env", c.Sandbox.PassEnv}, {"sandbox.deny_read", c.Sandbox.DenyRead}} {
 		for i, v := range l.list {
 			key := indexPath(l.key, i)
 			sb = append(sb, Value{Key: key, Value: v, Source: c.Source(key)})
@@ -209,15 +222,22 @@ func (c *Config) groups() [][]Value {
 	return append(groups, provs)
 }
 
-// thresholdWhy says what the summarization threshold was derived from.
-func thresholdWhy(m ModelInfo) string {
-	if m.ContextWindow <= 0 {
-		return "context.summarize_at_tokens (window unknown)"
+// thresholdWhy says what the summarization threshold was derived from:
+// the agent's formula with this model's numbers.
+func (c *Config) thresholdWhy(m ModelInfo, fixed int) string {
+	s := m.Context.WithDefaults()
+	if m.Threshold(fixed) == s.SummarizeAt {
+		return "context.summarize_at_tokens"
 	}
-	if m.SummarizeAt() < m.Context.SummarizeAtTokens {
-		return fmt.Sprintf("%g × context_window %d", m.Context.SummarizeWindowRatio, m.ContextWindow)
+	w := m.ContextWindow
+	if w <= 0 {
+		w = window.UnknownWindow
 	}
-	return "context.summarize_at_tokens"
+	why := fmt.Sprintf("fixed cost + %g × the rest of the %d-token budget of the %d-token window", s.SummarizeRatio, m.Budget(), w)
+	if fixed > 0 {
+		return fmt.Sprintf("%s; fixed cost %d tokens (%s)", why, fixed, c.fixed.From)
+	}
+	return why + "; fixed cost not measured yet (no call in this project): the threshold rises by a quarter of it"
 }
 
 // structValues flattens a settings struct of scalars.

@@ -44,7 +44,7 @@ func TestPrint(t *testing.T) {
 		{"headers.X-Title", "Polly", "user " + userFile + ":5"},
 		// gpt-4.1 on a local server: OpenAI's window and prices do not apply.
 		{"context_window", "unknown", "default (unknown)"},
-		{"summarize_threshold", "30000", "default (context.summarize_at_tokens (window unknown))"},
+		{"summarize_threshold", "30000", "default (context.summarize_at_tokens)"},
 		{"price", "unknown (no cost shown)", "default (unknown)"},
 		{"workspace", "~/.agent/workspace", "default"},
 		{"mode", "ask", "default"}, // the project is not trusted

@@ -14,8 +14,10 @@ import (
 	"strconv"
 	"strings"
 
-	"polly/workspace/jsonfile"
 	"time"
+
+	"polly/workspace/atomicfile"
+	"polly/workspace/jsonfile"
 )
 
 // A cloned repository's .agent/config.json is written by whoever wrote the
@@ -490,33 +492,13 @@ func (c *Config) TrustProject() error {
 	return nil
 }
 
-// writeFileAtomic replaces path with data through a temp file and rename,
-// so a crash never leaves half a store.
+// writeFileAtomic replaces path with data (atomicfile: temp file, sync,
+// rename), so a crash never leaves half a store; only the user reads it.
 func writeFileAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".trust-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return atomicfile.Write(path, data, 0o600)
 }
 
 // Reload loads the configuration again with the same options, e.g. after

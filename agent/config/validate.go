@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -99,7 +100,7 @@ func (c *Config) Validate() error {
 				continue // the global numbers, checked as "context"
 			}
 			// The numbers a file set for this model.
-			for _, fe := range fieldErrors(c.contextAt(ctxPath, spec.Context).Validate()) {
+			for _, fe := range fieldErrors(validateContext(c.contextAt(ctxPath, spec.Context), func(key string) bool { return c.Source(ctxPath+"."+key).Kind != KindDefault })) {
 				if path := ctxPath + "." + fe.Path; c.Source(path).Kind != KindDefault {
 					p.add(path, fe.Msg)
 				}
@@ -111,7 +112,7 @@ func (c *Config) Validate() error {
 	p.add("mode", oneOf(string(c.Mode), "ask", "auto-edit", "yolo"))
 	p.add("max_turns", atLeast(c.MaxTurns, 0))
 	p.add("notify_after_seconds", atLeast(c.NotifyAfter, 0))
-	p.nest("context", c.Context.Validate())
+	p.nest("context", validateContext(c.Context, func(key string) bool { return c.Source("context."+key).Kind != KindDefault }))
 	p.nest("llm", c.LLM.Validate())
 	p.nest("team", c.Team.Validate())
 	p.nest("web", c.Web.Validate())
@@ -190,26 +191,26 @@ func (m ModelSpec) Validate() error {
 	return p.join()
 }
 
-// Validate checks the context engine's numbers.
-func (s ContextSettings) Validate() error {
+// validateContext checks the context engine's numbers: 0 is "not set"
+// (the default applies), so only a number a layer wrote (or a negative
+// one) is checked — a whole number at least 1, a share in (0, 1].
+// written reports whether a layer wrote the field with this JSON name.
+func validateContext(s ContextSettings, written func(key string) bool) error {
 	var p problems
-	for _, n := range []struct {
-		key    string
-		v, min int
-	}{
-		{"anchor_every", s.AnchorEvery, 1}, {"checkpoint_every", s.CheckpointEvery, 1},
-		{"offload_chars", s.OffloadChars, 1}, {"offload_chars_read", s.OffloadCharsRead, 1},
-		{"preview_head_chars", s.PreviewHeadChars, 0}, {"preview_tail_chars", s.PreviewTailChars, 0},
-		{"stale_after_messages", s.StaleAfterMessages, 1}, {"summarize_at_tokens", s.SummarizeAtTokens, 1},
-		{"keep_recent_messages", s.KeepRecentMessages, 1}, {"hard_limit_tokens", s.HardLimitTokens, 1},
-		{"hard_keep_messages", s.HardKeepMessages, 1}, {"recent_actions", s.RecentActions, 0},
-		{"context_error_keep_outputs", s.ContextErrorKeepOutputs, 0}, {"context_error_cut_chars", s.ContextErrorCutChars, 1},
-		{"summary_max_tokens", s.SummaryMaxTokens, 1},
-	} {
-		p.add(n.key, atLeast(n.v, n.min))
+	v := reflect.ValueOf(s)
+	for i := range v.NumField() {
+		key, f := jsonName(v.Type().Field(i)), v.Field(i)
+		switch f.Kind() {
+		case reflect.Int:
+			if n := int(f.Int()); n != 0 || written(key) {
+				p.add(key, atLeast(n, 1))
+			}
+		case reflect.Float64:
+			if x := f.Float(); x != 0 || written(key) {
+				p.add(key, share(x))
+			}
+		}
 	}
-	p.add("summarize_window_ratio", share(s.SummarizeWindowRatio))
-	p.add("summary_share", share(s.SummaryShare))
 	return p.join()
 }
 
@@ -250,7 +251,7 @@ func (t TUISettings) Validate() error {
 	return p.join()
 }
 
-// Validate checks the mode, the extra writable roots and the variables.
+// Validate checks the mode, the extra writable roots, the variables and the deny-read paths.
 func (s SandboxSettings) Validate() error {
 	var p problems
 	p.add("mode", oneOf(s.Mode, "auto", "on", "off"))
@@ -261,6 +262,11 @@ func (s SandboxSettings) Validate() error {
 	}
 	for i, name := range s.PassEnv {
 		p.add(indexPath("pass_env", i), checkEnvName(name))
+	}
+	for i, path := range s.DenyRead {
+		if !strings.HasPrefix(path, "/") && !strings.HasPrefix(path, "~/") {
+			p.add(indexPath("deny_read", i), fmt.Sprintf("expected an absolute path (or one starting with ~/), got %q", path))
+		}
 	}
 	return p.join()
 }

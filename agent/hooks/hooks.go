@@ -15,9 +15,12 @@
 package hooks
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"os"
@@ -25,6 +28,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -51,29 +55,54 @@ type Hook struct {
 	Async          bool // command: run in the background, output delivered with the next request
 	StatusMessage  string
 	Source         string // where it was configured, for messages
+	Network        bool   // command: its config lets it use the network (in the sandbox)
 }
 
-// Starter builds the process that runs one command hook. Every command
-// hook starts here, so a sandbox can be put around all of them at once.
-type Starter func(ctx context.Context, command string, args []string, dir string, env []string) *exec.Cmd
+// Runner runs one command hook to its end: bash -c COMMAND (shell form),
+// or COMMAND ARGS… when args are given (exec form), in dir with env,
+// stdin fed to it and its stdout and stderr copied out; it and every
+// process it started are killed when ctx ends. It returns the exit code
+// (128+n for death by signal n), or an error when the hook could not run.
+// Every command hook runs here, so the app puts the command sandbox
+// around all of them at once.
+type Runner func(ctx context.Context, h Hook, dir string, env []string, stdin []byte, stdout, stderr io.Writer) (int, error)
 
-// Spawn is the default Starter: bash -c COMMAND (shell form), or COMMAND
-// ARGS… when args are given (exec form), in dir.
-func Spawn(ctx context.Context, command string, args []string, dir string, env []string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "bash", "-c", command)
-	if args != nil {
-		cmd = exec.CommandContext(ctx, command, args...)
+// Spawn is the default Runner: the hook unsandboxed, in its own process
+// group (killed whole at the timeout) and killed with Polly.
+func Spawn(ctx context.Context, h Hook, dir string, env []string, stdin []byte, stdout, stderr io.Writer) (int, error) {
+	cmd := exec.CommandContext(ctx, "bash", "-c", h.Command)
+	if h.Args != nil {
+		cmd = exec.CommandContext(ctx, h.Command, h.Args...)
 	}
 	cmd.Dir, cmd.Env = dir, env
-	return cmd
+	cmd.SysProcAttr = procAttr()
+	cmd.Cancel = func() error {
+		// The whole group: a hook that started `sleep` in the background
+		// must not outlive its timeout.
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	cmd.WaitDelay = time.Second
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(stdin), stdout, stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &exit):
+		if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), nil
+		}
+		return exit.ExitCode(), nil
+	}
+	return -1, err
 }
 
 // Options configure a Set.
 type Options struct {
-	Dir   string       // the project root: the hooks' working directory and CLAUDE_PROJECT_DIR
-	Env   []string     // the hooks' environment (nil: Polly's); CLAUDE_PROJECT_DIR is added
-	Start Starter      // nil: Spawn
-	HTTP  *http.Client // for http hooks; nil: a plain client (each hook's timeout applies)
+	Dir  string       // the project root: the hooks' working directory and CLAUDE_PROJECT_DIR
+	Env  []string     // the hooks' environment (nil: Polly's); CLAUDE_PROJECT_DIR is added
+	Run  Runner       // nil: Spawn
+	HTTP *http.Client // for http hooks; nil: a plain client (each hook's timeout applies)
 }
 
 // Set is the compiled hooks of one process. It is safe for concurrent use.
@@ -99,8 +128,8 @@ type compiled struct {
 // warnings, once; a matcher or "if" rule that does not compile is an
 // error (the config checks them first).
 func New(list []Hook, opts Options) (*Set, []string, error) {
-	if opts.Start == nil {
-		opts.Start = Spawn
+	if opts.Run == nil {
+		opts.Run = Spawn
 	}
 	if opts.Env == nil {
 		opts.Env = os.Environ()

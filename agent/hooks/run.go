@@ -3,15 +3,12 @@ package hooks
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -31,40 +28,24 @@ func (s *Set) run(ctx context.Context, h compiled, body []byte, timeout time.Dur
 	return s.command(ctx, h, body, timeout)
 }
 
-// command runs a command hook, killing its process group at the timeout
-// or when ctx ends.
+// command runs a command hook, killing it and what it started at the
+// timeout or when ctx ends.
 func (s *Set) command(ctx context.Context, h compiled, body []byte, timeout time.Duration) answer {
 	a := answer{run: Run{Event: h.Event, Command: h.display(), ExitCode: -1, Status: h.StatusMessage}}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := s.opts.Start(tctx, h.Command, h.Args, s.opts.Dir, s.opts.Env)
-	cmd.SysProcAttr = procAttr()
-	cmd.Cancel = func() error {
-		if cmd.Process == nil {
-			return nil
-		}
-		// The whole group: a hook that started `sleep` in the background
-		// must not outlive its timeout.
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	cmd.WaitDelay = time.Second
-	cmd.Stdin = bytes.NewReader(body)
 	var stdout, stderr capped
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	err := cmd.Run()
+	code, err := s.opts.Run(tctx, h.Hook, s.opts.Dir, s.opts.Env, body, &stdout, &stderr)
 	a.run.Duration = time.Since(start)
 	a.stdout, a.stderr = stdout.String(), stderr.String()
-	var exit *exec.ExitError
 	switch {
 	case tctx.Err() != nil && ctx.Err() == nil:
 		a.run.Outcome, a.run.Message = "timeout", fmt.Sprintf("killed after its timeout of %s; its output is discarded", timeout)
 	case ctx.Err() != nil:
 		a.run.Outcome, a.run.Message = "warning", "cancelled"
 	case err == nil:
-		a.run.ExitCode, a.exited = 0, true
-	case errors.As(err, &exit):
-		a.run.ExitCode, a.exited = exit.ExitCode(), true
+		a.run.ExitCode, a.exited = code, true
 	default:
 		a.run.Outcome, a.run.Message = "warning", "could not run: "+err.Error()
 	}

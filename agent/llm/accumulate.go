@@ -1,16 +1,21 @@
 package llm
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
 
+	"github.com/openai/openai-go/v3"
+
 	"polly/memory/chat"
 )
 
-// accumulator builds one reply from streamed chunks. It is Polly's own,
-// because OpenAI-compatible servers differ from OpenAI in ways openai-go's
-// accumulator rejects: the chunk id changes mid-stream (some routers),
+// accumulator builds one reply from the SDK's streamed chunks
+// (openai.ChatCompletionChunk). It is Polly's own, not openai-go's
+// ChatCompletionAccumulator, because OpenAI-compatible servers differ from
+// OpenAI in ways that accumulator rejects: the chunk id changes mid-stream (some routers),
 // tool-call ids and indexes come only in a call's first chunk or not at
 // all, several calls interleave, usage rides on a chunk with choices. What
 // it never guesses at is a reply that did not finish: that stays an error
@@ -38,11 +43,11 @@ func newAccumulator() *accumulator {
 
 // add takes one chunk and returns the text and reasoning it carried, for
 // the observer.
-func (a *accumulator) add(c *chunk) (text, reasoning string, toolCalls bool) {
+func (a *accumulator) add(c *openai.ChatCompletionChunk) (text, reasoning string, toolCalls bool) {
 	if a.model == "" {
 		a.model = c.Model
 	}
-	if u := c.Usage; u != nil && (u.PromptTokens != 0 || u.CompletionTokens != 0) {
+	if u := &c.Usage; u.PromptTokens != 0 || u.CompletionTokens != 0 {
 		// Usage may come on the last chunk with choices or on a chunk of its
 		// own; servers that repeat it send running totals, so the last wins.
 		a.usage = chat.Usage{PromptTokens: int(u.PromptTokens), CompletionTokens: int(u.CompletionTokens),
@@ -74,10 +79,11 @@ func (a *accumulator) add(c *chunk) (text, reasoning string, toolCalls bool) {
 // with its index; without an index (some local servers), to the last call
 // unless it brings a new id. A known index with a different id is a new
 // call too: servers that number every call 0 exist.
-func (a *accumulator) addCall(tc *chunkToolCall) {
+func (a *accumulator) addCall(tc *openai.ChatCompletionChunkChoiceDeltaToolCall) {
 	pos, ok := -1, false
-	if tc.Index != nil {
-		pos, ok = a.byIndex[*tc.Index]
+	hasIndex := tc.JSON.Index.Valid()
+	if hasIndex {
+		pos, ok = a.byIndex[tc.Index]
 	} else if a.lastCall >= 0 {
 		pos, ok = a.lastCall, true
 	}
@@ -87,8 +93,8 @@ func (a *accumulator) addCall(tc *chunkToolCall) {
 	if !ok {
 		a.calls = append(a.calls, &callParts{})
 		pos = len(a.calls) - 1
-		if tc.Index != nil {
-			a.byIndex[*tc.Index] = pos
+		if hasIndex {
+			a.byIndex[tc.Index] = pos
 		}
 	}
 	a.lastCall = pos
@@ -121,21 +127,35 @@ func (a *accumulator) message() chat.Message {
 	return out
 }
 
-// reasoningOf returns the reasoning text of a delta: DeepSeek, vLLM and
-// llama.cpp send reasoning_content, OpenRouter sends reasoning and
-// reasoning_details. Some providers send several with the same text: take
-// one.
-func reasoningOf(d *chunkDelta) string {
-	switch {
-	case d.ReasoningContent != "":
-		return d.ReasoningContent
-	case d.Reasoning != "":
-		return d.Reasoning
-	case len(d.ReasoningDetails) == 0:
+// reasoningOf returns the reasoning text of a delta, which the SDK's
+// type keeps among its extra fields: DeepSeek, vLLM and llama.cpp send
+// reasoning_content, OpenRouter sends reasoning and reasoning_details.
+// Some providers send several with the same text: take one. A field of
+// another shape is no reasoning.
+func reasoningOf(d *openai.ChatCompletionChunkChoiceDelta) string {
+	extra := d.JSON.ExtraFields
+	if len(extra) == 0 {
+		return ""
+	}
+	for _, k := range []string{"reasoning_content", "reasoning"} {
+		var s string
+		if f, ok := extra[k]; ok && lenient(json.Unmarshal([]byte(f.Raw()), &s)) && s != "" {
+			return s
+		}
+	}
+	f, ok := extra["reasoning_details"]
+	if !ok {
+		return ""
+	}
+	var details []struct {
+		Text    string `json:"text"`
+		Summary string `json:"summary"`
+	}
+	if !lenient(json.Unmarshal([]byte(f.Raw()), &details)) {
 		return ""
 	}
 	var b strings.Builder
-	for _, d := range d.ReasoningDetails {
+	for _, d := range details {
 		switch {
 		case d.Text != "":
 			b.WriteString(d.Text)
@@ -144,4 +164,11 @@ func reasoningOf(d *chunkDelta) string {
 		}
 	}
 	return b.String()
+}
+
+// lenient reports whether a decode succeeded, counting a value of the wrong
+// type as success: the rest was decoded, as the SDK treats its own fields.
+func lenient(err error) bool {
+	var typ *json.UnmarshalTypeError
+	return err == nil || errors.As(err, &typ)
 }

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+
+	"github.com/openai/openai-go/v3"
 )
 
-// chunks decodes SSE data payloads the way the client does.
-func chunks(tb testing.TB, payloads ...string) []chunk {
+// chunks decodes SSE data payloads the way the SDK's stream does.
+func chunks(tb testing.TB, payloads ...string) []openai.ChatCompletionChunk {
 	tb.Helper()
-	out := make([]chunk, len(payloads))
+	out := make([]openai.ChatCompletionChunk, len(payloads))
 	for i, p := range payloads {
 		if err := json.Unmarshal([]byte(p), &out[i]); err != nil {
 			tb.Fatal(err)

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -12,18 +13,26 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
 // classify turns the error of an attempt into an *Error: an HTTP status
-// (already an *Error, see endpoint.send), an error event in the stream,
-// broken stream data or a failed connection. began says whether content
-// had been streamed, which makes a broken connection a stream error.
-func classify(err error, began bool) *Error {
+// (the SDK's *openai.Error, or the response tap saw when the SDK could not
+// read the error body), an error event in the stream (the SDK's
+// *ssestream.StreamError), broken stream data or a failed connection.
+// began says whether content had been streamed, which makes a broken
+// connection a stream error. tap may be nil.
+func classify(err error, began bool, tap *bodyTap) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
 	}
-	var se *streamEventError
+	if e := httpError(err, tap); e != nil {
+		return e
+	}
+	var se *ssestream.StreamError
 	if errors.As(err, &se) {
 		return fromStreamEvent(se)
 	}
@@ -37,6 +46,9 @@ func classify(err error, began bool) *Error {
 	if errors.As(err, &syn) || errors.As(err, &typ) {
 		return &Error{Kind: KindStream, Message: "malformed stream data: " + err.Error(), Err: err}
 	}
+	if errors.Is(err, bufio.ErrTooLong) {
+		return &Error{Kind: KindStream, Message: "malformed stream data: a line longer than 32 MiB", Err: err}
+	}
 	if isNetwork(err) {
 		if began {
 			return &Error{Kind: KindStream, Message: "connection lost mid-stream: " + err.Error(), Err: err}
@@ -46,10 +58,44 @@ func classify(err error, began bool) *Error {
 	return &Error{Kind: KindUnknown, Message: err.Error(), Err: err}
 }
 
+// httpError is the error response behind err, nil if there was none. The
+// SDK's *openai.Error carries the status, the headers, the body and what
+// it read of an {"error": {...}} object; a body it cannot read as one
+// (Ollama's {"error": "text"}) comes back as a JSON error instead, and
+// then the tap has the response.
+func httpError(err error, tap *bodyTap) *Error {
+	var ae *openai.Error
+	if errors.As(err, &ae) && ae.Response != nil {
+		var body []byte
+		if ae.Response.Body != nil {
+			body, _ = io.ReadAll(io.LimitReader(ae.Response.Body, maxErrorBody))
+		}
+		var pe providerError
+		if ae.Message != "" {
+			pe = providerError{Message: ae.Message, Type: ae.Type, Code: ae.Code, Param: ae.Param}
+		}
+		e := fromStatus(ae.StatusCode, ae.Response.Header, body, pe)
+		e.Err = err
+		return e
+	}
+	if tap == nil {
+		return nil
+	}
+	if res := tap.response(); res != nil && res.StatusCode >= 400 {
+		e := fromStatus(res.StatusCode, res.Header, tap.body(), providerError{})
+		e.Err = err
+		return e
+	}
+	return nil
+}
+
 // fromStatus classifies an HTTP error response from its status, headers
-// and (the start of) its body.
-func fromStatus(status int, h http.Header, body []byte) *Error {
-	pe := parseErrorBody(body)
+// and (the start of) its body. pe is what the SDK read of the body; when
+// empty, the body is read here.
+func fromStatus(status int, h http.Header, body []byte, pe providerError) *Error {
+	if pe.Message == "" {
+		pe = parseErrorBody(body)
+	}
 	msg := pe.Message
 	if msg == "" {
 		msg = http.StatusText(status)
@@ -76,20 +122,12 @@ func fromStatus(status int, h http.Header, body []byte) *Error {
 	return e
 }
 
-// streamEventError is a data: {"error": ...} event inside a stream.
-type streamEventError struct {
-	text string // the "error" member as text
-	data []byte // the whole event
-}
-
-func (e *streamEventError) Error() string { return "received error while streaming: " + e.text }
-
 // fromStreamEvent classifies a data: {"error": ...} event inside a stream.
-func fromStreamEvent(se *streamEventError) *Error {
+func fromStreamEvent(se *ssestream.StreamError) *Error {
 	var ev struct {
 		Error json.RawMessage `json:"error"`
 	}
-	_ = json.Unmarshal(se.data, &ev)
+	_ = json.Unmarshal(se.Event.Data, &ev)
 	pe := errorObject(ev.Error)
 	msg := pe.Message
 	if msg == "" {

@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
-	"sync"
 	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/pagination"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
 // Defaults for the zero fields of Config.
@@ -42,7 +45,8 @@ type Config struct {
 	// Headers go with every request after Polly's own, so a configured
 	// Authorization replaces the Bearer key.
 	Headers   map[string]string
-	UserAgent string // empty: "Polly"
+	UserAgent string       // empty: "Polly"
+	Log       *slog.Logger // nil: none; else a debug line per HTTP request
 }
 
 // Client streams chat completions from one endpoint. It is safe for
@@ -101,6 +105,9 @@ func (c *Client) Stream(ctx context.Context, req Request, obs Observer) (Respons
 	}
 	// Every attempt has ended when Stream returns: the buffer is free.
 	defer req.Cache.giveBuffer(body)
+	if obs.OnRequest != nil {
+		obs.OnRequest(body)
+	}
 	callCtx, cancel := context.WithTimeoutCause(ctx, c.cfg.CallTimeout, errCallTimeout)
 	defer cancel()
 
@@ -146,44 +153,53 @@ func (c *Client) backoff(attempt int, retryAfter time.Duration) time.Duration {
 	return time.Duration(rand.Int64N(int64(ceiling) + 1))
 }
 
-// attempt makes one HTTP request and reads the stream to its end. began
-// reports whether any content reached the observer, after which a retry
-// would show the user the same text twice.
+// attempt makes one request through openai-go and reads the stream to its
+// end. began reports whether any content reached the observer, after which
+// a retry would show the user the same text twice.
+//
+// The request is Chat.Completions.NewStreaming's without its last step:
+// NewStreaming posts to chat/completions and decodes the response as an
+// ssestream.Stream of openai.ChatCompletionChunk, as here, but first sets
+// "stream": true in the body with sjson, which copies the whole body (160
+// KB at 40k tokens of context, every step) to set what Polly's body
+// already says.
 func (c *Client) attempt(callCtx context.Context, body []byte, obs Observer) (Response, bool, *Error) {
+	if c.ep.err != nil {
+		return Response{}, false, &Error{Kind: KindBadRequest, Message: c.ep.err.Error(), Err: c.ep.err}
+	}
 	ctx, cancel := context.WithCancelCause(callCtx)
 	defer cancel(nil)
 	stalled := fmt.Errorf("stream stalled: no data for %s", fmtDuration(c.cfg.IdleTimeout))
 	watchdog := time.AfterFunc(c.cfg.IdleTimeout, func() { cancel(stalled) })
 	defer watchdog.Stop()
 
-	tap := &bodyTap{touch: func() { watchdog.Reset(c.cfg.IdleTimeout) }}
-	res, streamErr := c.ep.send(ctx, http.MethodPost, c.ep.chatURL, body, tap)
+	tap := &bodyTap{touch: func() { watchdog.Reset(c.cfg.IdleTimeout) }, cancel: cancel}
+	var res *http.Response
+	err := c.ep.post(ctx, "chat/completions", body, &res, tap.option())
+	stream := ssestream.NewStream[openai.ChatCompletionChunk](ssestream.NewDecoder(res), err)
+	defer stream.Close()
 	acc := newAccumulator()
 	began := false
 	chunks := 0
-	if streamErr == nil {
-		defer finishBody(res.Body, cancel)
-		sse := newSSEReader(res.Body)
-		var ck chunk
-		for sse.next(&ck) {
-			chunks++
-			text, reasoning, calls := acc.add(&ck)
-			if reasoning != "" {
-				began = true
-				if obs.OnDelta != nil {
-					obs.OnDelta(Delta{Reasoning: reasoning})
-				}
+	for stream.Next() {
+		ck := stream.Current()
+		chunks++
+		text, reasoning, calls := acc.add(&ck)
+		if reasoning != "" {
+			began = true
+			if obs.OnDelta != nil {
+				obs.OnDelta(Delta{Reasoning: reasoning})
 			}
-			if text != "" {
-				began = true
-				if obs.OnDelta != nil {
-					obs.OnDelta(Delta{Text: text})
-				}
-			}
-			began = began || calls
 		}
-		streamErr = sse.Err()
+		if text != "" {
+			began = true
+			if obs.OnDelta != nil {
+				obs.OnDelta(Delta{Text: text})
+			}
+		}
+		began = began || calls
 	}
+	streamErr := stream.Err()
 	resp := Response{Model: acc.model}
 	partial := acc.text.String()
 
@@ -195,7 +211,7 @@ func (c *Client) attempt(callCtx context.Context, body []byte, obs Observer) (Re
 		return resp, began, c.ctxError(callCtx, partial, streamErr)
 	}
 	if err := streamErr; err != nil {
-		e := classify(err, began)
+		e := classify(err, began, tap)
 		e.Partial = partial
 		return resp, began, e
 	}
@@ -215,23 +231,6 @@ func (c *Client) attempt(callCtx context.Context, body []byte, obs Observer) (Re
 	resp.Usage = acc.usage
 	return resp, began, nil
 }
-
-// finishBody reads what follows [DONE] (the end of the chunked body) and
-// closes it: net/http reuses a connection only if its body was read to the
-// end, and a new connection per step is a new TLS handshake with a real
-// provider. A server that keeps the body open after the reply is given
-// drainWait, then the attempt's context is cancelled, which drops the
-// connection instead.
-func finishBody(body io.ReadCloser, cancel context.CancelCauseFunc) {
-	stop := time.AfterFunc(drainWait, func() { cancel(errDrainWait) })
-	_, _ = io.CopyN(io.Discard, body, 4<<10)
-	stop.Stop()
-	_ = body.Close()
-}
-
-const drainWait = 50 * time.Millisecond
-
-var errDrainWait = errors.New("body still open after the reply")
 
 // ctxError explains why callCtx ended: our CallTimeout or the caller.
 func (c *Client) ctxError(callCtx context.Context, partial string, err error) *Error {
@@ -258,41 +257,62 @@ func emptyStream(tap *bodyTap) *Error {
 	}
 	return &Error{Kind: KindStream, Status: res.StatusCode,
 		Message: fmt.Sprintf("response had no stream data (Content-Type %q): %s",
-			res.Header.Get("Content-Type"), snippet(tap.prefix()))}
+			res.Header.Get("Content-Type"), snippet(tap.body()))}
+}
+
+// Model is one entry of the endpoint's model list.
+type Model struct {
+	ID string
+	// Raw is the entry as the server sent it, with the fields that are
+	// not OpenAI's: vLLM's max_model_len, OpenRouter's context_length, …
+	Raw json.RawMessage
+}
+
+// Models lists the endpoint's models: GET /models through openai-go's
+// client, the answer read as its page of openai.Model. The body is taken
+// as it comes rather than by Models.List, which refuses JSON served as
+// text/plain, as some local servers and proxies serve it.
+func (c *Client) Models(ctx context.Context) ([]Model, error) {
+	ctx, cancel := context.WithTimeoutCause(ctx, c.cfg.CallTimeout, errCallTimeout)
+	defer cancel()
+	fail := func(e *Error) ([]Model, error) { return nil, fmt.Errorf("list models: %w", e) }
+	if c.ep.err != nil {
+		return fail(&Error{Kind: KindBadRequest, Message: c.ep.err.Error(), Err: c.ep.err})
+	}
+	tap := &bodyTap{limit: maxModelList}
+	var body []byte
+	if err := c.ep.get(ctx, "models", nil, &body, tap.option()); err != nil {
+		if ctx.Err() != nil {
+			return fail(c.ctxError(ctx, "", err))
+		}
+		return fail(classify(err, false, tap))
+	}
+	var page pagination.Page[openai.Model]
+	if err := json.Unmarshal(body, &page); err != nil || !page.JSON.Data.Valid() {
+		var status int
+		var ct string
+		if res := tap.response(); res != nil {
+			status, ct = res.StatusCode, res.Header.Get("Content-Type")
+		}
+		return fail(&Error{Kind: KindUnknown, Status: status, Err: err,
+			Message: fmt.Sprintf("response is not a model list (Content-Type %q): %s", ct, snippet(body))})
+	}
+	out := make([]Model, len(page.Data))
+	for i, m := range page.Data {
+		out[i] = Model{ID: m.ID, Raw: json.RawMessage(m.RawJSON())}
+	}
+	return out, nil
 }
 
 // ListModels returns the model ids the endpoint lists at /models.
 func (c *Client) ListModels(ctx context.Context) ([]string, error) {
-	ctx, cancel := context.WithTimeoutCause(ctx, c.cfg.CallTimeout, errCallTimeout)
-	defer cancel()
-	fail := func(err error) ([]string, error) {
-		e := classify(err, false)
-		if ctx.Err() != nil {
-			e = c.ctxError(ctx, "", err)
-		}
-		return nil, fmt.Errorf("list models: %w", e)
-	}
-	res, err := c.ep.send(ctx, http.MethodGet, c.ep.modelsURL, nil, &bodyTap{})
+	ms, err := c.Models(ctx)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(res.Body, maxModelList))
-	if err != nil {
-		return fail(err)
-	}
-	var page struct {
-		Data []struct {
-			ID string `json:"id"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(body, &page); err != nil {
-		return nil, fmt.Errorf("list models: %w", &Error{Kind: KindUnknown, Status: res.StatusCode, Err: err,
-			Message: fmt.Sprintf("response is not a model list (Content-Type %q): %s", res.Header.Get("Content-Type"), snippet(body))})
-	}
-	ids := make([]string, 0, len(page.Data))
-	for _, m := range page.Data {
-		ids = append(ids, m.ID)
+	ids := make([]string, len(ms))
+	for i, m := range ms {
+		ids[i] = m.ID
 	}
 	return ids, nil
 }
@@ -300,66 +320,6 @@ func (c *Client) ListModels(ctx context.Context) ([]string, error) {
 // maxModelList bounds the /models body read: OpenRouter's full list with
 // descriptions is a few MiB.
 const maxModelList = 64 << 20
-
-// bodyTap records the HTTP response of an attempt and calls touch whenever
-// bytes arrive, which is what keeps the idle watchdog quiet. It keeps the
-// first bytes of the body to describe a response that was not a stream.
-type bodyTap struct {
-	touch func()
-
-	mu   sync.Mutex
-	res  *http.Response
-	head []byte // first bytes of the body, for describing odd responses
-}
-
-const tapPrefix = 512
-
-// record notes res and routes its body through the tap.
-func (t *bodyTap) record(res *http.Response) {
-	t.mu.Lock()
-	t.res = res
-	t.mu.Unlock()
-	if t.touch != nil {
-		t.touch()
-	}
-	if res.Body != nil {
-		res.Body = &tapReader{rc: res.Body, tap: t}
-	}
-}
-
-func (t *bodyTap) response() *http.Response {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.res
-}
-
-func (t *bodyTap) prefix() []byte {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]byte(nil), t.head...)
-}
-
-type tapReader struct {
-	rc  io.ReadCloser
-	tap *bodyTap
-}
-
-func (r *tapReader) Read(p []byte) (int, error) {
-	n, err := r.rc.Read(p)
-	if n > 0 {
-		if r.tap.touch != nil {
-			r.tap.touch()
-		}
-		r.tap.mu.Lock()
-		if room := tapPrefix - len(r.tap.head); room > 0 {
-			r.tap.head = append(r.tap.head, p[:min(n, room)]...)
-		}
-		r.tap.mu.Unlock()
-	}
-	return n, err
-}
-
-func (r *tapReader) Close() error { return r.rc.Close() }
 
 // fmtDuration prints whole seconds as "90s" rather than "1m30s".
 func fmtDuration(d time.Duration) string {

@@ -1,6 +1,7 @@
 package llm_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -946,6 +947,28 @@ func BenchmarkCallOverhead(b *testing.B) {
 		resp, err := c.Stream(context.Background(), req, llm.Observer{})
 		if err != nil || resp.Message.Content != "Hello, world" {
 			b.Fatalf("Stream: %v (%q)", err, resp.Message.Content)
+		}
+	}
+}
+
+// TestOnRequestSeesTheBodySent: the body an observer is shown is, byte for
+// byte, what the server received, once per call however many attempts.
+func TestOnRequestSeesTheBodySent(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Fail{Status: 503}, llmtest.Text("ok"))
+	c := newClient(t, srv.URL())
+	var seen [][]byte
+	req := ask("hi")
+	req.Cache = llm.NewWireCache()
+	obs := llm.Observer{OnRequest: func(b []byte) { seen = append(seen, bytes.Clone(b)) }}
+	if _, err := c.Stream(context.Background(), req, obs); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 1 || srv.Calls() != 2 {
+		t.Fatalf("OnRequest called %d times for %d attempts, want once", len(seen), srv.Calls())
+	}
+	for i, r := range srv.Requests() {
+		if !bytes.Equal(r.Raw, seen[0]) {
+			t.Errorf("attempt %d sent\n%s\nOnRequest saw\n%s", i+1, r.Raw, seen[0])
 		}
 	}
 }

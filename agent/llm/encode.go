@@ -3,19 +3,26 @@ package llm
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"sync"
 	"unsafe"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/shared"
 
 	"polly/memory/chat"
 )
 
-// The request body is encoded here rather than by openai-go: its
-// reflection-based encoder re-encoded the whole history for every request,
-// the largest per-step cost that grew with the context. The JSON is the
-// same (TestEncodeMatchesSDK compares it with the SDK's for every kind of
-// message); with a WireCache, a message the previous request already
-// carried keeps its encoded bytes, so a step encodes only what changed.
+// The request body is built per message and cached: openai-go encodes a
+// whole ChatCompletionNewParams through reflection, history included,
+// which was the largest per-step cost that grew with the context. With a
+// WireCache, a message the previous request already carried keeps its
+// encoded bytes, so a step encodes only what changed, and the body is
+// those bytes joined. A new message is encoded here, from a struct of its
+// four wire fields: the SDK's param types encode the same JSON (a step's
+// tool result of a few KB) at about 2.5 times the CPU and garbage. The
+// tools and the other request fields, encoded once per conversation, are
+// the SDK's types. TestEncodeMatchesSDK checks that the body means what
+// the SDK's encoding of the whole request means.
 
 // WireCache keeps the encoded JSON of one conversation's messages and
 // tools between its requests. Reuse is decided by comparing each message's
@@ -31,6 +38,8 @@ type WireCache struct {
 	spare     []encodedMessage // the list before msgs, reused for the next request
 	tools     []ToolSpec       // the slice toolsJSON was encoded from (kept alive, compared by identity)
 	toolsJSON []byte
+	env       envelopeKey // what envJSON was encoded from
+	envJSON   []byte
 	buf       []byte // the last body's buffer, reused by the next request
 }
 
@@ -46,7 +55,7 @@ type encodedMessage struct {
 // NewWireCache returns an empty cache.
 func NewWireCache() *WireCache { return &WireCache{} }
 
-// Wire shapes of the chat-completions request, as openai-go sends them.
+// wireMessage is a message as the chat-completions request carries it.
 type wireMessage struct {
 	Role       string         `json:"role"`
 	Content    *string        `json:"content,omitempty"`
@@ -63,17 +72,6 @@ type wireToolCall struct {
 type wireFunction struct {
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
-}
-
-type wireTool struct {
-	Type     string          `json:"type"`
-	Function wireFunctionDef `json:"function"`
-}
-
-type wireFunctionDef struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description,omitempty"`
-	Parameters  map[string]any `json:"parameters"`
 }
 
 // encodeMessage is one message's JSON. Only Role, Content, ToolCalls and
@@ -105,17 +103,67 @@ func encodeMessage(m chat.Message) ([]byte, error) {
 	return json.Marshal(w)
 }
 
-func encodeTools(specs []ToolSpec) ([]byte, error) {
-	ws := make([]wireTool, len(specs))
-	for i, t := range specs {
-		params := t.Parameters
-		if params == nil {
-			// Several servers reject a function without a parameters schema.
-			params = map[string]any{"type": "object", "properties": map[string]any{}}
-		}
-		ws[i] = wireTool{Type: "function", Function: wireFunctionDef{Name: t.Name, Description: t.Description, Parameters: params}}
+// toolParam is t as openai-go's request type.
+func toolParam(t ToolSpec) openai.ChatCompletionToolUnionParam {
+	fn := shared.FunctionDefinitionParam{Name: t.Name, Parameters: shared.FunctionParameters(t.Parameters)}
+	if t.Parameters == nil {
+		// Several servers reject a function without a parameters schema.
+		fn.Parameters = shared.FunctionParameters{"type": "object", "properties": map[string]any{}}
 	}
-	return json.Marshal(ws)
+	if t.Description != "" {
+		fn.Description = openai.String(t.Description)
+	}
+	return openai.ChatCompletionFunctionTool(fn)
+}
+
+func encodeTools(specs []ToolSpec) ([]byte, error) {
+	ps := make([]openai.ChatCompletionToolUnionParam, len(specs))
+	for i, t := range specs {
+		ps[i] = toolParam(t)
+	}
+	return json.Marshal(ps)
+}
+
+// envelopeKey is what a request's other fields (model, stream options,
+// temperature, max tokens) are encoded from.
+type envelopeKey struct {
+	model               string
+	temperature         float64
+	hasTemperature      bool
+	maxTokens           int
+	maxCompletionTokens bool
+}
+
+func (c *Client) envelopeKey(req Request) envelopeKey {
+	k := envelopeKey{model: req.Model, maxTokens: req.MaxTokens, maxCompletionTokens: c.maxCompletionTokens}
+	if req.Temperature != nil {
+		k.temperature, k.hasTemperature = *req.Temperature, true
+	}
+	return k
+}
+
+// encode is the request's other fields as openai-go encodes them: a JSON
+// object without messages and tools.
+func (k envelopeKey) encode() ([]byte, error) {
+	p := openai.ChatCompletionNewParams{
+		Model:         shared.ChatModel(k.model),
+		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+	}
+	if k.hasTemperature {
+		p.Temperature = openai.Float(k.temperature)
+	}
+	if k.maxTokens > 0 {
+		if k.maxCompletionTokens {
+			p.MaxCompletionTokens = openai.Int(int64(k.maxTokens))
+		} else {
+			p.MaxTokens = openai.Int(int64(k.maxTokens))
+		}
+	}
+	b, err := p.MarshalJSON()
+	if err == nil && (len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}') {
+		err = fmt.Errorf("request fields encoded as %q, want an object", b)
+	}
+	return b, err
 }
 
 // encodes reports whether e is m's encoding. Strings that share their
@@ -144,13 +192,17 @@ func sameSlice(a, b []ToolSpec) bool {
 // one).
 func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, error) {
 	var prev, msgs []encodedMessage
-	var toolsJSON []byte
+	var toolsJSON, env []byte
+	envKey := c.envelopeKey(req)
 	if cache != nil {
 		cache.mu.Lock()
 		prev, msgs = cache.msgs, cache.spare
 		cache.msgs, cache.spare = nil, nil // this request's now
 		if sameSlice(cache.tools, req.Tools) && cache.toolsJSON != nil {
 			toolsJSON = cache.toolsJSON
+		}
+		if cache.envJSON != nil && cache.env == envKey {
+			env = cache.envJSON
 		}
 		cache.mu.Unlock()
 	}
@@ -177,10 +229,15 @@ func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, erro
 		}
 	}
 
-	// "stream" first, where openai-go put it.
-	b := append(buf[:0], `{"stream":true,"model":`...)
-	b = appendJSONString(b, req.Model)
-	b = append(b, `,"messages":[`...)
+	if env == nil {
+		var err error
+		if env, err = envKey.encode(); err != nil {
+			return nil, err
+		}
+	}
+
+	// "stream": true is what NewStreaming would set (see Client.attempt).
+	b := append(buf[:0], `{"stream":true,"messages":[`...)
 	for i, m := range msgs {
 		if i > 0 {
 			b = append(b, ',')
@@ -192,22 +249,9 @@ func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, erro
 		b = append(b, `,"tools":`...)
 		b = append(b, toolsJSON...)
 	}
-	b = append(b, `,"stream_options":{"include_usage":true}`...)
-	if req.Temperature != nil {
-		t, err := json.Marshal(*req.Temperature)
-		if err != nil {
-			return nil, fmt.Errorf("temperature: %w", err)
-		}
-		b = append(b, `,"temperature":`...)
-		b = append(b, t...)
-	}
-	if req.MaxTokens > 0 {
-		if c.maxCompletionTokens {
-			b = append(b, `,"max_completion_tokens":`...)
-		} else {
-			b = append(b, `,"max_tokens":`...)
-		}
-		b = strconv.AppendInt(b, int64(req.MaxTokens), 10)
+	if len(env) > 2 {
+		b = append(b, ',')
+		b = append(b, env[1:len(env)-1]...)
 	}
 	b = append(b, '}')
 
@@ -218,6 +262,7 @@ func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, erro
 		if len(req.Tools) > 0 {
 			cache.tools, cache.toolsJSON = req.Tools, toolsJSON
 		}
+		cache.env, cache.envJSON = envKey, env
 		cache.mu.Unlock()
 	}
 	return b, nil
@@ -243,10 +288,4 @@ func (w *WireCache) giveBuffer(b []byte) {
 	w.mu.Lock()
 	w.buf = b
 	w.mu.Unlock()
-}
-
-// appendJSONString appends s as a JSON string.
-func appendJSONString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s) // a string always encodes
-	return append(b, q...)
 }

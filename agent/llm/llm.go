@@ -1,7 +1,8 @@
 // Package llm adapts an OpenAI-compatible chat-completions endpoint to
-// Polly's conversation types over net/http: one streaming call with tools,
-// retries with backoff, an idle-stream watchdog and classified errors. It
-// holds no policy: what to do with an error is the agent loop's decision.
+// Polly's conversation types through the official openai-go SDK: one
+// streaming call with tools, retries with backoff, an idle-stream watchdog
+// and classified errors. It holds no policy: what to do with an error is
+// the agent loop's decision.
 package llm
 
 import (
@@ -56,6 +57,10 @@ type Retry struct {
 type Observer struct {
 	OnDelta func(Delta)
 	OnRetry func(Retry)
+	// OnRequest sees the request body exactly as it is sent (every
+	// attempt sends the same), before the first attempt. The bytes are
+	// the call's buffer: copy what is kept past the callback.
+	OnRequest func(body []byte)
 }
 
 // Streamer is what the agent loop needs from a provider. Stream must not

@@ -33,6 +33,7 @@ type Server struct {
 	nextReply int   // completion ids handed out so far
 	exhausted bool
 	fallback  Func // answers every request once the script is used up (Serve)
+	ctxLimit  int  // prompt tokens a request may hold; 0: no limit (SetContextLimit)
 }
 
 // NewServer starts a server that answers with steps, in order. It is closed
@@ -125,6 +126,16 @@ func (s *Server) SetModels(ids ...string) {
 	s.models = append([]string(nil), ids...)
 }
 
+// SetContextLimit makes the server refuse, as OpenAI does, a request whose
+// prompt holds more than tokens tokens (Request.PromptTokens): HTTP 400
+// context_length_exceeded, "This model's maximum context length is N
+// tokens…". A refused request consumes no step. 0 lifts the limit.
+func (s *Server) SetContextLimit(tokens int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ctxLimit = tokens
+}
+
 // Requests returns every chat request received so far, oldest first,
 // including ones the server rejected.
 func (s *Server) Requests() []Request {
@@ -207,6 +218,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	s.reqs = append(s.reqs, req)
 	n := len(s.reqs)
 	strict := s.strict
+	limit := s.ctxLimit
 	s.mu.Unlock()
 
 	if decodeErr != nil {
@@ -221,6 +233,11 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
+	if got := req.PromptTokens(); limit > 0 && got > limit {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "context_length_exceeded",
+			fmt.Sprintf("This model's maximum context length is %d tokens. However, your messages resulted in %d tokens. Please reduce the length of the messages.", limit, got), "messages")
+		return
+	}
 	step, ok := s.next(req)
 	if !ok {
 		s.mu.Lock()
@@ -291,6 +308,21 @@ type Request struct {
 	Header       http.Header // request headers (Authorization, extra headers)
 	Raw          []byte      // the body exactly as received
 	Conn         string      // the client's address: one per TCP connection
+	toolChars    int         // length of the tools array as sent
+}
+
+// PromptTokens is the size of the request's prompt as this server counts
+// it (usage and SetContextLimit): about one token per four characters of
+// the messages and the tool schemas.
+func (r Request) PromptTokens() int {
+	in := r.toolChars
+	for _, m := range r.Messages {
+		in += len(m.Role) + len(m.Content) + len(m.ToolCallID)
+		for _, c := range m.ToolCalls {
+			in += len(c.ID) + len(c.Name) + len(c.Args)
+		}
+	}
+	return max(1, in/4)
 }
 
 // Message is one decoded conversation entry. Content parts are joined.
@@ -339,13 +371,13 @@ func (r Request) LastMessage() Message {
 }
 
 type wireRequest struct {
-	Model               string        `json:"model"`
-	Messages            []wireMessage `json:"messages"`
-	Tools               []wireTool    `json:"tools"`
-	Temperature         *float64      `json:"temperature"`
-	MaxTokens           int           `json:"max_tokens"`
-	MaxCompletionTokens int           `json:"max_completion_tokens"`
-	Stream              bool          `json:"stream"`
+	Model               string          `json:"model"`
+	Messages            []wireMessage   `json:"messages"`
+	Tools               json.RawMessage `json:"tools"`
+	Temperature         *float64        `json:"temperature"`
+	MaxTokens           int             `json:"max_tokens"`
+	MaxCompletionTokens int             `json:"max_completion_tokens"`
+	Stream              bool            `json:"stream"`
 	StreamOptions       *struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
@@ -385,8 +417,15 @@ func decodeRequest(raw []byte) (Request, error) {
 	req.MaxTokens = max(w.MaxTokens, w.MaxCompletionTokens)
 	req.Stream = w.Stream
 	req.IncludeUsage = w.StreamOptions != nil && w.StreamOptions.IncludeUsage
-	for _, t := range w.Tools {
-		req.Tools = append(req.Tools, t.Function.Name)
+	if len(w.Tools) > 0 && string(w.Tools) != "null" {
+		var tools []wireTool
+		if err := json.Unmarshal(w.Tools, &tools); err != nil {
+			return req, fmt.Errorf("tools: %w", err)
+		}
+		for _, t := range tools {
+			req.Tools = append(req.Tools, t.Function.Name)
+		}
+		req.toolChars = len(w.Tools)
 	}
 	for i, m := range w.Messages {
 		content, err := decodeContent(m.Content)

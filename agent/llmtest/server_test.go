@@ -319,3 +319,29 @@ func TestUnusedStepFailsTheTest(t *testing.T) {
 		t.Fatalf("errors = %q, calls = %d", rec.errors, srv.Calls())
 	}
 }
+
+// A context limit refuses an over-long prompt the way OpenAI does (400,
+// context_length_exceeded, the limit in the message Polly parses), counts
+// the tool schemas, and consumes no step.
+func TestContextLimit(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Text("fits"))
+	srv.SetContextLimit(300)
+	_, err := stream(t, srv, chat.UserText(strings.Repeat("x", 1300)))
+	var e *llm.Error
+	if !errors.As(err, &e) || e.Kind != llm.KindContextLength || !strings.Contains(e.Message, "maximum context length is 300 tokens") {
+		t.Fatalf("over the limit: %v", err)
+	}
+	c := llm.New(llm.Config{BaseURL: srv.URL(), MaxRetries: -1})
+	tools := []llm.ToolSpec{{Name: "big", Description: strings.Repeat("d", 800)}}
+	if _, err := c.Stream(context.Background(), llm.Request{Model: "m", Messages: []chat.Message{chat.UserText(strings.Repeat("x", 600))}, Tools: tools}, llm.Observer{}); llm.KindOf(err) != llm.KindContextLength {
+		t.Fatalf("tool schemas not counted: %v", err)
+	}
+	resp, err := stream(t, srv, chat.UserText(strings.Repeat("x", 1000)))
+	if err != nil || resp.Message.Content != "fits" {
+		t.Fatalf("under the limit: %v %+v", err, resp)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 || reqs[0].PromptTokens() <= 300 || reqs[1].PromptTokens() <= 300 || reqs[2].PromptTokens() > 300 || resp.Usage.PromptTokens != reqs[2].PromptTokens() {
+		t.Fatalf("counts: %d requests, usage %d", len(reqs), resp.Usage.PromptTokens)
+	}
+}

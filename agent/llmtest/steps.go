@@ -407,18 +407,11 @@ func (rep Reply) usage(req Request, calls []ToolCall) Usage {
 	if rep.Usage != nil {
 		return *rep.Usage
 	}
-	in := 0
-	for _, m := range req.Messages {
-		in += len(m.Role) + len(m.Content) + len(m.ToolCallID)
-		for _, c := range m.ToolCalls {
-			in += len(c.ID) + len(c.Name) + len(c.Args)
-		}
-	}
 	out := len(rep.Text) + len(rep.Reasoning)
 	for _, c := range calls {
 		out += len(c.Name) + len(c.Args)
 	}
-	return Usage{Prompt: max(1, in/4), Completion: max(1, out/4)}
+	return Usage{Prompt: req.PromptTokens(), Completion: max(1, out/4)}
 }
 
 func (f Fail) serve(x *exchange) {

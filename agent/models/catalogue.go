@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"polly/workspace/atomicfile"
 )
 
 // Defaults of Options.
@@ -96,7 +98,16 @@ func (c *Catalogue) Learn(provider, model string, tokens int) error {
 	if c.o.CacheDir == "" {
 		return nil
 	}
-	return writeJSON(filepath.Join(c.o.CacheDir, "learned-windows.json"), snapshot)
+	return writeJSON(c.LearnedPath(), snapshot)
+}
+
+// LearnedPath is the file learned windows are kept in; "" when the
+// catalogue keeps everything in memory.
+func (c *Catalogue) LearnedPath() string {
+	if c.o.CacheDir == "" {
+		return ""
+	}
+	return filepath.Join(c.o.CacheDir, "learned-windows.json")
 }
 
 // Listing returns a provider's listing, if any was loaded or discovered.
@@ -231,7 +242,7 @@ func (c *Catalogue) loadLearned() {
 	if c.o.CacheDir == "" {
 		return
 	}
-	b, err := os.ReadFile(filepath.Join(c.o.CacheDir, "learned-windows.json"))
+	b, err := os.ReadFile(c.LearnedPath())
 	if err != nil {
 		return
 	}
@@ -256,18 +267,5 @@ func writeJSON(path string, v any) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.Write(path, b, 0o644)
 }

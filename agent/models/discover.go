@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"polly/agent/llm"
 )
 
 // Model is one model an endpoint serves.
@@ -142,11 +144,18 @@ func Discover(ctx context.Context, hc *http.Client, ep Endpoint) (Listing, error
 	}
 	base := strings.TrimRight(ep.BaseURL, "/")
 	l := Listing{BaseURL: ep.BaseURL}
-	body, err := get(ctx, hc, ep, http.MethodGet, base+"/models", nil)
+	// The list comes through the provider client (openai-go),
+	// with the key, headers and redirect policy of the chat calls; the
+	// window fields are the entries' own, read from their raw JSON.
+	list, err := llm.New(llm.Config{BaseURL: ep.BaseURL, APIKey: ep.APIKey, Headers: ep.Headers, HTTPClient: hc, MaxRetries: -1}).Models(ctx)
 	if err != nil {
 		return l, err
 	}
-	models, err := parseModelList(body)
+	entries := make([]json.RawMessage, len(list))
+	for i, m := range list {
+		entries[i] = m.Raw
+	}
+	models, err := windowsOf(entries)
 	if err != nil {
 		return l, fmt.Errorf("GET %s/models: %w", base, err)
 	}
@@ -273,7 +282,7 @@ func get(ctx context.Context, hc *http.Client, ep Endpoint, method, url string, 
 // parseModelList reads {"data": [{"id": ..., <window fields>}]}.
 func parseModelList(b []byte) ([]Model, error) {
 	var list struct {
-		Data []map[string]json.RawMessage `json:"data"`
+		Data []json.RawMessage `json:"data"`
 	}
 	if err := json.Unmarshal(b, &list); err != nil {
 		return nil, fmt.Errorf("not a model list: %s", snippet(b))
@@ -281,17 +290,24 @@ func parseModelList(b []byte) ([]Model, error) {
 	if list.Data == nil {
 		return nil, errors.New("no \"data\" array in the answer")
 	}
-	out := make([]Model, 0, len(list.Data))
-	for _, m := range list.Data {
+	return windowsOf(list.Data)
+}
+
+// windowsOf reads each listed model's id and window; entries without an
+// id are skipped.
+func windowsOf(entries []json.RawMessage) ([]Model, error) {
+	out := make([]Model, 0, len(entries))
+	for _, e := range entries {
+		var m map[string]json.RawMessage
 		var id string
-		if json.Unmarshal(m["id"], &id) != nil || id == "" {
+		if json.Unmarshal(e, &m) != nil || json.Unmarshal(m["id"], &id) != nil || id == "" {
 			continue
 		}
 		var parent string
 		_ = json.Unmarshal(m["parent"], &parent)
 		out = append(out, Model{ID: id, Window: windowField(m), Parent: parent, Embedding: embeddingEntry(id, m)})
 	}
-	if len(out) == 0 && len(list.Data) > 0 {
+	if len(out) == 0 && len(entries) > 0 {
 		return nil, errors.New("no model in the list has an id")
 	}
 	return out, nil

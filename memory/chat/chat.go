@@ -71,6 +71,9 @@ type Output struct {
 	Offloaded bool   `json:"offloaded"`      // Content is a preview, not the whole output
 	Failed    bool   `json:"failed"`         // the tool reported an error
 	Stub      string `json:"stub,omitempty"` // the one line a stale output shrinks to, made once when stored
+	// Keep: instructions the model works by (a loaded skill): never
+	// offloaded, and not shrunk while the task that loaded it runs.
+	Keep bool `json:"keep,omitempty"`
 }
 
 // Usage is the token accounting the provider reports for one call.

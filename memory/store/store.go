@@ -222,8 +222,8 @@ func (st *stmts) prepare(db *sql.DB) error {
 		{&st.insertChunk, `INSERT INTO output_chunks (exec_id, start, text) VALUES (?, ?, ?)`},
 		{&st.recordCall, `INSERT INTO llm_calls
 			(session_id, persona, model, prompt_tokens, completion_tokens, cached_tokens,
-			 latency_ms, attempts, error, error_kind, cost, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+			 latency_ms, attempts, error, error_kind, cost, created_at, request)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&st.saveState, `INSERT INTO agents (session_id, persona, state, updated_at)
 			VALUES (?, ?, ?, ?)
 			ON CONFLICT (session_id, persona) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`},

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"time"
 
 	"polly/memory/chat"
@@ -21,6 +22,7 @@ type LLMCall struct {
 	ErrorKind string   // e.g. "rate_limit", "context_length"; "" on success
 	Cost      *float64 // nil when the price is unknown
 	CreatedAt time.Time
+	Request   *RequestRecord // what rebuilds the request; nil: none kept
 }
 
 // UsageStats are summed LLM calls.
@@ -68,8 +70,16 @@ func (s *Store) RecordLLMCall(ctx context.Context, c LLMCall) error {
 	if !c.CreatedAt.IsZero() {
 		created = c.CreatedAt.UnixMilli()
 	}
+	var request any // NULL: no record
+	if c.Request != nil {
+		rec, err := s.saveRequest(ctx, c.SessionID, c.Request)
+		if err != nil {
+			return fmt.Errorf("record llm call: %w", err)
+		}
+		request = rec
+	}
 	_, err := s.execStmt(ctx, s.stmts.recordCall, c.SessionID, c.Persona, c.Model, c.Usage.PromptTokens, c.Usage.CompletionTokens, c.Usage.CachedTokens,
-		c.Latency.Milliseconds(), c.Attempts, nullIfEmpty(c.Error), nullIfEmpty(c.ErrorKind), cost, created)
+		c.Latency.Milliseconds(), c.Attempts, nullIfEmpty(c.Error), nullIfEmpty(c.ErrorKind), cost, created, request)
 	return wrap("record llm call", err)
 }
 

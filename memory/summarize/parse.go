@@ -197,16 +197,44 @@ func (p Parsed) Cap(maxChars int) (Parsed, bool) {
 	return out, true
 }
 
-// statusWord finds a plan status written on a line.
-var statusWord = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)\[(done|in[ _-]?progress|todo|pending|completed)\]|\b(DONE|IN[ _]PROGRESS|TODO)\b`)
-})
+// statusMark finds a plan status written as a marker: "[DONE]",
+// "[in progress]", "(todo)", "✅". statusWord finds one written as a bare
+// word in capitals (DONE, IN PROGRESS, TODO), which only counts on a line
+// that names a plan step ("3 TODO comments in main.go" keeps its word).
+var (
+	statusMark = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`[ \t]*[\[(](?i:done|in[ _-]?progress|todo|pending|completed|not started)[\])]|[ \t]*(?:✅|✔️?|☑️?|⏳|🔄)`)
+	})
+	statusWord = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`[ \t]*\b(?:DONE|IN[ _]PROGRESS|TODO)\b:?`)
+	})
+)
 
-// Check compares a summary with the task state and corrects it: every
-// plan step with its live status (a step the summary shows with another
-// status is corrected, a missing one added), the original request, every
-// follow-up, the files read and written. It returns the corrected text in
-// the canonical form and what it changed.
+// stripStatuses removes the plan-status markers of a line, and its bare
+// status words when it names a plan step.
+func stripStatuses(l string, namesStep bool) string {
+	out := statusMark().ReplaceAllString(l, "")
+	if namesStep {
+		out = statusWord().ReplaceAllString(out, "")
+	}
+	if out == l {
+		return l
+	}
+	// "- [DONE] title" → "- title"; "1. **A** — [DONE]" → "1. **A**"
+	out = strings.TrimRight(out, " \t—–-:")
+	if t := strings.TrimSpace(out); t == "-" || t == "*" || t == "" {
+		return ""
+	}
+	return strings.Replace(out, "-  ", "- ", 1)
+}
+
+// Check compares a summary with the task state and completes it: the
+// original request, every follow-up, the name of every plan step and the
+// files read and written, each added where missing. Plan statuses are
+// removed, never written: a summary stays in the context while the plan
+// moves on, and a status in it would go stale (the task block at the end
+// of every request carries the live ones). It returns the text in the
+// canonical form and what it changed.
 func Check(summary string, st *task.State) (string, []string) {
 	p, err := Parse(summary)
 	if err != nil && len(p.Sections) == 0 {
@@ -233,6 +261,36 @@ func (p Parsed) Check(st *task.State) (string, []string) {
 		}
 		secs[sec] += line
 	}
+	// No plan status survives, on any line: they are the task block's.
+	var titles []string
+	if st != nil {
+		for _, step := range st.Plan {
+			if t := strings.ToLower(strings.TrimSpace(step.Title)); t != "" {
+				titles = append(titles, t)
+			}
+		}
+	}
+	stripped := 0
+	for _, sec := range Sections {
+		lines := strings.Split(secs[sec], "\n")
+		for k, l := range lines {
+			names := false
+			for _, t := range titles {
+				if strings.Contains(strings.ToLower(l), t) {
+					names = true
+					break
+				}
+			}
+			if c := stripStatuses(l, names); c != l {
+				lines[k] = c
+				stripped++
+			}
+		}
+		secs[sec] = strings.Join(lines, "\n")
+	}
+	if stripped > 0 {
+		added = append(added, fmt.Sprintf("%d plan status(es) removed", stripped))
+	}
 	if st != nil {
 		all := func() string {
 			var b strings.Builder
@@ -255,53 +313,23 @@ func (p Parsed) Check(st *task.State) (string, []string) {
 			}
 		}
 
-		// Plan steps with their live status.
+		// Plan steps by name, without status.
+		var missing []string
+		text := strings.ToLower(all())
 		for i, step := range st.Plan {
-			title := strings.ToLower(strings.TrimSpace(step.Title))
-			if title == "" {
+			title := strings.TrimSpace(step.Title)
+			if title == "" || strings.Contains(text, strings.ToLower(title)) {
 				continue
 			}
-			seen := false
-			for _, sec := range Sections {
-				lines := strings.Split(secs[sec], "\n")
-				for k, l := range lines {
-					if !strings.Contains(strings.ToLower(l), title) {
-						continue
-					}
-					seen = true
-					if loc := statusWord().FindStringIndex(l); loc != nil {
-						written := strings.ToUpper(strings.Trim(l[loc[0]:loc[1]], "[]"))
-						written = strings.NewReplacer("_", " ", "-", " ").Replace(written)
-						if written == "INPROGRESS" {
-							written = "IN PROGRESS"
-						}
-						if written == "COMPLETED" {
-							written = "DONE"
-						}
-						if written == "PENDING" {
-							written = "TODO"
-						}
-						if written != step.Status.Label() {
-							lines[k] = l[:loc[0]] + "[" + step.Status.Label() + "]" + l[loc[1]:]
-							added = append(added, fmt.Sprintf("status of step %d: %s → %s", i+1, written, step.Status.Label()))
-						}
-					}
-				}
-				secs[sec] = strings.Join(lines, "\n")
-			}
-			if !seen {
-				line := fmt.Sprintf("- %d. [%s] %s", i+1, step.Status.Label(), step.Title)
-				if step.Status == task.Done {
-					appendTo("COMPLETED SO FAR", line)
-				} else {
-					appendTo("IN PROGRESS / NEXT", line)
-				}
-				added = append(added, fmt.Sprintf("step %d. [%s] %s", i+1, step.Status.Label(), step.Title))
-			}
+			missing = append(missing, fmt.Sprintf("%d. %s", i+1, title))
+			added = append(added, fmt.Sprintf("step %d. %s", i+1, title))
+		}
+		if len(missing) > 0 {
+			appendTo("KEY FACTS", "Plan steps (from the task state; their live statuses are in the task block): "+strings.Join(missing, "; "))
 		}
 
 		// Files read and written.
-		text := all()
+		text = all()
 		var written, read []string
 		for _, f := range st.Files {
 			if !strings.Contains(text, f) {

@@ -19,6 +19,7 @@ import (
 
 	"polly/memory/chat"
 	"polly/memory/task"
+	"polly/workspace/atomicfile"
 )
 
 // Sections every summary has, in order.
@@ -241,11 +242,6 @@ func Heuristic(in Input) string {
 		}
 	}
 	b.WriteString("\n## COMPLETED SO FAR\n")
-	for _, s := range st.Plan {
-		if s.Status == task.Done {
-			b.WriteString("- [DONE] " + s.Title + "\n")
-		}
-	}
 	if len(counts) > 0 {
 		names := make([]string, 0, len(counts))
 		for n := range counts {
@@ -266,10 +262,13 @@ func Heuristic(in Input) string {
 		b.WriteString("- Ran: " + c + "\n")
 	}
 	b.WriteString("\n## IN PROGRESS / NEXT\n")
-	for i, s := range st.Plan {
-		if s.Status != task.Done {
-			fmt.Fprintf(&b, "- %d. [%s] %s\n", i+1, s.Status.Label(), s.Title)
+	if len(st.Plan) > 0 {
+		// By name only: the task block shows their live statuses.
+		titles := make([]string, len(st.Plan))
+		for i, s := range st.Plan {
+			titles[i] = fmt.Sprintf("%d. %s", i+1, s.Title)
 		}
+		b.WriteString("- Plan steps (statuses in the task block): " + strings.Join(titles, "; ") + "\n")
 	}
 	if len(texts) > 0 {
 		b.WriteString("- Last thing the agent said: " + texts[len(texts)-1] + "\n")
@@ -342,7 +341,7 @@ func Archive(dir, agentID, session string, ms []chat.Message, now time.Time) (st
 	if err != nil {
 		return "", fmt.Errorf("archive: %w", err)
 	}
-	if err := task.WriteFileAtomic(path, data); err != nil {
+	if err := atomicfile.Write(path, data, 0o644); err != nil {
 		return "", fmt.Errorf("archive: %w", err)
 	}
 	return path, nil

@@ -5,11 +5,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"text/template"
 	"time"
+
+	"polly/workspace/atomicfile"
 )
 
 // Checkpoint is what active_task.md records besides the state itself.
@@ -30,6 +34,7 @@ func Render(s *State, c Checkpoint) string {
 		SavedAt: c.SavedAt.UTC().Format(time.RFC3339), Goal: firstLine(s.OriginalRequest, 200), Request: quote(s.OriginalRequest),
 		MaxRecent: MaxRecent, ToolCalls: s.ToolCalls, Anchors: s.Anchors, Compactions: s.Compactions,
 		TokensIn: s.TokensIn, TokensOut: s.TokensOut, Context: c.Context,
+		Finished: s.Finished, StartedKey: startedKey(s),
 	}
 	for i, f := range s.FollowUps {
 		in.FollowUps = append(in.FollowUps, followUpText{N: i + 1, Text: quote(f)})
@@ -86,7 +91,28 @@ type checkpointInput struct {
 	Recent, Files                                       []string
 	MaxRecent, ToolCalls, Anchors, Compactions          int
 	TokensIn, TokensOut, Context                        int
+	Finished                                            bool
+	StartedKey                                          string
 }
+
+// startedKey tells tasks of one session apart in the checkpoint's marker.
+func startedKey(s *State) string {
+	if s.StartedAt.IsZero() {
+		return "-"
+	}
+	return strconv.FormatInt(s.StartedAt.UnixMilli(), 10)
+}
+
+// marker is the first line of a checkpoint: whose task it is and whether
+// it is finished, so a checkpoint of another unfinished task is kept.
+var marker = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^<!-- polly-checkpoint session=(\S*) started=(\S+) finished=(true|false) -->`)
+})
+
+// legacyHeader finds the session of a checkpoint written before the marker.
+var legacyHeader = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^_Written by Polly \([a-z]+\) at [^.]+\. Session (\S+), persona`)
+})
 
 type followUpText struct {
 	N    int
@@ -107,47 +133,56 @@ func Path(stateDir, agentID string) string {
 	return filepath.Join(stateDir, safeName(agentID), "active_task.md")
 }
 
-// Write renders and writes the checkpoint atomically (temp file + rename),
-// so a reader — or a crash — never sees half a file.
-func Write(stateDir string, s *State, c Checkpoint) (string, error) {
-	path := Path(stateDir, c.AgentID)
-	if err := WriteFileAtomic(path, []byte(Render(s, c))); err != nil {
-		return "", fmt.Errorf("write checkpoint: %w", err)
-	}
-	return path, nil
+// AsidePath is where the checkpoint of another session's unfinished task
+// is kept when a new task's checkpoint takes active_task.md: beside it,
+// by session (.agent/<agent-id>/active_task.<session>.md).
+func AsidePath(stateDir, agentID, session string) string {
+	return filepath.Join(stateDir, safeName(agentID), "active_task."+safeName(session)+".md")
 }
 
-// WriteFileAtomic writes data to path through a temp file in the same
-// directory and a rename.
-func WriteFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+// Write renders and writes the checkpoint atomically (temp file + rename),
+// so a reader — or a crash — never sees half a file. active_task.md is the
+// current task's; when it holds the checkpoint of another task that is not
+// finished (another session's: a one-word headless run must not erase the
+// long task's), that one is first moved beside it (AsidePath), and its
+// path is returned as aside.
+func Write(stateDir string, s *State, c Checkpoint) (path, aside string, err error) {
+	path = Path(stateDir, c.AgentID)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", "", fmt.Errorf("write checkpoint: %w", err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
+	if old, err := os.ReadFile(path); err == nil {
+		if session, other := otherUnfinished(old, c.Session, startedKey(s)); other {
+			aside = AsidePath(stateDir, c.AgentID, session)
+			if err := os.Rename(path, aside); err != nil {
+				return "", "", fmt.Errorf("keep the checkpoint of session %s's unfinished task: %w", session, err)
+			}
+		}
 	}
-	tmp := f.Name()
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
+	if err := atomicfile.Write(path, []byte(Render(s, c)), 0o644); err != nil {
+		return "", aside, fmt.Errorf("write checkpoint: %w", err)
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
+	// This session's task is current again: the copy kept beside it while
+	// another task held active_task.md is superseded.
+	if own := AsidePath(stateDir, c.AgentID, c.Session); own != aside {
+		os.Remove(own)
 	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
+	return path, aside, nil
+}
+
+// otherUnfinished reads a checkpoint's marker: whether it belongs to a task
+// other than (session, started) that is not finished, and its session. A
+// checkpoint from before the marker counts as unfinished when its session
+// differs.
+func otherUnfinished(old []byte, session, started string) (string, bool) {
+	if m := marker().FindSubmatch(old); m != nil {
+		s := string(m[1])
+		return s, string(m[3]) == "false" && (s != session || string(m[2]) != started)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
+	if m := legacyHeader().FindSubmatch(old); m != nil && string(m[1]) != session {
+		return string(m[1]), true
 	}
-	return nil
+	return "", false
 }
 
 // safeName keeps an agent id usable as a directory name.

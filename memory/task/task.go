@@ -67,6 +67,7 @@ type State struct {
 	Compactions      int       `json:"compactions"`
 	Files            []string  `json:"files,omitempty"`      // files written, in first-touch order
 	FilesRead        []string  `json:"files_read,omitempty"` // files read, in first-read order
+	Skills           []string  `json:"skills,omitempty"`     // skills this task loaded (their instructions stay whole in context)
 	Previous         string    `json:"previous,omitempty"`   // one line about the task before this one
 	Recent           []Action  `json:"recent,omitempty"`
 	TokensIn         int       `json:"tokens_in"`
@@ -260,6 +261,9 @@ func (s *State) Record(a Action, written, read []string) {
 	s.FilesRead = addNew(s.FilesRead, read)
 }
 
+// LoadedSkill records that the task loaded a skill.
+func (s *State) LoadedSkill(name string) { s.Skills = addNew(s.Skills, []string{name}) }
+
 func addNew(list, add []string) []string {
 	for _, f := range add {
 		if f != "" && !slices.Contains(list, f) {
@@ -284,22 +288,64 @@ func (s *State) CurrentStep() (int, Step, bool) {
 	return 0, Step{}, false
 }
 
+// The shapes a stated approach takes (IsPlanLike). Compiled on first use.
 var (
-	numbered = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^\s*(\d+[.)]|[-*•])\s+\S`) })
+	// A list line: "1. …", "2) …", "a. …", "B) …", "- …", "* …", "• …",
+	// "- [ ] …", "**1.** …", "Step 2: …", "### Step 1", "1️⃣ …".
+	listLine = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?mi)^[ \t>]*(?:#{1,6}[ \t]*)?(?:\*\*|__)?(?:\d{1,2}[.):]|[a-h][.)]|[-*•+](?:[ \t]+\[[ x]\])?|step[ \t]+\d+[.:)]?|\d\x{FE0F}?\x{20E3})(?:\*\*|__)?[ \t]+\S`)
+	})
+	// An inline enumeration: "A) login, B) signup", "(1) read (2) fix",
+	// "1) read 2) fix".
+	inlineItem = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:^|[\s,;:(])(?:\(?[A-Ha-h1-9]\))[ \t]+\S`)
+	})
+	// "I'll …: read the config, fix the parser and run the tests".
+	colonList = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(?:I'll|I will|I'm going to|I am going to|let me|we'll|we will|plan|approach|steps?|here's what|here is what|to do this)\b[^:.\n]{0,80}:[^.\n]*?[^,.\n]{3,},[^,.\n]{3,}(?:,|\band\b|\bthen\b)[^.\n]{3,}`)
+	})
+	// Sequence words of a short paragraph: "First …, then …, finally …".
+	sequenceWord = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(first(?:ly)?|start by|begin(?:ning)? (?:by|with)|then|next|after that|afterwards|once (?:that|this|it)(?:'s| is) done|finally|lastly)\b`)
+	})
+	arrow    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\S\s*(?:→|->|=>)\s*\S`) })
 	planWord = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`(?i)\b(plan|steps?|first|then|next|finally|I will|I'll|I'm going to|let me|approach|going to)\b`)
 	})
 )
 
-// IsPlanLike reports whether a reply states a plan: either a list of at
-// least two items, or a substantial paragraph that talks about steps.
-// Short acknowledgements ("Let me look.") do not count.
+// IsPlanLike reports whether a reply states an approach, in any of the
+// forms models use: a list of at least two items (numbered, lettered,
+// bulleted, checkboxes, "Step N:" lines, headings), an inline enumeration
+// ("I'll implement: A) login, B) signup, C) reset"), an intention with a
+// colon and three items ("I'll: read the config, fix the parser and run
+// the tests"), a short paragraph with a sequence ("First I'll read …, then
+// …"), a chain of arrows, or a longer paragraph that talks about steps.
+// Short acknowledgements ("Let me look.", "I'll read the file first.") do
+// not count.
 func IsPlanLike(reply string) bool {
 	r := strings.TrimSpace(reply)
-	if len(r) < 60 {
+	if len(r) < 40 {
 		return false
 	}
-	if len(numbered().FindAllStringIndex(r, 3)) >= 2 {
+	distinct := func(re *regexp.Regexp) int {
+		seen := map[string]bool{}
+		for _, m := range re.FindAllStringSubmatch(r, -1) {
+			w := strings.ToLower(m[len(m)-1])
+			if w == "" {
+				w = strings.ToLower(m[0])
+			}
+			seen[w] = true
+		}
+		return len(seen)
+	}
+	switch {
+	case len(listLine().FindAllStringIndex(r, 3)) >= 2,
+		len(inlineItem().FindAllStringIndex(r, 3)) >= 2,
+		colonList().MatchString(r),
+		len(arrow().FindAllStringIndex(r, 3)) >= 2:
+		return true
+	case len(r) >= 50 && distinct(sequenceWord()) >= 2:
 		return true
 	}
 	return len(r) >= 120 && len(planWord().FindAllStringIndex(r, 3)) >= 2

@@ -50,6 +50,7 @@ func TaskBlock(st *task.State, s Settings) chat.Message {
 	if len(st.Files) > 0 {
 		in.FilesWritten = fileList(st.Files, s.BlockFiles)
 	}
+	in.Skills = strings.Join(st.Skills, ", ")
 	var b strings.Builder
 	if err := taskBlock().Execute(&b, in); err != nil {
 		panic(fmt.Sprintf("prompts/task_block.md: %v", err)) // the fields are fixed: a broken template file
@@ -72,7 +73,7 @@ type blockInput struct {
 	Header                                       string
 	Anchor, ToolCalls                            int
 	Previous, Request, Understanding, Plan, Step string
-	FilesRead, FilesWritten, Checkpoint          string
+	FilesRead, FilesWritten, Checkpoint, Skills  string
 	FollowUps                                    []followUp
 }
 

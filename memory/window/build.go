@@ -3,6 +3,7 @@ package window
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"polly/memory/chat"
 	"polly/memory/task"
@@ -17,7 +18,7 @@ type Input struct {
 	History      []chat.Message // the live conversation, oldest first (no system message)
 	Task         *task.State    // may be nil
 	Settings     Settings
-	Window       int            // the model's context window in tokens; 0 when unknown
+	Budget       int            // tokens the context may fill (see Budget); 0 when unknown
 	Counter      tokens.Counter // nil: characters/4
 	Scale        float64        // calibration actual/estimate; 0 means 1
 	Recovery     bool           // the provider just refused the context as too long
@@ -35,16 +36,25 @@ type Input struct {
 type Output struct {
 	Messages  []chat.Message // system first, ready to send
 	Tokens    int            // estimated prompt tokens, calibrated
+	Whole     int            // the same before the hard fallback cut anything
 	Estimate  int            // the same before calibration (to calibrate against usage)
-	Threshold int            // summarization threshold for this model
+	Threshold int            // summarization threshold for this model and fixed cost
 	Hard      int            // hard-fallback limit for this model
+	Fixed     int            // the fixed cost: system prompt, tool schemas and task block (estimated)
+	Room      int            // the history's room: the threshold less the fixed cost (calibrated)
+	Parts     Parts          // the estimate by part
 	Block     *chat.Message  // the live task block appended at the end (nil before the first tool call)
 	Summarize bool           // over the threshold: summarize, then Build again
 	Fallback  bool           // the hard fallback cut the context
-	Shrunk    int            // stale outputs shrunk to their preview line
+	Shrunk    int            // stale outputs (and arguments) shrunk to their preview line
 	Faded     int            // failed attempts collapsed
 	Repaired  int            // messages added or dropped to keep tool calls paired
 	Cut       int            // outputs cut by context-length recovery
+}
+
+// Parts is a context's estimated tokens by part, before calibration.
+type Parts struct {
+	System, Tools, Summary, History, Block int
 }
 
 // Build turns a conversation into the context for the next request.
@@ -54,7 +64,6 @@ func Build(in Input) Output {
 	if c == nil {
 		c = tokens.Approx{}
 	}
-	out := Output{Threshold: s.Threshold(in.Window), Hard: s.Hard(in.Window)}
 
 	// One copy of the history, with the system prompt in front: every
 	// rewrite below works on this copy, never on the caller's messages.
@@ -66,6 +75,7 @@ func Build(in Input) Output {
 	buf = append(buf, chat.Message{})
 	buf = appendLive(buf, in.History)
 	h := buf[1:]
+	var out Output
 	var block chat.Message
 	if in.Task != nil && blockDue(in.Task) {
 		block = TaskBlock(in.Task, s)
@@ -75,42 +85,79 @@ func Build(in Input) Output {
 		block.Tokens = tokens.Message(tokens.Approx{}, block)
 		out.Block = &block
 	}
-
-	h, out.Faded = fadeFailures(h)
-	h, out.Shrunk = shrinkStale(h, s.StaleAfter)
-	var args int
-	h, args = shrinkArgs(h, s.StaleAfter, s.OffloadChars, s.HugeArgs)
-	out.Shrunk += args
-	if in.Recovery {
-		h, out.Cut = recoveryCut(h, s.RecoveryKeep, s.RecoveryCut, c)
-	}
-	h, out.Repaired = Repair(h)
-	in.Checked.begin()
-	h = sanitizeArguments(h, in.Checked)
-
 	sys := chat.Message{Role: chat.System, Content: in.System}
 	sys.Tokens = in.SystemTokens
 	if sys.Tokens <= 0 {
 		sys.Tokens = tokens.Message(c, sys)
 	}
-	// The block is always sent whole and last: it counts as fixed cost.
-	fixed := sys.Tokens + in.ToolTokens + block.Tokens
 	scale := func(n int) int {
 		if in.Scale <= 0 {
 			return n
 		}
 		return int(float64(n)*in.Scale + 0.5)
 	}
-	out.Estimate = fixed + tokens.Messages(c, h)
+	// The system prompt, the tool schemas and the block are sent whole
+	// with every request: no summary can shrink them.
+	out.Fixed = sys.Tokens + in.ToolTokens + block.Tokens
+	out.Threshold, out.Hard = s.Threshold(in.Budget, scale(out.Fixed)), s.Hard(in.Budget)
+	if in.Budget <= 0 {
+		out.Threshold, out.Hard = s.SummarizeAt, s.HardLimit
+	}
+	out.Room = max(0, out.Threshold-scale(out.Fixed))
+
+	h, out.Faded = fadeFailures(h)
+	h = supersedePlans(h)
+	// A skill loaded by the current task stays whole: its instructions
+	// are what the model works by (issue 28).
+	hold := heldFrom(h, in.Task)
+	h, out.Shrunk = shrinkStale(h, s.StaleAfter, hold)
+	var args int
+	h, args = shrinkArgs(h, s.StaleAfter, s.OffloadChars, s.HugeArgs)
+	out.Shrunk += args
+	if in.Budget > 0 {
+		// On a small window the recent outputs alone can fill what the
+		// budget has beside the fixed cost: they shrink, oldest first,
+		// before any summary is asked for.
+		var n int
+		h, n = shrinkForRoom(h, int(float64(max(0, in.Budget-scale(out.Fixed)))*s.OutputShare), s.OffloadChars, hold, c)
+		out.Shrunk += n
+	}
+	if in.Recovery {
+		h, out.Cut = recoveryCut(h, s.RecoveryKeep, s.RecoveryCut, hold, c)
+	}
+	h, out.Repaired = Repair(h)
+	in.Checked.begin()
+	h = sanitizeArguments(h, in.Checked)
+	for i := range h {
+		if h[i].Tokens <= 0 { // rewritten above: counted once here
+			h[i].Tokens = tokens.Message(c, h[i])
+		}
+	}
+
+	out.Estimate = out.Fixed + tokens.Messages(c, h)
 	out.Tokens = scale(out.Estimate)
+	out.Whole = out.Tokens
+	// Over the threshold a summary is due, also when the hard fallback
+	// must cut this context: the summary keeps what the cut would drop.
+	out.Summarize = out.Tokens > out.Threshold
 
 	if out.Tokens > out.Hard {
-		h = hardFallback(h, s.HardKeep, func(ms []chat.Message) int { return scale(fixed + tokens.Messages(c, ms)) }, out.Hard, c)
+		h = hardFallback(h, s.HardKeep, func(ms []chat.Message) int { return scale(out.Fixed + tokens.Messages(c, ms)) }, out.Hard, c)
 		out.Fallback = true
-		out.Estimate = fixed + tokens.Messages(c, h)
+		out.Estimate = out.Fixed + tokens.Messages(c, h)
 		out.Tokens = scale(out.Estimate)
 	}
-	out.Summarize = out.Tokens > out.Threshold
+	out.Parts = Parts{System: sys.Tokens, Tools: in.ToolTokens, Block: block.Tokens}
+	for i := range h {
+		if h[i].Tokens <= 0 { // clipped by the hard fallback
+			h[i].Tokens = tokens.Message(c, h[i])
+		}
+		if h[i].Kind == chat.KindSummary {
+			out.Parts.Summary += h[i].Tokens
+		} else {
+			out.Parts.History += h[i].Tokens
+		}
+	}
 
 	// h usually still lives in buf after the system slot, so this append
 	// is a copy onto itself; after a repair or fallback it copies h in.
@@ -210,29 +257,39 @@ func fadeFailures(h []chat.Message) ([]chat.Message, int) {
 // shrinkStale replaces tool outputs more than keep messages from the end
 // with their one-line stub (PRODUCT §3.5). The loop stores each output's
 // stub with it, so this costs no allocation per message.
-func shrinkStale(h []chat.Message, keep int) ([]chat.Message, int) {
+func shrinkStale(h []chat.Message, keep, hold int) ([]chat.Message, int) {
 	n := 0
 	var calls map[string]chat.ToolCall // only for messages stored without a stub
 	for i := 0; i < len(h)-keep; i++ {
 		m := h[i]
-		if m.Role != chat.Tool || m.Output == nil || m.Output.ExecID == 0 || m.Kind != chat.KindNormal {
+		if m.Role != chat.Tool || m.Output == nil || m.Output.ExecID == 0 || m.Kind != chat.KindNormal || held(h, i, hold) {
 			continue
 		}
-		stub := m.Output.Stub
-		if stub == "" {
-			if calls == nil {
-				calls = callsByID(h)
-			}
-			stub = Stub(m, calls[m.ToolCallID])
+		if toStub(h, i, &calls) {
+			n++
 		}
-		if len(stub) >= len(m.Content) {
-			continue
-		}
-		h[i].Content = stub
-		h[i].Tokens = len(stub)/4 + 6
-		n++
 	}
 	return h, n
+}
+
+// toStub shrinks the tool output h[i] to its one-line stub (made when it
+// was stored, or here with the calls of h, looked up once into *calls); it
+// reports whether the stub is shorter and replaced the output.
+func toStub(h []chat.Message, i int, calls *map[string]chat.ToolCall) bool {
+	m := h[i]
+	stub := m.Output.Stub
+	if stub == "" {
+		if *calls == nil {
+			*calls = callsByID(h)
+		}
+		stub = Stub(m, (*calls)[m.ToolCallID])
+	}
+	if len(stub) >= len(m.Content) {
+		return false
+	}
+	h[i].Content = stub
+	h[i].Tokens = len(stub)/4 + 6
+	return true
 }
 
 // shrinkArgs shrinks tool-call arguments the way outputs shrink: those
@@ -266,10 +323,129 @@ func shrinkArgs(h []chat.Message, keep, limit, huge int) ([]chat.Message, int) {
 	return h, n
 }
 
+// shrinkForRoom keeps tool outputs, and call arguments longer than
+// argLimit, whole from the newest back while together they hold at most
+// limit tokens; older ones shrink to their stub (outputs) or their start
+// (arguments), as stale ones do. The results of the newest call and the
+// newest arguments are always kept: the model must see what it just got.
+func shrinkForRoom(h []chat.Message, limit, argLimit, hold int, c tokens.Counter) ([]chat.Message, int) {
+	newest := -1
+	for i := len(h) - 1; i >= 0; i-- {
+		if len(h[i].ToolCalls) > 0 {
+			newest = i
+			break
+		}
+	}
+	if newest < 0 {
+		return h, 0
+	}
+	used, n := 0, 0
+	var calls map[string]chat.ToolCall
+	for i := len(h) - 1; i >= 0; i-- {
+		m := h[i]
+		switch {
+		case m.Role == chat.Tool && m.Output != nil && m.Output.ExecID != 0 && m.Kind == chat.KindNormal:
+			if m.Tokens <= 0 {
+				h[i].Tokens = tokens.Message(c, m)
+				m = h[i]
+			}
+			if i > newest || used+m.Tokens <= limit || held(h, i, hold) {
+				used += m.Tokens // a held skill takes its room: the others shrink first
+				continue
+			}
+			if toStub(h, i, &calls) {
+				n++
+			}
+		case len(m.ToolCalls) > 0:
+			long := 0
+			for _, tc := range m.ToolCalls {
+				if len(tc.Arguments) > argLimit {
+					long += len(tc.Arguments) / 4
+				}
+			}
+			if long == 0 {
+				continue
+			}
+			if i == newest || used+long <= limit {
+				used += long
+				continue
+			}
+			tcs := make([]chat.ToolCall, len(m.ToolCalls))
+			copy(tcs, m.ToolCalls)
+			for k, tc := range tcs {
+				if len(tc.Arguments) > argLimit {
+					tcs[k].Arguments = compactArgs(tc.Arguments, 200)
+					n++
+				}
+			}
+			h[i].ToolCalls = tcs
+			h[i].Tokens = 0
+		}
+	}
+	return h, n
+}
+
+// PlanTool is the tool that sets the plan.
+const PlanTool = "task_plan"
+
+// SupersededPlan is what an older task_plan result becomes in the context.
+const SupersededPlan = "[plan superseded by a later task_plan call — the task block at the end shows the live plan]"
+
+// supersedePlans shrinks every task_plan call but the newest, and its
+// result, to a line: an older plan's statuses are stale by definition
+// (a step it shows in progress may be done), and the task block carries
+// the live plan. The stored history keeps them whole.
+func supersedePlans(h []chat.Message) []chat.Message {
+	last := ""
+	for i := len(h) - 1; i >= 0 && last == ""; i-- {
+		for _, tc := range h[i].ToolCalls {
+			if tc.Name == PlanTool {
+				last = tc.ID
+			}
+		}
+	}
+	if last == "" {
+		return h
+	}
+	for i := range h {
+		m := h[i]
+		if m.Role == chat.Tool && m.ToolName == PlanTool && m.ToolCallID != last && m.Content != SupersededPlan {
+			h[i].Content = SupersededPlan
+			h[i].Tokens = len(SupersededPlan)/4 + 6
+			continue
+		}
+		var tcs []chat.ToolCall
+		for k, tc := range m.ToolCalls {
+			if tc.Name != PlanTool || tc.ID == last || tc.Arguments == supersededArgs {
+				continue
+			}
+			if tcs == nil {
+				tcs = make([]chat.ToolCall, len(m.ToolCalls))
+				copy(tcs, m.ToolCalls)
+			}
+			tcs[k].Arguments = supersededArgs
+		}
+		if tcs != nil {
+			h[i].ToolCalls = tcs
+			h[i].Tokens = 0
+		}
+	}
+	return h
+}
+
+// SupersedePlans is supersedePlans on a copy of ms, for what is shown to
+// the summarizer: it must not read an older plan's statuses either.
+func SupersedePlans(ms []chat.Message) []chat.Message {
+	return supersedePlans(append([]chat.Message(nil), ms...))
+}
+
+// supersededArgs replaces the arguments of an older task_plan call.
+const supersededArgs = `{"steps":"(superseded by a later task_plan call)"}`
+
 // recoveryCut keeps the newest keep tool outputs whole and cuts the others
 // to cut characters, and the arguments of all but the newest calls too
 // (PRODUCT §3.8).
-func recoveryCut(h []chat.Message, keep, cut int, c tokens.Counter) ([]chat.Message, int) {
+func recoveryCut(h []chat.Message, keep, cut, hold int, c tokens.Counter) ([]chat.Message, int) {
 	n, seen, calls := 0, 0, 0
 	for i := len(h) - 1; i >= 0; i-- {
 		if len(h[i].ToolCalls) > 0 {
@@ -285,7 +461,7 @@ func recoveryCut(h []chat.Message, keep, cut int, c tokens.Counter) ([]chat.Mess
 			continue
 		}
 		seen++
-		if seen <= keep || len(h[i].Content) <= cut {
+		if seen <= keep || len(h[i].Content) <= cut || held(h, i, hold) {
 			continue
 		}
 		note := "\n[cut to save context after the provider refused it as too long"
@@ -488,4 +664,25 @@ func firstLineOf(s string, max int) string {
 		}
 	}
 	return clipRunes(s, max)
+}
+
+// heldFrom is the index of h from which loaded skills (Output.Keep) are held
+// whole: from the current task's request on, or from the start when a
+// summary has replaced the request; len(h) when there is no task.
+func heldFrom(h []chat.Message, t *task.State) int {
+	if t == nil || !t.Active() {
+		return len(h)
+	}
+	req := strings.TrimSpace(t.OriginalRequest)
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Role == chat.User && h[i].Kind == chat.KindNormal && strings.TrimSpace(h[i].Content) == req {
+			return i
+		}
+	}
+	return 0
+}
+
+// held reports whether h[i] is a loaded skill the current task holds whole.
+func held(h []chat.Message, i, from int) bool {
+	return i >= from && h[i].Output != nil && h[i].Output.Keep
 }

@@ -224,10 +224,6 @@ func TestSummarizeAndHardFallbackThresholds(t *testing.T) {
 	if !out.Summarize || out.Fallback {
 		t.Fatalf("60k tokens: summarize=%v fallback=%v (tokens %d)", out.Summarize, out.Fallback, out.Tokens)
 	}
-	// A small window lowers the threshold to 75% of it.
-	if got := (Settings{}).WithDefaults().Threshold(32000); got != 24000 {
-		t.Fatalf("threshold for a 32k window = %d", got)
-	}
 	// Past the hard limit the fallback cuts to the last messages.
 	h = history(150, 4000)
 	out = Build(Input{History: h, Counter: c, Settings: Settings{StaleAfter: 1000}})
@@ -396,5 +392,70 @@ func TestLongArgumentsShrink(t *testing.T) {
 	out = Build(Input{History: huge, Counter: tokens.Approx{}, Settings: Settings{HugeArgs: 1 << 30}})
 	if !out.Fallback || out.Tokens > out.Hard {
 		t.Fatalf("hard fallback: %d tokens > %d", out.Tokens, out.Hard)
+	}
+}
+
+// On a small window the recent outputs shrink to their stubs, oldest
+// first, until they hold at most half of what the budget has beside the
+// fixed cost; the newest result stays whole.
+func TestRecentOutputsShrinkToFitTheRoom(t *testing.T) {
+	h := history(12, 4000) // ~1,000 tokens per output
+	out := Build(Input{History: h, Budget: 8000, Counter: tokens.Approx{}})
+	room := 8000 - out.Fixed
+	whole, outputs := 0, 0
+	for _, m := range out.Messages {
+		if m.Role == chat.Tool && !strings.HasPrefix(m.Content, "[output #") {
+			whole++
+			outputs += m.Tokens
+		}
+	}
+	if outputs > room/2 || whole == 0 {
+		t.Fatalf("%d whole outputs of %d tokens, room %d", whole, outputs, room)
+	}
+	last := out.Messages[len(out.Messages)-1]
+	if last.Role != chat.Tool || strings.HasPrefix(last.Content, "[output #") {
+		t.Fatalf("the newest result was shrunk: %.60q", last.Content)
+	}
+	// A big budget keeps them all (only the 15-message rule applies).
+	out = Build(Input{History: h, Budget: 1_000_000, Counter: tokens.Approx{}, Settings: Settings{StaleAfter: 1000}})
+	for _, m := range out.Messages {
+		if m.Role == chat.Tool && strings.HasPrefix(m.Content, "[output #") {
+			t.Fatal("an output shrank with room to spare")
+		}
+	}
+}
+
+// Only the newest task_plan call and result are sent whole: an older
+// plan's statuses are stale, and the task block carries the live plan.
+func TestOlderPlansAreSuperseded(t *testing.T) {
+	plan := func(id, status string) []chat.Message {
+		call := chat.ToolCall{ID: id, Name: PlanTool, Arguments: `{"steps":[{"title":"STEP-A","status":"` + status + `"}]}`}
+		return []chat.Message{{Role: chat.Assistant, ToolCalls: []chat.ToolCall{call}},
+			{Role: chat.Tool, ToolCallID: id, ToolName: PlanTool, Content: "Plan stored:\n1. [" + status + "] STEP-A"}}
+	}
+	h := append([]chat.Message{chat.UserText("go")}, plan("p1", "in_progress")...)
+	h = append(h, plan("p2", "done")...)
+	out := Build(Input{History: h})
+	var sent strings.Builder
+	for _, m := range out.Messages {
+		sent.WriteString(m.Content + "\n")
+		for _, tc := range m.ToolCalls {
+			sent.WriteString(tc.Arguments + "\n")
+		}
+	}
+	if strings.Contains(sent.String(), "in_progress") || !strings.Contains(sent.String(), SupersededPlan) || !strings.Contains(sent.String(), "[done] STEP-A") {
+		t.Fatalf("sent:\n%s", sent.String())
+	}
+	if h[2].Content != "Plan stored:\n1. [in_progress] STEP-A" {
+		t.Fatal("the caller's history was changed")
+	}
+}
+
+// Past the hard limit a summary is still asked for: the hard fallback's
+// cut is what is sent if none can be made, not a reason to skip it.
+func TestOverTheHardLimitStillSummarizes(t *testing.T) {
+	out := Build(Input{History: history(40, 4000), Budget: 20000, Counter: tokens.Approx{}, Settings: Settings{StaleAfter: 1000, OutputShare: 1}})
+	if !out.Fallback || !out.Summarize || out.Whole <= out.Tokens {
+		t.Fatalf("fallback %v summarize %v whole %d tokens %d", out.Fallback, out.Summarize, out.Whole, out.Tokens)
 	}
 }

@@ -86,3 +86,34 @@ func clipRunes(s string, n int) string {
 
 // commas formats 48210 as "48,210".
 func commas(n int) string { return humanize.Comma(int64(n)) }
+
+// MaxPreviewShare is the largest preview, note included, an offloaded
+// output gets, as a share of the output: a preview must clearly save
+// context, never replace an output with something about as large.
+const MaxPreviewShare = 0.6
+
+// OutputContent decides what the context gets for a tool output of chars
+// characters: the output itself up to the tool's offload limit; past it a
+// preview with its note, its head and tail shortened for an output just
+// above the limit so the preview stays within MaxPreviewShare of it (a
+// 2,100-character output gets a ~1,260-character preview, not the whole
+// output). execID 0 means there is nowhere to offload to; the preview then
+// says the output was cut and offloaded is false.
+func OutputContent(output string, chars int, execID int64, tool string, s Settings) (content string, offloaded bool) {
+	s = s.WithDefaults()
+	if chars <= s.OffloadLimit(tool) {
+		return output, false
+	}
+	head, tail := s.PreviewHead, s.PreviewTail
+	limit := int(MaxPreviewShare * float64(chars))
+	p := Preview(output, execID, head, tail)
+	if n := len([]rune(p)); n > limit {
+		// The note and markers cost the same whatever is shown: what is
+		// left of the limit goes to head and tail in their proportion.
+		note := len([]rune(Preview(output, execID, 0, 0)))
+		room := max(0, limit-note)
+		head, tail = room*head/(head+tail), room*tail/(head+tail)
+		p = Preview(output, execID, head, tail)
+	}
+	return p, execID != 0
+}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os/exec"
 	"slices"
@@ -46,10 +47,14 @@ type Config struct {
 	Source         string        // where it was configured, for people
 	// Broken, when set, is why the configuration cannot start this server
 	// (an unset ${VAR}); it shows as failed and the others run.
-	Broken string
-	// Start builds a stdio server's process; nil runs the command as is.
-	// It is the seam where the command sandbox can be put in later.
-	Start func(command string, args ...string) *exec.Cmd
+	Broken        string
+	Network       bool     // a stdio server may use the network (its config says so)
+	WritableRoots []string // what a stdio server may write (absolute)
+	// Spawn starts a stdio server's process (Command with Args, in Dir,
+	// with Env), its stderr going to stderr, and returns its stdin and
+	// stdout and kill, which kills it and everything it started. nil runs
+	// the command unsandboxed; the app starts servers in the sandbox.
+	Spawn func(c Config, stderr io.Writer) (stdin io.WriteCloser, stdout io.ReadCloser, kill func(), err error)
 }
 
 // State is where a server is in its life.
@@ -317,30 +322,32 @@ var errStartupTimeout = errors.New("startup timeout")
 func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	live, hangUp := context.WithCancelCause(ctx)
 	timer := time.AfterFunc(s.cfg.StartupTimeout, func() { hangUp(errStartupTimeout) })
-	fail := func(what string, cs *sdk.ClientSession, cmd *exec.Cmd, err error) (*sdk.ClientSession, error) {
+	fail := func(what string, cs *sdk.ClientSession, kill func(), err error) (*sdk.ClientSession, error) {
 		timer.Stop()
 		if cs != nil {
 			_ = cs.Close()
 		}
-		killGroup(cmd)
+		if kill != nil {
+			kill()
+		}
 		err = s.explain(what, live, err)
 		hangUp(err)
 		return nil, err
 	}
-	transport, cmd, err := s.transport()
+	transport, kill, err := s.transport()
 	if err != nil {
 		return fail("could not start", nil, nil, err)
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "polly", Version: s.m.version}, nil)
 	cs, err := client.Connect(live, transport, nil)
 	if err != nil {
-		return fail("could not start", nil, cmd, err)
+		return fail("could not start", nil, kill, err)
 	}
 	var list []tools.Tool
 	var skipped []string
 	for t, err := range cs.Tools(live, nil) {
 		if err != nil {
-			return fail("could not list its tools", cs, cmd, err)
+			return fail("could not list its tools", cs, kill, err)
 		}
 		a, err := adapt(s, t)
 		if err != nil {
@@ -351,7 +358,7 @@ func (s *server) connect(ctx context.Context) (*sdk.ClientSession, error) {
 	}
 	prompts := listPrompts(live, s.cfg.Name, cs) // within the start-up timeout too
 	if !timer.Stop() {
-		return fail("could not start", cs, cmd, errStartupTimeout)
+		return fail("could not start", cs, kill, errStartupTimeout)
 	}
 	init := cs.InitializeResult()
 	s.mu.Lock()
@@ -434,8 +441,9 @@ func (s *server) stderrTail() string {
 	return t.last()
 }
 
-// transport builds the client side for the server's kind.
-func (s *server) transport() (sdk.Transport, *exec.Cmd, error) {
+// transport builds the client side for the server's kind, and what kills
+// a stdio server (and what it left behind) after a failed start.
+func (s *server) transport() (sdk.Transport, func(), error) {
 	switch s.cfg.Transport {
 	case "http", "sse":
 		hc := &http.Client{Transport: headers{base: http.DefaultTransport, h: s.cfg.Headers}}
@@ -447,27 +455,28 @@ func (s *server) transport() (sdk.Transport, *exec.Cmd, error) {
 	if s.cfg.Command == "" {
 		return nil, nil, errors.New("no command")
 	}
-	start := s.cfg.Start
-	if start == nil {
-		start = exec.Command
-	}
-	cmd := start(s.cfg.Command, s.cfg.Args...)
-	cmd.Env, cmd.Dir = s.cfg.Env, s.cfg.Dir
-	cmd.SysProcAttr = procAttr()
 	t := &tail{}
 	s.mu.Lock()
 	s.stderr = t
 	s.mu.Unlock()
+	if s.cfg.Spawn != nil {
+		in, out, kill, err := s.cfg.Spawn(s.cfg, t)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &spawnedTransport{stdin: in, stdout: out, kill: kill, noise: t}, kill, nil
+	}
+	cmd := exec.Command(s.cfg.Command, s.cfg.Args...)
+	cmd.Env, cmd.Dir = s.cfg.Env, s.cfg.Dir
+	cmd.SysProcAttr = procAttr()
 	cmd.Stderr = t
 	cmd.WaitDelay = 2 * time.Second // a child holding stderr open must not hang Close
-	return &stdioTransport{cmd: cmd, noise: t}, cmd, nil
-}
-
-// killGroup kills what a stdio server left behind after a failed start.
-func killGroup(cmd *exec.Cmd) {
-	if cmd != nil && cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	kill := func() {
+		if cmd.Process != nil {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
 	}
+	return &stdioTransport{cmd: cmd, noise: t}, kill, nil
 }
 
 // headers adds the configured headers to every request.

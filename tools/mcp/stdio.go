@@ -102,3 +102,30 @@ func (s *serverStdin) Close() error {
 	}
 	return errors.New("the server did not exit after SIGKILL")
 }
+
+// spawnedTransport is a stdio server that Config.Spawn started (in the
+// command sandbox): the same lenient reading of its stdout.
+type spawnedTransport struct {
+	stdin  io.WriteCloser
+	stdout io.ReadCloser
+	kill   func()
+	noise  io.Writer
+}
+
+func (t *spawnedTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	r := &jsonLines{r: bufio.NewReaderSize(t.stdout, 64<<10), noise: t.noise}
+	return (&sdk.IOTransport{Reader: r, Writer: closeThenKill{t.stdin, t.kill}}).Connect(ctx)
+}
+
+// closeThenKill closes a server's stdin (a server ends when it does) and
+// kills it, and everything it started, a second later if it has not.
+type closeThenKill struct {
+	io.WriteCloser
+	kill func()
+}
+
+func (c closeThenKill) Close() error {
+	err := c.WriteCloser.Close()
+	time.AfterFunc(time.Second, c.kill)
+	return err
+}

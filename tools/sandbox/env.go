@@ -24,9 +24,16 @@ func LooksSecret(name, value string) bool {
 	return credentialName().MatchString(name) || credentialValue().MatchString(strings.TrimSpace(value))
 }
 
+// socketVars point at sockets of programs outside the sandbox (an agent
+// holding keys, a terminal multiplexer, the session bus, a container
+// engine): commands do not get them unless pass names them.
+var socketVars = []string{"SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "TMUX", "TMUX_PANE", "STY",
+	"DBUS_SESSION_BUS_ADDRESS", "DOCKER_HOST", "CONTAINER_HOST", "KITTY_LISTEN_ON", "WEZTERM_UNIX_SOCKET"}
+
 // CommandEnv is the environment a command gets: env without the variables
-// named in drop, without anything that looks like a credential unless pass
-// names it, then extra on top (extra wins and is not filtered: Polly sets it).
+// named in drop, without anything that looks like a credential or points
+// at an outside socket unless pass names it, then extra on top (extra wins
+// and is not filtered: Polly sets it).
 func CommandEnv(env, drop, pass, extra []string) []string {
 	out := make([]string, 0, len(env)+len(extra))
 	for _, kv := range env {
@@ -34,7 +41,7 @@ func CommandEnv(env, drop, pass, extra []string) []string {
 		if slices.Contains(drop, name) {
 			continue
 		}
-		if LooksSecret(name, value) && !slices.Contains(pass, name) {
+		if (LooksSecret(name, value) || slices.Contains(socketVars, name)) && !slices.Contains(pass, name) {
 			continue
 		}
 		if strings.HasPrefix(name, "POLLY_SANDBOX") {

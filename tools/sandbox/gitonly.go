@@ -15,16 +15,19 @@ var gitRunsPrograms = map[string]bool{
 	"upload-pack": true, "receive-pack": true, "shell": true, "archimport": true, "cvsimport": true,
 	"cvsserver": true, "cvsexportcommit": true, "svn": true, "p4": true, "quiltimport": true, "web--browse": true,
 	"help": true, "remote-ext": true, "fsmonitor--daemon": true, "filter-repo": true, "worktree": true,
+	// They write a file wherever they are told: with .git writable, that
+	// could be .git/commondir (which moves config and hooks elsewhere).
+	"bundle": true, "archive": true, "format-patch": true, "init": true, "clone": true,
 }
 
 // gitGlobalRuns are options before the subcommand that make git run a
-// program or read settings from elsewhere.
-var gitGlobalRuns = []string{"-c", "--config-env", "--exec-path"}
+// program, read settings from elsewhere or work on another repository.
+var gitGlobalRuns = []string{"-c", "--config-env", "--exec-path", "--git-dir", "--work-tree", "--namespace"}
 
 // gitOptionRuns are, per subcommand, options that make git run a program
 // they name ("" applies to every subcommand).
 var gitOptionRuns = map[string][]string{
-	"":          {"--upload-pack", "--receive-pack", "--exec", "--ext-diff", "--template", "--open-files-in-pager"},
+	"":          {"--upload-pack", "--receive-pack", "--exec", "--ext-diff", "--template", "--open-files-in-pager", "--output"},
 	"fetch":     {"-u"},
 	"pull":      {"-u"},
 	"clone":     {"-u"},
@@ -49,8 +52,10 @@ func optionIs(w, bad string) bool {
 // GitOnly reports whether a command line is nothing but plain git
 // invocations — literal words, no assignments, redirections only to
 // /dev/null, no substitutions, no git option or subcommand that runs
-// another program — so that it may write .git/ (but never .git/hooks or
-// .git/config, which stay read-only for it too). Anything unsure is false.
+// another program or writes a file it is told to (--output, bundle,
+// archive), no word naming a path in a .git — so that it may write .git/
+// (but never its hooks, config, commondir, modules or worktrees, which
+// stay read-only for it too). Anything unsure is false.
 func GitOnly(line string) bool {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(line), "")
 	if err != nil || len(f.Stmts) == 0 {
@@ -99,7 +104,7 @@ func gitCall(c *syntax.CallExpr) bool {
 	words := make([]string, len(c.Args))
 	for i, w := range c.Args {
 		s := lit(w)
-		if s == "" {
+		if s == "" || namesGitDir(s) {
 			return false
 		}
 		words[i] = s
@@ -163,4 +168,15 @@ func lit(w *syntax.Word) string {
 		}
 	}
 	return b.String()
+}
+
+// namesGitDir: the word names .git or a path in one (git finds its
+// repository itself; a plain git line never names it).
+func namesGitDir(w string) bool {
+	for _, part := range strings.FieldsFunc(w, func(r rune) bool { return r == '/' || r == '=' || r == ':' }) {
+		if part == ".git" || part == "commondir" {
+			return true
+		}
+	}
+	return false
 }

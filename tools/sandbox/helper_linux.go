@@ -4,147 +4,349 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"net"
 	"os"
-	"os/exec"
-	"os/signal"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
-	seccomp "github.com/elastic/go-seccomp-bpf"
-	"github.com/landlock-lsm/go-landlock/landlock"
-	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
-// statusFD is where the helper tells Polly whether the sandbox applied:
-// "ok", or "error: …" and no command runs.
-const statusFD = 3
+// The helper's side of the socket Polly talks to it on (its fd 3): one
+// JSON message per packet (SOCK_SEQPACKET), a job's stdio passed along
+// with SCM_RIGHTS.
 
-// exitApply is the helper's exit code when the sandbox could not be applied.
-const exitApply = 125
-
-// helperMain is the helper: apply pol, run bash -c script, kill every
-// descendant when bash exits or the helper is told to stop.
-func helperMain(args []string) int {
-	status := os.NewFile(statusFD, "sandbox-status")
-	if status == nil {
-		fmt.Fprintln(os.Stderr, "polly sandbox helper: no status descriptor; started by hand?")
-		return exitApply
-	}
-	syscall.CloseOnExec(statusFD)
-	fail := func(err error) int {
-		fmt.Fprintf(status, "error: %v", err)
-		status.Close()
-		return exitApply
-	}
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	if len(args) == 1 && args[0] == spareArg {
-		// A spare started ahead of time: it says it is ready (Go's
-		// start-up is over), then its job comes on jobFD.
-		status.WriteString(spareReady)
-		job := os.NewFile(jobFD, "sandbox-job")
-		b, err := io.ReadAll(io.LimitReader(job, 1<<24))
-		job.Close()
-		if err != nil || len(b) == 0 {
-			return exitApply // Polly closed the spare without a job
-		}
-		var j spareJob
-		if err := json.Unmarshal(b, &j); err != nil {
-			return fail(fmt.Errorf("job: %w", err))
-		}
-		spec, _ := json.Marshal(j.Policy)
-		args = []string{string(spec), j.Script}
-	}
-	if len(args) != 2 {
-		return fail(fmt.Errorf("want 2 arguments (policy, script), got %d", len(args)))
-	}
-	var pol Policy
-	if err := json.Unmarshal([]byte(args[0]), &pol); err != nil {
-		return fail(fmt.Errorf("policy: %w", err))
-	}
-	// Orphaned descendants come back to the helper, so it can find and
-	// kill them all.
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		return fail(fmt.Errorf("become subreaper: %w", err))
-	}
-	if os.Getppid() == 1 {
-		return fail(errors.New("the parent (Polly) exited before the command started"))
-	}
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		return fail(err)
-	}
-	if pol.Binds {
-		if err := bindReadOnly(pol.ReadOnly); err != nil {
-			return fail(err)
-		}
-	}
-	// Everything below applies to this thread, which forks bash; it is
-	// never unlocked, so no other goroutine runs restricted by accident.
-	runtime.LockOSThread()
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fail(fmt.Errorf("no_new_privs: %w", err))
-	}
-	if err := dropCapabilities(); err != nil {
-		return fail(err)
-	}
-	if pol.Level != Unsandboxed {
-		if err := applyLandlock(pol); err != nil {
-			return fail(fmt.Errorf("landlock: %w", err))
-		}
-	}
-	if err := applySeccomp(pol); err != nil && pol.Level != Unsandboxed {
-		return fail(fmt.Errorf("seccomp: %w", err))
-	}
-	proc, err := os.StartProcess(bash, []string{"bash", "-c", args[1]}, &os.ProcAttr{
-		Env:   os.Environ(),
-		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
-	})
-	if err != nil {
-		return fail(fmt.Errorf("start bash: %w", err))
-	}
-	status.WriteString("ok")
-	status.Close()
-
-	done := make(chan int, 1)
-	go func() {
-		var ws unix.WaitStatus
-		for {
-			_, err := unix.Wait4(proc.Pid, &ws, 0, nil)
-			if errors.Is(err, unix.EINTR) {
-				continue
-			}
-			switch {
-			case err != nil:
-				done <- 1
-			case ws.Signaled():
-				done <- 128 + int(ws.Signal())
-			default:
-				done <- ws.ExitStatus()
-			}
-			return
-		}
-	}()
-	var code int
-	select {
-	case code = <-done:
-	case <-sigs:
-		code = 128 + int(syscall.SIGKILL) // what the command's processes die of
-	}
-	killDescendants()
-	return code
+// helperConfig is the helper's first message: what every command shares.
+type helperConfig struct {
+	Parent     int       `json:"parent"`     // Polly's pid (checked when the helper is in Polly's PID namespace)
+	Namespaces bool      `json:"namespaces"` // started in new user (unless root), mount and PID namespaces
+	ABI        int       `json:"abi"`        // the Landlock ABI to use
+	DenyRead   []string  `json:"deny_read"`
+	Polly      []string  `json:"polly"` // Polly's own files in DenyRead: hidden even from a command that may read secrets
+	Overlays   []overlay `json:"overlays"`
+	TmpBase    string    `json:"tmp_base"` // the commands' TMPDIR: a tmpfs per command (namespaces) or a directory per command below it
+	Limits     Limits    `json:"limits"`
+	Bash       string    `json:"bash"`
 }
 
-// dropCapabilities empties this thread's capability sets, the bounding set
-// (so running a program as root gains nothing) and the ambient set: the
-// command cannot read another process's /proc entries, mem or environ.
-func dropCapabilities() error {
+// request is a message from Polly.
+type request struct {
+	Op  string `json:"op"` // "run" (with three fds: stdin, stdout, stderr) or "kill"
+	ID  uint64 `json:"id"`
+	Job *job   `json:"job,omitempty"`
+}
+
+// job is one command: bash with Args (["-c", script, …]).
+type job struct {
+	Policy Policy   `json:"policy"`
+	Args   []string `json:"args"`
+	Dir    string   `json:"dir"`
+	Env    []string `json:"env"`
+	Tmp    string   `json:"tmp"` // its TMPDIR
+}
+
+// reply is a message to Polly: the helper is ready (ID 0), a job started
+// (Pid), could not start (Err), or ended (Done, Status).
+type reply struct {
+	ID     uint64 `json:"id"`
+	Ready  bool   `json:"ready,omitempty"`
+	Pid    int    `json:"pid,omitempty"`
+	Err    string `json:"err,omitempty"`
+	Done   bool   `json:"done,omitempty"`
+	Status int    `json:"status,omitempty"` // the wait status
+}
+
+// helperArg is the hidden subcommand that makes Polly's binary the helper.
+const helperArg = "__polly_sandbox_helper"
+
+// helperFD is the helper's end of the socket.
+const helperFD = 3
+
+// helperMain is the helper: set up, then run jobs until Polly goes away.
+func helperMain() int {
+	// The main thread stays this loop's: a job's goroutine locks the
+	// thread it lands on, and the main thread must not be one of them.
+	runtime.LockOSThread()
+	f := os.NewFile(helperFD, "polly-sandbox")
+	c, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "polly sandbox helper: no socket from Polly; started by hand?")
+		return 125
+	}
+	conn, ok := c.(*net.UnixConn)
+	if !ok {
+		return 125
+	}
+	h := &helperServer{conn: conn, pids: map[uint64]int{}}
+	buf := make([]byte, 1<<20)
+	n, _, _, _, err := conn.ReadMsgUnix(buf, nil)
+	if err != nil {
+		return 125
+	}
+	if err := json.Unmarshal(buf[:n], &h.cfg); err != nil {
+		h.send(reply{Err: "config: " + err.Error()})
+		return 125
+	}
+	if err := h.setup(); err != nil {
+		h.send(reply{Err: err.Error()})
+		return 125
+	}
+	h.send(reply{Ready: true})
+	oob := make([]byte, unix.CmsgSpace(3*4))
+	for {
+		n, oobn, _, _, err := conn.ReadMsgUnix(buf, oob)
+		if err != nil || n == 0 {
+			// Polly is gone (or closed us): everything of ours dies.
+			h.killAll()
+			return 0
+		}
+		files, ferr := receivedFiles(oob[:oobn])
+		var r request
+		if err := json.Unmarshal(buf[:n], &r); err != nil {
+			closeAll(files)
+			continue
+		}
+		switch r.Op {
+		case "run":
+			if ferr != nil || len(files) != 3 || r.Job == nil {
+				closeAll(files)
+				h.send(reply{ID: r.ID, Err: fmt.Sprintf("bad job (%d descriptors, %v)", len(files), ferr)})
+				continue
+			}
+			go h.run(r.ID, r.Job, files)
+		case "kill":
+			closeAll(files)
+			h.kill(r.ID)
+		}
+	}
+}
+
+type helperServer struct {
+	cfg  helperConfig
+	conn *net.UnixConn
+	wmu  sync.Mutex
+
+	mu   sync.Mutex
+	pids map[uint64]int // running jobs
+
+	readOnce sync.Once
+	readable [2]*readRules // what a command may read without namespaces: [0] without secrets, [1] with
+	readErr  error
+
+	offline int // the network namespace commands without network share (only loopback)
+}
+
+func (h *helperServer) send(r reply) {
+	b, _ := json.Marshal(r)
+	h.wmu.Lock()
+	h.conn.Write(b)
+	h.wmu.Unlock()
+}
+
+func (h *helperServer) setup() error {
+	// Killed with Polly (Pdeathsig follows the thread that started us,
+	// which Polly keeps alive); if Polly is already gone, stop here.
+	unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0)
+	if pp := os.Getppid(); pp != 0 && pp != h.cfg.Parent {
+		// pp is 0 in a new PID namespace; there the socket tells when
+		// Polly goes. Polly as PID 1 (a container) is a parent like any.
+		return fmt.Errorf("the parent (Polly, pid %d) exited before the helper started (parent now %d)", h.cfg.Parent, pp)
+	}
+	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	if h.cfg.Namespaces {
+		if err := setupHelperMounts(&h.cfg); err != nil {
+			return err
+		}
+		fd, err := offlineNetwork()
+		if err != nil {
+			return err
+		}
+		h.offline = fd
+	} else if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("become subreaper: %w", err)
+	}
+	return setLimits(h.cfg.Limits)
+}
+
+func (h *helperServer) kill(id uint64) {
+	h.mu.Lock()
+	pid, ok := h.pids[id]
+	h.mu.Unlock()
+	if ok {
+		// In namespaces bash is PID 1 of its own: the kernel kills every
+		// process of the command with it. Without, the group first, then
+		// every descendant once bash is reaped.
+		unix.Kill(pid, unix.SIGKILL)
+		if !h.cfg.Namespaces {
+			unix.Kill(-pid, unix.SIGKILL)
+		}
+	}
+}
+
+func (h *helperServer) killAll() {
+	h.mu.Lock()
+	for _, pid := range h.pids {
+		unix.Kill(pid, unix.SIGKILL)
+	}
+	h.mu.Unlock()
+	if !h.cfg.Namespaces {
+		killDescendants()
+	}
+}
+
+// run starts one job on a thread of its own and reports its end.
+func (h *helperServer) run(id uint64, j *job, files []*os.File) {
+	type started struct {
+		pid int
+		err error
+	}
+	ch := make(chan started, 1)
+	go func() {
+		// The thread takes the command's restrictions and is never
+		// unlocked: Go ends it when this goroutine returns, so nothing
+		// else ever runs on it (new threads come from an unrestricted
+		// template thread). Waiting and cleaning up happen elsewhere.
+		runtime.LockOSThread()
+		pid, err := h.start(j, files)
+		ch <- started{pid, err}
+	}()
+	st := <-ch
+	closeAll(files)
+	if st.err != nil {
+		h.send(reply{ID: id, Err: st.err.Error()})
+		return
+	}
+	h.mu.Lock()
+	h.pids[id] = st.pid
+	h.mu.Unlock()
+	h.send(reply{ID: id, Pid: st.pid})
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(st.pid, &ws, 0, nil)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if !h.cfg.Namespaces {
+		killDescendants() // one job at a time without namespaces: every orphan is this job's
+		if j.Tmp != "" && j.Tmp != h.cfg.TmpBase {
+			os.RemoveAll(j.Tmp)
+		}
+	}
+	h.mu.Lock()
+	delete(h.pids, id)
+	h.mu.Unlock()
+	h.send(reply{ID: id, Done: true, Status: int(ws)})
+}
+
+// start applies the job's sandbox to this thread and forks bash.
+func (h *helperServer) start(j *job, files []*os.File) (int, error) {
+	pol := j.Policy
+	sandboxed := pol.Level != Unsandboxed
+	ns := h.cfg.Namespaces
+	attr := &syscall.SysProcAttr{Setsid: true} // a new session: no controlling terminal
+	if ns {
+		if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+			return 0, fmt.Errorf("the command's mount namespace: %w", err)
+		}
+		if err := commandMounts(j.Tmp, pol.ReadOnly, pol.Writable); err != nil {
+			return 0, err
+		}
+		if pol.ReadSecrets {
+			if err := revealSecrets(h.cfg.DenyRead, h.cfg.Polly); err != nil {
+				return 0, err
+			}
+		}
+		if !pol.Network {
+			if err := unix.Setns(h.offline, unix.CLONE_NEWNET); err != nil {
+				return 0, fmt.Errorf("enter the offline network namespace: %w", err)
+			}
+		}
+		attr.Cloneflags = unix.CLONE_NEWPID
+	} else if j.Tmp != "" && j.Tmp != h.cfg.TmpBase {
+		if err := os.Mkdir(j.Tmp, 0o700); err != nil {
+			return 0, fmt.Errorf("private TMPDIR: %w", err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return 0, fmt.Errorf("no_new_privs: %w", err)
+	}
+	if sandboxed {
+		lj := landlockJob{pol: pol, abi: h.cfg.ABI, ns: ns, tmp: j.Tmp}
+		if ns {
+			for _, o := range h.cfg.Overlays {
+				lj.overlays = append(lj.overlays, o.Dir)
+			}
+		} else {
+			h.readOnce.Do(func() {
+				if h.readable[0], h.readErr = newReadRules(h.cfg.DenyRead); h.readErr == nil {
+					h.readable[1], h.readErr = newReadRules(h.cfg.Polly)
+				}
+			})
+			if h.readErr != nil {
+				return 0, fmt.Errorf("list what commands may read: %w", h.readErr)
+			}
+			lj.readable = h.readable[0]
+			if pol.ReadSecrets {
+				lj.readable = h.readable[1]
+			}
+		}
+		if err := applyLandlock(lj); err != nil {
+			return 0, fmt.Errorf("landlock: %w", err)
+		}
+	}
+	// Keep CAP_SYS_ADMIN (effective only) for the PID namespace clone;
+	// exec empties it: bounding, inheritable and ambient sets are empty.
+	if err := dropCapabilities(ns); err != nil {
+		return 0, err
+	}
+	if sandboxed {
+		prog, err := buildFilter(filterFor(pol, ns, h.cfg.ABI))
+		if err != nil {
+			return 0, err
+		}
+		if err := loadFilter(prog); err != nil {
+			return 0, err
+		}
+	}
+	fds := make([]uintptr, len(files))
+	for i, f := range files {
+		fds[i] = f.Fd()
+	}
+	pid, err := syscall.ForkExec(h.cfg.Bash, append([]string{"bash"}, j.Args...), &syscall.ProcAttr{
+		Dir: j.Dir, Env: j.Env, Files: fds, Sys: attr,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("start bash: %w", err)
+	}
+	return pid, nil
+}
+
+// filterFor is the seccomp filter's variable part for one command.
+func filterFor(pol Policy, ns bool, abi int) filterSpec {
+	var s filterSpec
+	if abi >= 9 {
+		s.sockets = append(s.sockets, unix.AF_UNIX) // Landlock scopes pathname sockets
+	}
+	if pol.Network || ns {
+		// With the network, or in a network namespace of its own (only
+		// loopback): IP and netlink; never packet, vsock or the rest.
+		s.sockets = append(s.sockets, unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK)
+	}
+	s.truncate = abi < 3
+	return s
+}
+
+// dropCapabilities empties this thread's capability sets but, when
+// keepAdmin, an effective CAP_SYS_ADMIN for cloning the PID namespace.
+// The bounding and ambient sets are emptied too, so the command gains
+// nothing at exec, not even as root.
+func dropCapabilities(keepAdmin bool) error {
 	for c := 0; c <= 63; c++ {
 		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
 		if errors.Is(err, unix.EINVAL) {
@@ -159,138 +361,80 @@ func dropCapabilities() error {
 	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
+	if keepAdmin {
+		data[0].Effective = 1 << unix.CAP_SYS_ADMIN
+		data[0].Permitted = 1 << unix.CAP_SYS_ADMIN
+	}
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
 		return fmt.Errorf("drop capabilities: %w", err)
 	}
 	return nil
 }
 
-// bindReadOnly makes paths read-only in the helper's own mount namespace
-// (Polly started it with CLONE_NEWNS): Landlock can only allow, so a
-// read-only directory inside a writable one needs a read-only bind.
-func bindReadOnly(paths []string) error {
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make mounts private: %w", err)
-	}
-	for _, p := range paths {
-		if _, err := os.Lstat(p); err != nil {
-			continue // nothing to protect yet
+// Limits are per-command resource limits (0: the inherited one).
+type Limits struct {
+	Procs        uint64 `json:"procs"`         // processes of the user (RLIMIT_NPROC)
+	FileSize     uint64 `json:"file_size"`     // bytes (RLIMIT_FSIZE)
+	CPUSeconds   uint64 `json:"cpu_seconds"`   // per process (RLIMIT_CPU)
+	AddressSpace uint64 `json:"address_space"` // bytes per process (RLIMIT_AS)
+}
+
+// setLimits sets the helper's rlimits, which every command inherits (they
+// are per process, not per thread, and the same for every command).
+// Only lowered: a limit the user set lower stays. The kernel does not
+// apply RLIMIT_NPROC to root.
+func setLimits(l Limits) error {
+	for _, r := range []struct {
+		res int
+		v   uint64
+	}{{unix.RLIMIT_NPROC, l.Procs}, {unix.RLIMIT_FSIZE, l.FileSize}, {unix.RLIMIT_CPU, l.CPUSeconds}, {unix.RLIMIT_AS, l.AddressSpace}} {
+		if r.v == 0 {
+			continue
 		}
-		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-			return fmt.Errorf("%s is a symbolic link; refusing to protect it by binding", p)
+		var cur unix.Rlimit
+		if err := unix.Getrlimit(r.res, &cur); err != nil {
+			return err
 		}
-		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			return fmt.Errorf("bind %s: %w", p, err)
+		soft, hard := min(r.v, cur.Max), min(r.v, cur.Max)
+		if r.res == unix.RLIMIT_CPU {
+			hard = min(r.v+5, cur.Max) // SIGXCPU first (a message), SIGKILL 5 s later
 		}
-		if err := unix.Mount("", p, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
-			return fmt.Errorf("make %s read-only: %w", p, err)
+		if err := unix.Setrlimit(r.res, &unix.Rlimit{Cur: soft, Max: hard}); err != nil {
+			return fmt.Errorf("set limit %d: %w", r.res, err)
 		}
 	}
 	return nil
 }
 
-// devices are writable in every policy (ioctl too: terminals).
-var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx"}
-
-func applyLandlock(pol Policy) error {
-	rules := []landlock.Rule{
-		landlock.RODirs("/"),
-		landlock.RWFiles(devices...).WithIoctlDev().IgnoreIfMissing(),
-		landlock.RWDirs("/dev/pts", "/dev/shm").WithIoctlDev().IgnoreIfMissing(),
+func receivedFiles(oob []byte) ([]*os.File, error) {
+	if len(oob) == 0 {
+		return nil, nil
 	}
-	writable := pol.Writable
-	if !pol.Binds && pol.Level == WorkspaceWrite && pol.Root != "" {
-		// No read-only binds: grant the project entry by entry, leaving
-		// the protected ones out (new top-level entries cannot be made).
-		writable = nil
-		for _, w := range pol.Writable {
-			if w != pol.Root {
-				writable = append(writable, w)
-			}
-		}
-		entries, err := os.ReadDir(pol.Root)
-		if err != nil {
-			return fmt.Errorf("list the project: %w", err)
-		}
-		for _, e := range entries {
-			p := filepath.Join(pol.Root, e.Name())
-			if covered(p, pol.ReadOnly) {
-				continue
-			}
-			if e.IsDir() {
-				writable = append(writable, p)
-			} else if e.Type().IsRegular() {
-				rules = append(rules, landlock.RWFiles(p).IgnoreIfMissing())
-			}
-		}
-	}
-	if len(writable) > 0 {
-		rw := landlock.RWDirs(writable...).WithRefer()
-		if !pol.Network {
-			rw = rw.WithResolveUnix() // local sockets inside the writable places
-		}
-		rules = append(rules, rw.IgnoreIfMissing())
-	}
-	cfg := landlock.V11.BestEffort()
-	if pol.Network {
-		// Network granted: do not handle network rights nor pathname
-		// UNIX sockets (ssh-agent, docker and the like stay usable).
-		// Signals stay scoped: a command must not signal Polly.
-		cfg = landlock.Config{HandledAccessFS: landlock.V11.HandledAccessFS &^ llsys.AccessFSResolveUnix, Scoped: landlock.V11.Scoped}.BestEffort()
-	}
-	fd, flags, err := cfg.NewRulesetFD(rules...)
+	msgs, err := unix.ParseSocketControlMessage(oob)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if fd < 0 {
-		return errors.New("the kernel enforces no Landlock rules (not enabled at boot?)")
-	}
-	defer unix.Close(fd)
-	return llsys.LandlockRestrictSelf(fd, flags)
-}
-
-// covered: p is one of dirs or below one.
-func covered(p string, dirs []string) bool {
-	for _, d := range dirs {
-		if p == d || strings.HasPrefix(p, d+string(filepath.Separator)) {
-			return true
+	var files []*os.File
+	for _, m := range msgs {
+		fds, err := unix.ParseUnixRights(&m)
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			unix.CloseOnExec(fd)
+			files = append(files, os.NewFile(uintptr(fd), "job-fd"))
 		}
 	}
-	return false
+	return files, nil
 }
 
-// seccomp filter: calls no command needs that would let it escape or spy.
-var deniedAlways = []string{
-	"ptrace", "process_vm_readv", "process_vm_writev", "kexec_load", "kexec_file_load",
-	"init_module", "finit_module", "delete_module", "bpf", "perf_event_open", "userfaultfd",
-	"mount", "umount2", "pivot_root", "swapon", "swapoff", "reboot", "setns", "unshare",
-	"keyctl", "add_key", "request_key", "io_uring_setup", "io_uring_enter", "io_uring_register",
-	"open_by_handle_at", "name_to_handle_at", "acct", "quotactl", "syslog", "iopl", "ioperm",
-	"mount_setattr", "move_mount", "open_tree", "fsopen", "fsmount", "fsconfig", "fspick",
-}
-
-const cloneNamespaces = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWNET | unix.CLONE_NEWPID |
-	unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP
-
-func applySeccomp(pol Policy) error {
-	groups := []seccomp.SyscallGroup{
-		{Action: seccomp.ActionErrno, Names: deniedAlways},
-		// clone3's flags are behind a pointer the filter cannot read:
-		// ENOSYS makes libc fall back to clone, whose flags it can.
-		{Action: seccomp.ActionErrno | seccomp.Action(unix.ENOSYS), Names: []string{"clone3"}},
-		{Action: seccomp.ActionErrno, NamesWithCondtions: []seccomp.NameWithConditions{
-			{Name: "clone", Conditions: []seccomp.Condition{{Argument: 0, Operation: seccomp.BitsSet, Value: cloneNamespaces}}},
-		}},
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		f.Close()
 	}
-	if !pol.Network {
-		groups = append(groups, seccomp.SyscallGroup{Action: seccomp.ActionErrno | seccomp.Action(unix.EACCES),
-			NamesWithCondtions: []seccomp.NameWithConditions{
-				{Name: "socket", Conditions: []seccomp.Condition{{Argument: 0, Operation: seccomp.NotEqual, Value: unix.AF_UNIX}}},
-			}})
-	}
-	// No TSYNC: only this thread (which forks bash) is filtered.
-	return seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Policy: seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: groups}})
 }
+
+func closeFD(fd int) { unix.Close(fd) }
 
 // killDescendants kills every process below the helper until none is
 // left. Orphans are re-parented to the helper (a subreaper), so walking

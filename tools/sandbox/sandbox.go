@@ -1,12 +1,17 @@
 // Package sandbox runs the commands Polly executes for the model inside an
-// OS sandbox. The policy is data (Policy); a hidden subcommand of Polly's own
-// binary (the helper, see RunHelperIfAsked) applies it — no_new_privs, no
-// capabilities, Landlock, seccomp, read-only binds — and then runs
-// `bash -c`, staying as a subreaper that kills every descendant when bash
-// exits, when it is signalled or when Polly dies.
+// OS sandbox. The policy is data (Policy, built by Build); a long-lived
+// helper (the zygote, see Runner) applies it to each command.
+//
+// The zygote is Polly's own binary started once per Polly process, in its
+// own user, mount and PID namespaces where the kernel allows. For every
+// command it takes a fresh OS thread, gives that thread its own mount (and,
+// without network, network) namespace, mounts what the command may and may
+// not see, drops every capability, applies Landlock and a seccomp filter,
+// and forks bash as PID 1 of a new PID namespace, so killing bash kills
+// every process the command started. The thread is then thrown away.
 //
 // Go cannot run code between fork and exec, which is why the restrictions
-// are applied in a re-executed helper and not in Polly itself.
+// are applied to a thread of a separate process and not in Polly itself.
 package sandbox
 
 import (
@@ -23,14 +28,15 @@ type Level int
 
 const (
 	// Unsandboxed: no Landlock and no seccomp (sandbox off, or the kernel
-	// lacks Landlock and a person approved the command). The helper still
-	// drops capabilities, scrubs the environment and kills descendants.
+	// lacks what the sandbox needs and a person approved the command). The
+	// helper still drops capabilities, scrubs the environment, leaves the
+	// command without a terminal and kills its descendants.
 	Unsandboxed Level = iota
-	// ReadOnly: reads anywhere; writes only to the private TMPDIR and
-	// /dev/null-like devices.
+	// ReadOnly: reads anywhere but the deny-read set; writes only to the
+	// private TMPDIR and /dev/shm and to /dev/null-like devices.
 	ReadOnly
-	// WorkspaceWrite: ReadOnly plus the project root and the build caches.
-	// .agent/ stays read-only; .git/ too unless the line is git only.
+	// WorkspaceWrite: ReadOnly plus the project (minus its protected
+	// paths) and the self-contained build caches.
 	WorkspaceWrite
 )
 
@@ -52,12 +58,18 @@ type Grant struct {
 	Level    Level
 	Network  bool
 	Writable []string // extra writable paths a person approved (writes outside the project)
+	// ReadSecrets lifts the deny-read set for this command (a person
+	// approved reading it, or yolo) — all of it but Polly's own files.
+	ReadSecrets bool
 }
 
 func (g Grant) String() string {
 	s := g.Level.String()
 	if g.Network {
 		s += "+network"
+	}
+	if g.ReadSecrets {
+		s += "+secrets"
 	}
 	return s
 }
@@ -79,7 +91,7 @@ func GrantFrom(ctx context.Context) (Grant, bool) {
 type Mode string
 
 const (
-	ModeAuto Mode = "auto" // use it where the kernel has Landlock, else ask more and say so
+	ModeAuto Mode = "auto" // use it where the kernel can, else ask more and say so
 	ModeOn   Mode = "on"   // refuse to run commands without it
 	ModeOff  Mode = "off"  // never (explicit, shown)
 )
@@ -90,80 +102,28 @@ type Settings struct {
 	Network       bool     // commands may use the network without asking
 	WritableRoots []string // extra writable directories in workspace-write (absolute)
 	PassEnv       []string // credential-like variables passed to commands anyway
+	DenyRead      []string // paths no command may read, on top of DefaultDenyRead (absolute)
 }
 
-// Status is what the sandbox can do on this machine with these settings.
-type Status struct {
-	Mode   Mode
-	Active bool   // commands run in the OS sandbox
-	Refuse bool   // mode on without kernel support: commands must not run
-	Why    string // why it is not active ("" when it is)
-	ABI    int    // Landlock ABI version (0: none)
-}
-
-// Resolve combines the settings with a probe of the kernel.
-func Resolve(s Settings) Status {
-	st := Status{Mode: s.Mode}
-	if st.Mode == "" {
-		st.Mode = ModeAuto
-	}
-	if st.Mode == ModeOff {
-		st.Why = "sandbox.mode is off"
-		return st
-	}
-	abi, err := Probe()
-	st.ABI = abi
-	switch {
-	case err != nil:
-		st.Why = err.Error()
-		st.Refuse = st.Mode == ModeOn
-	default:
-		st.Active = true
-	}
-	return st
-}
-
-// Notice is the one-line message for stderr and the status bar when the
-// sandbox is not active, or "".
-func (s Status) Notice() string {
-	switch {
-	case s.Active:
-		return ""
-	case s.Refuse:
-		return "sandbox unavailable (" + s.Why + "); sandbox.mode is on, so commands will not run"
-	case s.Mode == ModeOff:
-		return "sandbox off (sandbox.mode off): commands run without the OS sandbox"
-	}
-	return "sandbox unavailable (" + s.Why + "): every command asks but a few that only read project files"
-}
-
-// Short is the status bar label.
-func (s Status) Short() string {
-	switch {
-	case s.Active:
-		return "sandbox on"
-	case s.Refuse:
-		return "sandbox unavailable: commands refused"
-	case s.Mode == ModeOff:
-		return "sandbox off"
-	}
-	return "no sandbox: asking"
-}
-
-// Policy is everything the helper needs to apply one command's sandbox.
-// It travels to the helper on its command line (it holds no secret); a
-// command that starts the helper again can only add restrictions, because
-// Landlock and seccomp domains stack.
+// Policy is one command's sandbox as the helper applies it. Build makes
+// it from a grant; the Runner adds what it finds on disk (the protected
+// paths that exist) before the helper gets it. It holds no secret.
 type Policy struct {
-	Level    Level    `json:"level"`
-	Network  bool     `json:"network"`
-	Writable []string `json:"writable"`  // directories (and files) writable
-	ReadOnly []string `json:"read_only"` // kept read-only inside writable ones (bind-mounted when possible)
-	// Entries: when read-only binds are not possible, the writable
-	// project is granted entry by entry, leaving out ReadOnly ones.
-	Root   string `json:"root"`
-	Binds  bool   `json:"binds"` // the helper is in its own mount namespace and may bind
-	TmpDir string `json:"tmpdir"`
+	Level   Level  `json:"level"`
+	Network bool   `json:"network"`
+	Root    string `json:"root"`     // the project
+	State   string `json:"state"`    // Polly's .agent directory
+	GitOnly bool   `json:"git_only"` // the line is plain git: the top .git is writable but for hooks and config
+	// ReadSecrets: the deny-read set is readable but for Polly's own files.
+	ReadSecrets bool `json:"read_secrets,omitempty"`
+	// Writable are the places besides the project and the private temp
+	// dir a command may write: in workspace-write the build caches and
+	// configured roots; at any level what a person approved (a single
+	// file stays a file) or an MCP server's config declares.
+	Writable []string `json:"writable"`
+	// ReadOnly are the protected paths inside writable ones, filled in
+	// by the Runner from what exists when the command starts.
+	ReadOnly []string `json:"read_only,omitempty"`
 }
 
 // Plan is the input to Build: a command about to run.
@@ -171,75 +131,151 @@ type Plan struct {
 	Grant    Grant
 	Root     string // project root (absolute)
 	StateDir string // Polly's .agent directory ("" is Root/.agent)
-	TmpDir   string // the private TMPDIR
 	Caches   []string
 	Command  string
 }
 
 // Build turns a grant into a policy.
 func Build(p Plan) Policy {
-	pol := Policy{Level: p.Grant.Level, Network: p.Grant.Network || p.Grant.Level == Unsandboxed, Root: p.Root, TmpDir: p.TmpDir}
+	pol := Policy{Level: p.Grant.Level, Network: p.Grant.Network || p.Grant.Level == Unsandboxed, Root: p.Root, State: p.StateDir,
+		ReadSecrets: p.Grant.ReadSecrets}
+	if pol.State == "" && p.Root != "" {
+		pol.State = filepath.Join(p.Root, ".agent")
+	}
 	if p.Grant.Level == Unsandboxed {
 		return pol
 	}
-	pol.Writable = []string{p.TmpDir}
+	// Read-only keeps only what a person (or an MCP server's config)
+	// granted; workspace-write adds the caches.
+	extra := p.Grant.Writable
 	if p.Grant.Level == WorkspaceWrite {
-		pol.Writable = append(pol.Writable, p.Root)
-		for _, w := range p.Grant.Writable {
-			// A file that does not exist yet: its directory (Landlock
-			// can only grant what exists).
-			if _, err := os.Lstat(w); err != nil {
-				w = filepath.Dir(w)
-			}
-			if !slices.Contains(pol.Writable, w) {
-				pol.Writable = append(pol.Writable, w)
-			}
-		}
-		for _, c := range p.Caches {
-			if c != "" && !slices.Contains(pol.Writable, c) {
-				pol.Writable = append(pol.Writable, c)
-			}
-		}
-		state := p.StateDir
-		if state == "" {
-			state = filepath.Join(p.Root, ".agent")
-		}
-		pol.ReadOnly = append(pol.ReadOnly, state)
-		git := filepath.Join(p.Root, ".git")
-		if GitOnly(p.Command) {
-			pol.ReadOnly = append(pol.ReadOnly, filepath.Join(git, "hooks"), filepath.Join(git, "config"))
-		} else {
-			pol.ReadOnly = append(pol.ReadOnly, git)
+		pol.GitOnly = GitOnly(p.Command)
+		extra = append(slices.Clone(p.Caches), extra...)
+	}
+	for _, w := range extra {
+		if w != "" && filepath.IsAbs(w) && !slices.Contains(pol.Writable, filepath.Clean(w)) {
+			pol.Writable = append(pol.Writable, filepath.Clean(w))
 		}
 	}
 	return pol
 }
 
-// DefaultCaches lists the build caches common toolchains write: Go's
-// build and module caches, ~/.cache, ~/.npm, ~/.cargo/registry.
+// DefaultCaches lists the build caches a workspace-write command may
+// write: only caches that the build that wrote them reads back, checked
+// by content (Go's GOCACHE, npm's content-addressed _cacache). Module and
+// package caches that other programs later run code from (GOMODCACHE,
+// ~/.npm/_npx, ~/.cargo/registry, pre-commit's) are not in it.
 func DefaultCaches(home string, getenv func(string) string) []string {
 	var out []string
 	add := func(p string) {
-		if p != "" && filepath.IsAbs(p) && !slices.Contains(out, p) {
+		if p != "" && filepath.IsAbs(p) && !slices.Contains(out, filepath.Clean(p)) {
 			out = append(out, filepath.Clean(p))
 		}
 	}
-	cache := getenv("XDG_CACHE_HOME")
-	if cache == "" && home != "" {
-		cache = filepath.Join(home, ".cache")
-	}
-	add(cache)
-	add(getenv("GOCACHE"))
-	if gp := getenv("GOMODCACHE"); gp != "" {
-		add(gp)
-	} else if gopath := getenv("GOPATH"); gopath != "" {
-		add(filepath.Join(strings.Split(gopath, string(os.PathListSeparator))[0], "pkg", "mod"))
-	} else if home != "" {
-		add(filepath.Join(home, "go", "pkg", "mod"))
+	if gc := getenv("GOCACHE"); gc != "" && gc != "off" {
+		add(gc)
+	} else if cache := cacheHome(home, getenv); cache != "" {
+		add(filepath.Join(cache, "go-build"))
 	}
 	if home != "" {
-		add(filepath.Join(home, ".npm"))
-		add(filepath.Join(home, ".cargo", "registry"))
+		add(filepath.Join(home, ".npm", "_cacache"))
+	}
+	return out
+}
+
+// cacheHome is $XDG_CACHE_HOME, else ~/.cache.
+func cacheHome(home string, getenv func(string) string) string {
+	if c := getenv("XDG_CACHE_HOME"); filepath.IsAbs(c) {
+		return filepath.Clean(c)
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".cache")
+}
+
+// configHome is $XDG_CONFIG_HOME, else ~/.config.
+func configHome(home string, getenv func(string) string) string {
+	if c := getenv("XDG_CONFIG_HOME"); filepath.IsAbs(c) {
+		return filepath.Clean(c)
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".config")
+}
+
+// DefaultDenyRead is what no command reads: credentials in the home
+// directory (ssh, cloud and container tools, gh, git's stored
+// credentials, keyrings, password stores, browser profiles), Polly's own
+// config and trust store (they hold API keys) and, when Polly runs as
+// root, the system's own secrets. extra (sandbox.deny_read) is added.
+func DefaultDenyRead(home string, getenv func(string) string, extra []string) []string {
+	var out []string
+	add := func(p string) {
+		if p != "" && filepath.IsAbs(p) && !slices.Contains(out, filepath.Clean(p)) {
+			out = append(out, filepath.Clean(p))
+		}
+	}
+	if home != "" {
+		for _, rel := range []string{
+			".ssh", ".aws", ".gnupg", ".netrc", ".docker", ".kube", ".git-credentials", ".pypirc",
+			".cargo/credentials", ".cargo/credentials.toml", ".azure", ".password-store", ".pki",
+			".local/share/keyrings", ".mozilla", ".thunderbird", "snap/firefox", "snap/chromium",
+		} {
+			add(filepath.Join(home, rel))
+		}
+	}
+	out = append(out, PollyFiles(home, getenv)...)
+	if cfg := configHome(home, getenv); cfg != "" {
+		for _, rel := range []string{
+			"gh", "hub", "gcloud", "git/credentials", "google-chrome", "chromium", "BraveSoftware",
+			"microsoft-edge", "vivaldi", "opera",
+		} {
+			add(filepath.Join(cfg, rel))
+		}
+	}
+	if os.Geteuid() == 0 {
+		for _, p := range []string{"/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d", "/etc/ssl/private"} {
+			add(p)
+		}
+		if keys, _ := filepath.Glob("/etc/ssh/ssh_host_*_key"); len(keys) > 0 {
+			for _, k := range keys {
+				add(k)
+			}
+		}
+	}
+	for _, p := range extra {
+		if strings.HasPrefix(p, "~/") && home != "" {
+			p = filepath.Join(home, p[2:])
+		}
+		add(p)
+	}
+	return out
+}
+
+// protectedNames are the entries at the project's top that commands may
+// not change in workspace-write: the repository, Polly's state and the
+// files that instruct agents and start programs.
+var protectedNames = []string{".git", ".agent", "AGENTS.md", "CLAUDE.md", "CLAUDE.local.md", ".claude", ".agents", ".mcp.json"}
+
+// ProtectedNames returns the names at a project's top that commands may
+// not create, change or remove (every nested .git is protected too).
+func ProtectedNames() []string { return slices.Clone(protectedNames) }
+
+// PollyFiles are Polly's own files no command reads, even when a person
+// lets it read the rest of the deny-read set: its config and trust
+// store (API keys) and its state.
+func PollyFiles(home string, getenv func(string) string) []string {
+	var out []string
+	if cfg := configHome(home, getenv); cfg != "" {
+		out = append(out, filepath.Join(cfg, "polly"))
+	}
+	if home != "" {
+		out = append(out, filepath.Join(home, ".local", "state", "polly"))
+	}
+	if p := getenv("POLLY_CONFIG"); filepath.IsAbs(p) {
+		out = append(out, filepath.Clean(p))
 	}
 	return out
 }

@@ -9,7 +9,12 @@
 // run_command, then a streamed Markdown answer with a code block. A prompt
 // containing "team" delegates two tasks in parallel (coder and scraper),
 // so the team panel has rows; one containing "build" sets a plan and runs
-// a slow command whose output streams into its block. Replies stream slowly enough to watch.
+// a slow command whose output streams into its block; one containing
+// "markdown" streams a reply with every kind of Markdown element (headings,
+// lists, task boxes, a quote, links, tables, code in five languages).
+// Replies stream slowly enough to watch.
+// -context-limit N refuses prompts over N tokens the way OpenAI does, so a
+// small local window (16k, 20k) can be tried without one.
 package main
 
 import (
@@ -27,6 +32,7 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8089", "listen `ADDR`")
 	delay := flag.Duration("delay", 40*time.Millisecond, "pause between streamed chunks")
+	limit := flag.Int("context-limit", 0, "refuse requests over `TOKENS` prompt tokens (about 4 characters each) with OpenAI's context_length_exceeded error, as a small local model would; 0: no limit")
 	flag.Parse()
 	d := demo{delay: *delay}
 	srv, err := llmtest.Start(*addr, llmtest.Repeat(100000, d.step)...)
@@ -34,6 +40,7 @@ func main() {
 		log.Fatal(err)
 	}
 	srv.Strict(false)
+	srv.SetContextLimit(*limit)
 	fmt.Printf("fake OpenAI server on %s\n", srv.URL())
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, os.Interrupt)
@@ -72,6 +79,9 @@ func (d demo) step(req llmtest.Request) llmtest.Step {
 	}
 	if strings.Contains(strings.ToLower(prompt), "build") {
 		return d.build(done)
+	}
+	if strings.Contains(strings.ToLower(prompt), "markdown") {
+		return d.slow(markdownTour, 24)
 	}
 	switch done {
 	case 0:
@@ -139,3 +149,21 @@ const finalAnswer = "## What I did\n\n" +
 	"```go\npackage main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"Hello, Polly\")\n}\n```\n\n" +
 	"> Tip: press **ctrl+x** to expand the last tool block, **ctrl+o** to browse tool outputs.\n\n" +
 	"Anything else you would like to change?"
+
+// markdownTour has one of every Markdown element the TUI draws.
+const markdownTour = "# Markdown tour\n\n" +
+	"Text with **bold**, *italics*, ~~strike~~, `inline code` and a [link](https://go.dev/doc).\n\n" +
+	"## Lists\n\n" +
+	"- first\n- second\n  - nested\n- [x] a task done\n- [ ] a task to do\n\n" +
+	"1. one\n2. two\n\n" +
+	"> A quote with **emphasis**.\n\n" +
+	"## Tables\n\n" +
+	"| file | lines | status |\n|---|--:|:-:|\n| `main.go` | 42 | ok |\n| `parse.go` | 310 | changed |\n\n" +
+	"| step | what happens |\n|---|---|\n| 1 | the parser reads every line of the input and keeps the tokens it finds, skipping comments and blank lines on the way |\n\n" +
+	"## Code\n\n" +
+	"```go\nfunc parse(s string) (*Node, error) {\n\tif s == \"\" {\n\t\treturn nil, errEmpty // nothing to read\n\t}\n\treturn &Node{text: s}, nil\n}\n```\n\n" +
+	"```python\ndef total(xs: list[int]) -> int:\n    \"\"\"Sum of xs.\"\"\"\n    return sum(x for x in xs if x > 0)  # positives\n```\n\n" +
+	"```sh\nfor f in *.go; do gofmt -l \"$f\"; done\n```\n\n" +
+	"```json\n{\"name\": \"polly\", \"tabs\": 4, \"ok\": true}\n```\n\n" +
+	"```diff\n@@ -1,2 +1,2 @@\n-\treturn nil\n+\treturn &Node{}\n```\n\n" +
+	"---\n\nThat is every element."
