@@ -8,7 +8,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
@@ -295,10 +294,7 @@ func (d *permissionDialog) View() string {
 		if !d.offersEdits(a.req) {
 			keys = slices.DeleteFunc(keys, func(b key.Binding) bool { return b.Help() == d.keys.Edits.Help() })
 		}
-		h := help.New()
-		h.ShortSeparator = "   "
-		h.Styles = help.Styles{ShortKey: th.key}
-		foot = []string{"", h.ShortHelpView(keys)}
+		foot = append([]string{""}, keyLines(th, keys, inner)...)
 		if a.req.Sandbox == sandbox.Unsandboxed.String() {
 			foot = append(foot, th.warn.Render(clip("runs WITHOUT the OS sandbox (not available here)", inner)))
 		} else if a.req.Sandbox != "" {
@@ -366,7 +362,7 @@ func (d *permissionDialog) bodyLines(a pendingAsk, w int) []string {
 		preview = strings.Join(acc.Paths, "\n")
 	}
 	if (acc.Kind == tools.AccessWrite || acc.Kind == tools.AccessMemory) && looksLikeDiff(preview) {
-		return d.r.diffLines(preview, w)
+		return d.r.diffLinesWrapped(preview, w)
 	}
 	prefix := ""
 	if acc.Kind == tools.AccessExecute {
@@ -428,6 +424,24 @@ func wrapExact(s string, w int, prefix string) []string {
 		emit(string(rs[start:]))
 	}
 	return out
+}
+
+// keyLines lists every answer key, wrapped to w: none is cut off.
+func keyLines(th theme, keys []key.Binding, w int) []string {
+	var out []string
+	line := ""
+	for _, b := range keys {
+		k := th.key.Render(b.Help().Key) + " " + b.Help().Desc
+		switch {
+		case line == "":
+			line = k
+		case widthOf(line)+3+widthOf(k) <= w:
+			line += "   " + k
+		default:
+			out, line = append(out, line), k
+		}
+	}
+	return append(out, line)
 }
 
 func looksLikeDiff(s string) bool {

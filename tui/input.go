@@ -33,6 +33,11 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
+	if m.tooSmall() && !key.Matches(msg, m.keys.Quit) {
+		// Nothing can be seen: no key answers a question or edits the
+		// draft blind. The screen says to enlarge the terminal.
+		return nil
+	}
 	if key.Matches(msg, m.keys.Quit) {
 		if !m.perm.open() && m.clearOnCtrlC() {
 			return nil

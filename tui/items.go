@@ -498,24 +498,40 @@ func (r *renderer) summaryLines(s *summaryInfo, w int) []string {
 	return out
 }
 
-// diffLines colours a unified diff: + green, - red, hunk headers cyan.
-func (r *renderer) diffLines(d string, w int) []string {
+// diffLines colours a unified diff: + green, - red, hunk headers cyan;
+// lines longer than w are cut.
+func (r *renderer) diffLines(d string, w int) []string { return r.diff(d, w, false) }
+
+// diffLinesWrapped is diffLines with long lines wrapped (the rest under
+// the first, after its +/-/space column), nothing cut: the permission
+// dialog shows every character of an edit it asks about.
+func (r *renderer) diffLinesWrapped(d string, w int) []string { return r.diff(d, w, true) }
+
+func (r *renderer) diff(d string, w int, wrap bool) []string {
 	th := r.th
 	var out []string
 	for _, l := range strings.Split(strings.TrimRight(d, "\n"), "\n") {
 		l = strings.ReplaceAll(l, "\t", "    ")
-		l = ansi.Truncate(l, max(1, w), "…")
+		st := lipgloss.NewStyle()
 		switch {
 		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
-			out = append(out, th.dim.Render(l))
+			st = th.dim
 		case strings.HasPrefix(l, "@@"):
-			out = append(out, th.diffHunk.Render(l))
+			st = th.diffHunk
 		case strings.HasPrefix(l, "+"):
-			out = append(out, th.diffAdd.Render(l))
+			st = th.diffAdd
 		case strings.HasPrefix(l, "-"):
-			out = append(out, th.diffDel.Render(l))
-		default:
-			out = append(out, l)
+			st = th.diffDel
+		}
+		parts := []string{ansi.Truncate(l, max(1, w), "…")}
+		if wrap && widthOf(l) > w && w > 2 {
+			parts = strings.Split(ansi.Hardwrap(l, w-1, true), "\n")
+			for i := 1; i < len(parts); i++ {
+				parts[i] = " " + parts[i] // under the text, past the +/- column
+			}
+		}
+		for _, p := range parts {
+			out = append(out, st.Render(p))
 		}
 	}
 	return out

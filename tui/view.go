@@ -86,6 +86,9 @@ func (m *Model) tooSmall() bool { return m.termW < minW || m.termH < minH }
 func (m *Model) tooSmallScreen() string {
 	w, h := max(m.termW, 1), max(m.termH, 1)
 	msg := fmt.Sprintf("terminal too small (%d×%d): Polly needs %d×%d — enlarge it, or ctrl+c quits", m.termW, m.termH, minW, minH)
+	if m.perm.open() {
+		msg = fmt.Sprintf("a permission question waits; terminal too small (%d×%d) to show it: enlarge it to %d×%d", m.termW, m.termH, minW, minH)
+	}
 	ls := plainLines(msg, w)
 	if len(ls) > h {
 		ls = ls[:h]
