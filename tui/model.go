@@ -99,7 +99,7 @@ type options struct {
 	tty      terminal
 	theme    string        // tui.theme: "dark" or "light" fixes the look; "auto" or "": the terminal's background decides
 	notify   string        // tui.notify: "bell", "osc9" or "off"; "" is off
-	after    time.Duration // tui.notify_after_seconds
+	after    time.Duration // notify_after_seconds
 	// saveDefault writes the default model into the user's config file
 	// and returns the file's path (nil: none is known).
 	saveDefault func(model string) (string, error)

@@ -79,7 +79,8 @@ func run(ctx context.Context, s cli.TUIStart, extra ...tea.ProgramOption) error 
 	}
 	if opts.Config != nil {
 		o.theme = opts.Config.TUI.Theme
-		o.notify, o.after = opts.Config.TUI.Notify, time.Duration(opts.Config.TUI.NotifyAfter)*time.Second
+		// The Notification hook's threshold: one number for both.
+		o.notify, o.after = opts.Config.TUI.Notify, time.Duration(opts.Config.NotifyAfter)*time.Second
 	}
 	o.tty = terminalOf(s.Stdin, s.Stdout)
 	open := &opening{done: make(chan struct{})}

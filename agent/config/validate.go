@@ -245,9 +245,6 @@ func (t TUISettings) Validate() error {
 	var p problems
 	p.add("theme", oneOf(t.Theme, "auto", "dark", "light"))
 	p.add("notify", oneOf(t.Notify, "bell", "osc9", "off"))
-	if t.NotifyAfter < 0 {
-		p.add("notify_after_seconds", fmt.Sprintf("expected 0 or more seconds, got %d", t.NotifyAfter))
-	}
 	return p.join()
 }
 
