@@ -147,3 +147,43 @@ func TestModelRememberedPerSession(t *testing.T) {
 		t.Fatalf("saved %q:\n%s", saved, h.screen())
 	}
 }
+
+// The answers given in the dialog come back with a resumed session, each
+// after its call, as they showed live.
+func TestResumedAnswersMatchLive(t *testing.T) {
+	h := newHarness(t, harnessOpts{mode: "ask", w: 100, h: 40},
+		llmtest.Call("write_file", `{"path":"a.txt","content":"one\n"}`),
+		llmtest.Call("run_command", `{"command":"touch b.txt"}`),
+		llmtest.Call("run_command", `{"command":"touch c.txt"}`),
+		llmtest.Text("two of three"))
+	h.prompt("make three files")
+	answer := func(keys ...string) {
+		h.until("the dialog", func() bool { return h.m.perm.open() })
+		h.answerable()
+		for _, k := range keys {
+			if k == " " {
+				h.key("space")
+				continue
+			}
+			h.typeText(k)
+		}
+	}
+	answer("y")
+	answer("a")
+	answer("n", "not", " ", "that")
+	h.key("enter")
+	h.until("the turn", h.idle)
+	live := transcriptText(h, h.m.current().tr, 100)
+	for _, want := range []string{"write_file allowed once", "run_command allowed for this session", "run_command denied: not that"} {
+		if !strings.Contains(live, want) {
+			t.Fatalf("live lacks %q:\n%s", want, live)
+		}
+	}
+	id := h.m.sessID
+	h.send(resumeSessionMsg{id: id})
+	h.until("the resumed session", func() bool { return h.idle() && len(h.m.current().tr.items) > 3 })
+	resumed := strings.TrimSuffix(transcriptText(h, h.m.current().tr, 100), "\n\n  resumed session "+id)
+	if resumed != live {
+		t.Fatalf("resumed transcript differs\n--- live\n%s\n--- resumed\n%s", live, resumed)
+	}
+}

@@ -42,6 +42,7 @@ type (
 		statuses map[string]agent.Status
 		children []storedChild // sub-agent runs of a resumed session
 		recs     map[int64]store.ToolRecord
+		asks     []store.Decision // the session's permission decisions, for the answers' notes
 		err      error
 	}
 	statusMsg struct {
@@ -416,6 +417,11 @@ func (m *Model) loadSession() tea.Cmd {
 			return out
 		}
 		if id != "" {
+			if out.asks, out.err = st.Decisions(ctx, id); out.err != nil {
+				return out
+			}
+		}
+		if id != "" {
 			out.children, out.err = loadChildren(ctx, st, id)
 		}
 		return out
@@ -461,7 +467,7 @@ func (m *Model) sessionLoaded(msg sessionLoadedMsg) tea.Cmd {
 		if msg.sess == m.sess {
 			if h, ok := msg.history[p.p.ID]; ok {
 				old := p.tr
-				p.tr = fromHistory(h, msg.recs)
+				p.tr = fromHistory(h, msg.recs, &msg.asks)
 				for _, it := range old.items { // start-up notices, queued input
 					p.tr.add(it)
 				}

@@ -117,7 +117,7 @@ func (t *team) restore(kids []storedChild, names map[string]string) {
 	for _, k := range kids {
 		key := "stored/" + k.sum.ID
 		if r, ok := t.byKey[key]; ok && r.tr == nil { // a row a transcript made (adopt)
-			r.tr = fromHistory(k.history, k.recs)
+			r.tr = fromHistory(k.history, k.recs, nil)
 			continue
 		}
 		if _, ok := t.byKey[key]; ok || t.hasSession(k.sum.ID) {
@@ -139,7 +139,7 @@ func (t *team) restore(kids []storedChild, names map[string]string) {
 		r := &subRow{key: key, agentID: k.sum.Persona, persona: k.sum.Persona, name: names[k.sum.Persona], task: k.sum.Title,
 			status: status, started: k.sum.CreatedAt, elapsed: k.sum.UpdatedAt.Sub(k.sum.CreatedAt), toolCalls: calls,
 			usage: chat.Usage{PromptTokens: k.sum.PromptTokens, CompletionTokens: k.sum.CompletionTokens}, session: k.sum.ID,
-			tr: fromHistory(k.history, k.recs)}
+			tr: fromHistory(k.history, k.recs, nil)}
 		t.rows = append(t.rows, r)
 		t.byKey[key] = r
 	}

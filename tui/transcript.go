@@ -448,11 +448,14 @@ func anchorGist(s string) string {
 // session) as it looked live: user messages as typed (their labels),
 // notes as notes, a cancelled reply's partial text marked, and each tool
 // call with its status, exit code, duration and diff from recs (the
-// store's records of the calls; nil shows none).
-func fromHistory(msgs []chat.Message, recs map[int64]store.ToolRecord) *transcript {
+// store's records of the calls; nil shows none), followed by the answer
+// the user gave if it asked (asks: the session's permission decisions,
+// each taken once; nil: none).
+func fromHistory(msgs []chat.Message, recs map[int64]store.ToolRecord, asks *[]store.Decision) *transcript {
 	t := newTranscript()
 	var shell *item             // the ! command waiting for its output message
-	args := map[string]string{} // tool call arguments by call id
+	args := map[string]string{}           // tool call arguments by call id
+	pending := map[string]chat.ToolCall{} // calls whose result has not come yet
 	cancelled := func() { t.add(&item{kind: kNotice, level: "warn", text: cancelledNote}) }
 	for i, m := range msgs {
 		switch {
@@ -490,17 +493,26 @@ func fromHistory(msgs []chat.Message, recs map[int64]store.ToolRecord) *transcri
 			if strings.TrimSpace(m.Content) != "" {
 				t.add(&item{kind: kAssistant, text: m.Content})
 			}
+			// A call's block appears when it runs (its result), as live:
+			// after the blocks and answers of the calls before it.
 			for _, tc := range m.ToolCalls {
-				it := t.add(&item{kind: kTool, tool: &toolInfo{callID: tc.ID, name: tc.Name, brief: tc.Brief(), command: commandOf(tc.Name, tc.Arguments)}})
-				t.calls[tc.ID] = it
+				pending[tc.ID] = tc
 				args[tc.ID] = tc.Arguments
 			}
 		case m.Role == chat.Tool:
 			it := t.calls[m.ToolCallID]
 			if it == nil {
-				it = t.add(&item{kind: kTool, tool: &toolInfo{callID: m.ToolCallID, name: m.ToolName}})
+				ti := &toolInfo{callID: m.ToolCallID, name: m.ToolName}
+				if tc, ok := pending[m.ToolCallID]; ok {
+					ti.brief, ti.command = tc.Brief(), commandOf(tc.Name, tc.Arguments)
+				}
+				it = t.add(&item{kind: kTool, tool: ti})
+				t.calls[m.ToolCallID] = it
 			}
 			finishTool(it.tool, m, m.Content, recs)
+			if note := takeAnswer(asks, it.tool); note != "" {
+				t.add(&item{kind: kNotice, text: note})
+			}
 			if r := storedSub(m, args[m.ToolCallID], it.tool.dur); r != nil {
 				r.items = []*item{t.add(&item{kind: kSub, sub: r})}
 				t.subs = append(t.subs, r)
@@ -536,6 +548,41 @@ func finishTool(ti *toolInfo, m chat.Message, preview string, recs map[int64]sto
 		ti.dur, ti.exit, ti.diff = r.Duration, r.ExitCode, r.Diff
 		ti.cancelled = r.Status == store.ExecInterrupted
 	}
+}
+
+// takeAnswer is the note of the user's answer to a stored call's
+// question (see answerNote), taken from asks: the first decision the
+// user made about this tool and target. "" when the call did not ask.
+func takeAnswer(asks *[]store.Decision, ti *toolInfo) string {
+	if asks == nil {
+		return ""
+	}
+	_, target, _ := strings.Cut(ti.brief, "=")
+	for i, d := range *asks {
+		if d.Tool != ti.name || target == "" || !strings.Contains(d.Target, target) && !strings.Contains(target, d.Target) {
+			continue
+		}
+		var what string
+		switch {
+		case strings.HasPrefix(d.Reason, "approved once"):
+			what = "allowed once"
+		case strings.HasPrefix(d.Reason, "approved for this session") && !strings.Contains(d.Reason, "earlier"):
+			what = "allowed for this session"
+		case strings.HasPrefix(d.Reason, "the user denied"):
+			what = "denied"
+			if _, r, ok := strings.Cut(d.Reason, "): "); ok {
+				what += ": " + r
+			}
+		default:
+			continue
+		}
+		if strings.Contains(d.Reason, " with network") && !strings.HasPrefix(what, "denied") {
+			what += " with network"
+		}
+		*asks = append((*asks)[:i], (*asks)[i+1:]...)
+		return ti.name + " " + what
+	}
+	return ""
 }
 
 // storedSub is the sub-agent run a stored delegate_task result reports,

@@ -311,7 +311,13 @@ func (m *Model) infoLine() string {
 	}
 	left := ""
 	if len(parts) == 0 {
-		left = shortHelp(th, m.keys.ShortHelp(), room)
+		// Whole hints only, as many as fit beside the note.
+		keys := m.keys.ShortHelp()
+		for n := len(keys); n > 0; n-- {
+			if left = shortHelp(th, keys[:n], room); widthOf(left) <= room {
+				break
+			}
+		}
 	} else {
 		left = clip(strings.Join(parts, th.dim.Render(" · ")), room)
 	}
