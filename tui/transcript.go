@@ -453,7 +453,7 @@ func anchorGist(s string) string {
 // each taken once; nil: none).
 func fromHistory(msgs []chat.Message, recs map[int64]store.ToolRecord, asks *[]store.Decision) *transcript {
 	t := newTranscript()
-	var shell *item             // the ! command waiting for its output message
+	var shell *item                       // the ! command waiting for its output message
 	args := map[string]string{}           // tool call arguments by call id
 	pending := map[string]chat.ToolCall{} // calls whose result has not come yet
 	cancelled := func() { t.add(&item{kind: kNotice, level: "warn", text: cancelledNote}) }
@@ -545,7 +545,9 @@ func finishTool(ti *toolInfo, m chat.Message, preview string, recs map[int64]sto
 	}
 	ti.failed, ti.chars, ti.lines, ti.execID, ti.offloaded = o.Failed, o.Chars, o.Lines, o.ExecID, o.Offloaded
 	if r, ok := recs[o.ExecID]; ok && o.ExecID != 0 {
-		ti.dur, ti.exit, ti.diff = r.Duration, r.ExitCode, r.Diff
+		// Stored in whole milliseconds: a call that took less shows
+		// "<1ms", as it did live.
+		ti.dur, ti.exit, ti.diff = max(r.Duration, time.Nanosecond), r.ExitCode, r.Diff
 		ti.cancelled = r.Status == store.ExecInterrupted
 	}
 }
