@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"polly/memory/chat"
@@ -66,15 +65,7 @@ func (a *Agent) shell(ctx context.Context, command string) ShellResult {
 	res := a.registry.Execute(cctx, call, tools.Exec{Gate: a.deps.Gate, Running: func() { start = time.Now() }})
 	out.close()
 	dur := time.Since(start)
-	status := store.ExecOK
-	switch {
-	case ctx.Err() != nil && res.IsError:
-		status = store.ExecInterrupted
-	case res.IsError && strings.HasPrefix(res.Output, "permission denied"):
-		status = store.ExecDenied
-	case res.IsError:
-		status = store.ExecError
-	}
+	status := execStatus(ctx, res)
 	output := a.deps.Redactor.String(res.Output)
 	chars, lines := len([]rune(output)), chat.CountLines(output)
 	var execID int64

@@ -197,14 +197,8 @@ func (d *permissionDialog) key(msg tea.KeyPressMsg) tea.Cmd {
 			return d.answer(permission.Reply{Answer: permission.Deny, Reason: strings.TrimSpace(d.reason)})
 		case key.Matches(msg, k.Skip):
 			return d.answer(permission.Reply{Answer: permission.Deny})
-		case msg.String() == "backspace":
-			if r := []rune(d.reason); len(r) > 0 {
-				d.reason = string(r[:len(r)-1])
-			}
-		case msg.String() == "space":
-			d.reason += " "
 		default:
-			d.reason += msg.Text
+			typeInto(&d.reason, msg)
 		}
 		return nil
 	}

@@ -1,13 +1,11 @@
 package tui
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,31 +15,13 @@ import (
 	"polly/agent/llmtest"
 )
 
-// syncBuffer is what the terminal emulator has received.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // $EDITOR gets the terminal itself, not a pipe, on a normal start (the
 // first frame drawn before the session opens): an editor run from the
 // memory inspector finds its standard input and output are a terminal.
 func TestEditorRunsOnTheTerminal(t *testing.T) {
 	master, slave := openPTY(t)
 	t.Cleanup(func() { slave.Close(); master.Close() })
-	var screen syncBuffer
+	var screen lockedBuffer
 	go io.Copy(&screen, master) //nolint:errcheck // ends when the pty closes
 
 	dir := t.TempDir()

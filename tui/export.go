@@ -2,12 +2,12 @@ package tui
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	tea "charm.land/bubbletea/v2"
 
 	"polly/agent"
+	"polly/workspace/atomicfile"
 )
 
 // exportedMsg ends /export.
@@ -19,7 +19,7 @@ type exportedMsg struct {
 
 // export is /export [FILE]: the session as Markdown (agent.ExportMarkdown)
 // in FILE, relative to the project, or polly-session-ID.md there. The
-// file is written in a Cmd, whole or not at all.
+// file is written in a Cmd, whole or not at all (atomicfile).
 func (m *Model) export(file string) tea.Cmd {
 	id := m.sessID
 	switch {
@@ -43,8 +43,8 @@ func (m *Model) export(file string) tea.Cmd {
 		if err != nil {
 			return exportedMsg{err: err}
 		}
-		if err := writeWhole(file, []byte(md)); err != nil {
-			return exportedMsg{path: file, err: err}
+		if err := atomicfile.Write(file, []byte(md), 0o644); err != nil {
+			return exportedMsg{path: file, err: fmt.Errorf("write %s: %w", file, err)}
 		}
 		return exportedMsg{path: file, bytes: len(md)}
 	}
@@ -58,31 +58,6 @@ func (m *Model) exported(msg exportedMsg) {
 		return
 	}
 	tr.add(&item{kind: kSystem, text: fmt.Sprintf("exported this session as Markdown to %s (%s)", msg.path, fmtBytes(msg.bytes))})
-}
-
-// writeWhole writes data through a temporary file beside path, so a
-// failure leaves no half file.
-func writeWhole(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".polly-export-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }
 
 func fmtBytes(n int) string {

@@ -203,6 +203,21 @@ func pageViewport(vp *viewport.Model, k string) {
 	}
 }
 
+// typeInto edits a one-line field (a search, a reason) with a key:
+// backspace erases a character, space and printable keys add theirs.
+func typeInto(field *string, msg tea.KeyPressMsg) {
+	switch msg.String() {
+	case "backspace":
+		if r := []rune(*field); len(r) > 0 {
+			*field = string(r[:len(r)-1])
+		}
+	case "space":
+		*field += " "
+	default:
+		*field += msg.Text
+	}
+}
+
 // moveSelection is a list panel's ↑/k and ↓/j: the row selected after key
 // among n rows.
 func moveSelection(sel, n int, k string) int {

@@ -294,14 +294,8 @@ func (p *outputsPanel) key(msg tea.KeyPressMsg) (panel, tea.Cmd) {
 			return p, p.search()
 		case key.Matches(msg, k.Cancel):
 			p.searching = false
-		case msg.String() == "backspace":
-			if r := []rune(p.query); len(r) > 0 {
-				p.query = string(r[:len(r)-1])
-			}
-		case msg.String() == "space":
-			p.query += " "
 		default:
-			p.query += msg.Text
+			typeInto(&p.query, msg)
 		}
 		return p, nil
 	}
@@ -312,14 +306,8 @@ func (p *outputsPanel) key(msg tea.KeyPressMsg) (panel, tea.Cmd) {
 			p.findNow()
 		case key.Matches(msg, k.Cancel):
 			p.finding = false
-		case msg.String() == "backspace":
-			if r := []rune(p.find); len(r) > 0 {
-				p.find = string(r[:len(r)-1])
-			}
-		case msg.String() == "space":
-			p.find += " "
 		default:
-			p.find += msg.Text
+			typeInto(&p.find, msg)
 		}
 		return p, nil
 	}
