@@ -33,7 +33,7 @@ func TestSlashList(t *testing.T) {
 	if strings.Contains(s, "/help") {
 		t.Fatalf("/r still lists /help:\n%s", s)
 	}
-	golden.RequireEqual(t, []byte(strings.Join(strings.Split(s, "\n")[20:], "\n")))
+	golden.RequireEqual(t, stableText(h, strings.Join(strings.Split(s, "\n")[20:], "\n")))
 	h.key("down") // /redo → /rewind
 	h.key("tab")
 	if v := h.m.input.Value(); v != "/rewind " {
@@ -124,7 +124,7 @@ func TestAtFileCompletion(t *testing.T) {
 	if strings.Contains(s, "build/out") {
 		t.Fatalf("a gitignored file is offered:\n%s", s)
 	}
-	golden.RequireEqual(t, []byte(strings.Join(strings.Split(s, "\n")[18:], "\n")))
+	golden.RequireEqual(t, stableText(h, strings.Join(strings.Split(s, "\n")[18:], "\n")))
 	h.key("enter")
 	if v := h.m.input.Value(); v != "explain @src/main.go " {
 		t.Fatalf("enter inserted: %q", v)

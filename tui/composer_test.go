@@ -27,6 +27,7 @@ func TestCtrlCClearsDraftThenQuits(t *testing.T) {
 	if s := h.screen(); !strings.Contains(s, "draft cleared — ↑ brings it back · ctrl+c again quits") {
 		t.Fatalf("no word about the cleared draft:\n%s", s)
 	}
+	golden.RequireEqual(t, stableScreen(h))
 	h.key("up")
 	if v := h.m.input.Value(); v != "a careful draft" {
 		t.Fatalf("↑ after ctrl+c: %q", v)
@@ -99,6 +100,7 @@ func TestInputGrowsThenScrolls(t *testing.T) {
 	if strings.Contains(s, "the input scrolls") {
 		t.Fatalf("a note while every line shows:\n%s", s)
 	}
+	golden.RequireEqual(t, stableScreen(h))
 	for i := 6; i < 14; i++ {
 		h.key("ctrl+j")
 		h.typeText("more " + string(rune('a'+i)))
@@ -219,12 +221,28 @@ func TestTenMegabytePaste(t *testing.T) {
 
 // stableScreen is the screen with what changes from run to run (the
 // session id, durations) replaced, for golden files.
-func stableScreen(h *harness) []byte {
-	s := h.screen()
+func stableScreen(h *harness) []byte { return stableText(h, h.screen()) }
+
+// stableText is s with what changes from run to run replaced (see
+// stableScreen).
+func stableText(h *harness, s string) []byte {
 	if h.m.sessID != "" {
 		s = strings.ReplaceAll(s, h.m.sessID, "SESSION1")
 	}
+	s = strings.ReplaceAll(s, h.srv.URL(), "http://127.0.0.1:PORT/v1")
+	for _, f := range spinnerFrames {
+		s = strings.ReplaceAll(s, f, "⠿")
+	}
+	// The context meter and token counts depend on the temp dir's name
+	// (in the system prompt): not part of what these goldens show.
+	s = meterText.ReplaceAllString(s, "▰▱ CTX")
+	s = tokensInOut.ReplaceAllString(s, "↑N ↓N")
 	return durations.ReplaceAll([]byte(s), []byte("DUR"))
 }
+
+var (
+	meterText   = regexp.MustCompile(`[▰▱]{5} [\d.]+k?/[\d.]+k?`)
+	tokensInOut = regexp.MustCompile(`↑[\d.]+[kM]? ↓[\d.]+[kM]?`)
+)
 
 var durations = regexp.MustCompile(`<1ms|\b(\d+ms|\d+\.\d+s|\d+m\d\ds)\b`)

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -44,6 +45,7 @@ type permissionDialog struct {
 	body    viewport.Model         // what the first question's call does
 	bodyFor bodyKey                // what body holds
 	mode    func() permission.Mode // the mode now, for the e key
+	root    string                 // the project: paths in titles are shown from it
 }
 
 // bodyKey is what the body was laid out for.
@@ -260,7 +262,7 @@ func (d *permissionDialog) View() string {
 	a := d.asks[0]
 	w := min(d.w-4, 100)
 	inner := max(10, w-4)
-	title := askTitle(a.who, a.req)
+	title := askTitle(a.who, a.req, d.root)
 	if n := len(d.asks); n > 1 {
 		title += fmt.Sprintf("  (%d more waiting)", n-1)
 	}
@@ -443,22 +445,32 @@ func looksLikeDiff(s string) bool {
 }
 
 // askTitle puts the question as a sentence: who wants to do what.
-func askTitle(who string, r permission.Request) string {
+func askTitle(who string, r permission.Request, root string) string {
+	paths := r.Access.Paths
+	if root != "" {
+		paths = make([]string, len(r.Access.Paths))
+		for i, p := range r.Access.Paths {
+			paths[i] = p
+			if rel, err := filepath.Rel(root, p); err == nil && filepath.IsAbs(p) && !strings.HasPrefix(rel, "..") {
+				paths[i] = rel
+			}
+		}
+	}
 	what := "use " + r.Tool
 	switch r.Access.Kind {
 	case tools.AccessExecute:
 		what = "run this command"
 	case tools.AccessWrite:
 		what = "change files with " + r.Tool
-		if len(r.Access.Paths) == 1 {
-			what = "write " + r.Access.Paths[0]
+		if len(paths) == 1 {
+			what = "write " + paths[0]
 		}
 	case tools.AccessNetwork:
 		what = "fetch this address"
 	case tools.AccessMemory:
 		what = "change your workspace memory"
-		if len(r.Access.Paths) == 1 {
-			what += " (" + r.Access.Paths[0] + ")"
+		if len(paths) == 1 {
+			what += " (" + paths[0] + ")"
 		}
 	}
 	return "Allow " + who + " to " + what + "?"

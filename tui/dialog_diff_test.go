@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/exp/golden"
 
 	"polly/agent/llmtest"
 )
@@ -33,7 +34,7 @@ func TestDialogScrollsABigDiff(t *testing.T) {
 	h.answerable()
 	s := h.screen()
 	checkScreen(t, "dialog", h.m.View().Content, 100, 30)
-	for _, want := range []string{"Allow Polly to write ", "big.txt?", "more lines below: read them before you answer", "↑↓ pgup/pgdn home/end scroll", "e allow all edits this session", "esc deny"} {
+	for _, want := range []string{"Allow Polly to write big.txt?", "more lines below: read them before you answer", "↑↓ pgup/pgdn home/end scroll", "e allow all edits this session", "esc deny"} {
 		if !strings.Contains(s, want) {
 			t.Fatalf("the dialog lacks %q:\n%s", want, s)
 		}
@@ -53,6 +54,10 @@ func TestDialogScrollsABigDiff(t *testing.T) {
 	if !strings.Contains(all, "END-OF-LONG-LINE") {
 		t.Fatal("the long line was cut, not wrapped")
 	}
+	for h.m.perm.body.YOffset() > 0 && !strings.Contains(h.screen(), "+line 60 long long") {
+		h.key("up")
+	}
+	golden.RequireEqual(t, stableScreen(h)) // the long line wrapped, scrolled to
 	h.key("home")
 	if !strings.Contains(h.screen(), "lines 1–") {
 		t.Fatalf("home did not go back to the top:\n%s", h.screen())

@@ -58,7 +58,7 @@ func TestModeSegmentAndCycle(t *testing.T) {
 	if h.app.Policy.CurrentMode() != permission.Ask {
 		t.Fatalf("from yolo: %s", h.app.Policy.CurrentMode())
 	}
-	golden.RequireEqual(t, []byte(ansi.Strip(strings.Join(bars, "\n"))))
+	golden.RequireEqual(t, stableText(h, ansi.Strip(strings.Join(bars, "\n"))))
 }
 
 // "Allow all edits this session" (e) allows the edit and switches ask to

@@ -202,6 +202,9 @@ func newModel(o options) *Model {
 	}
 	m.perm = newPermissionDialog(look{}, func() time.Time { return m.now() })
 	m.perm.mode = m.mode
+	if o.app != nil {
+		m.perm.root = o.app.Deps.ProjectDir
+	}
 	m.setTheme(o.theme != "light") // dark until the terminal reports its background, unless tui.theme says
 	set := o.personas
 	if o.app != nil {
