@@ -185,8 +185,9 @@ func Open(ctx context.Context, opts Options) (*App, error) {
 	pol, err := permission.New(permission.Options{
 		Mode: permission.Mode(cfg.Mode), Root: root, StateDir: a.StateDir, Asker: asker,
 		Sandbox: a.Sandbox, Network: cfg.Sandbox.Network,
-		Rules: permission.Rules{Allow: rulesOf(cfg.Permissions.Allow), Ask: rulesOf(cfg.Permissions.Ask), Deny: rulesOf(cfg.Permissions.Deny)},
-		Log:   a.decisionLog(),
+		Secrets: permission.Secrets{Paths: a.runner.Setup.DenyRead, Polly: a.runner.Setup.Polly, Home: home},
+		Rules:   permission.Rules{Allow: rulesOf(cfg.Permissions.Allow), Ask: rulesOf(cfg.Permissions.Ask), Deny: rulesOf(cfg.Permissions.Deny)},
+		Log:     a.decisionLog(),
 		Session: func() string {
 			if s := a.current.Load(); s != nil {
 				return s.ID()

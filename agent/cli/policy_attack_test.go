@@ -513,3 +513,47 @@ func TestHookGitGetsOverrides(t *testing.T) {
 	}
 	noMarkers(t, env.Dir, []string{sent.String()})
 }
+
+// Issue 24 item 6 through the real loop and sandbox: an ssh key is read
+// only when a person (or yolo) allows it — headless auto-edit denies both
+// read_file and cat of it; yolo reads it; Polly's own config (it holds an
+// API key) is never read, by the file tools or a command, even in yolo.
+func TestSecretsAskAndPollysFilesNever(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	writeFile(t, filepath.Join(home, ".ssh", "id_rsa"), "-----BEGIN OPENSSH PRIVATE KEY----- SSH-KEY-BODY")
+	writeFile(t, filepath.Join(home, ".config", "polly", "config.json"), `{"providers": {"openai": {"api_key": "sk-CONFIG-KEY-BODY"}}}`)
+	steps := []llmtest.Step{
+		llmtest.Call("read_file", `{"path":"`+filepath.Join(home, ".ssh", "id_rsa")+`"}`),
+		llmtest.Call("run_command", `{"command":"cat ~/.ssh/id_rsa"}`),
+		llmtest.Call("read_file", `{"path":"`+filepath.Join(home, ".config", "polly", "config.json")+`"}`),
+		llmtest.Call("run_command", `{"command":"od -c $HOME/.config/polly/config.json"}`),
+		llmtest.Text("done"),
+	}
+	for _, mode := range []string{"auto-edit", "yolo"} {
+		srv := llmtest.NewServer(t, steps...)
+		_, polly := cliEnv(t, srv.URL(), map[string]string{"HOME": home})
+		if r := polly("-p", "look around", "--mode", mode); r.code != 0 {
+			t.Fatalf("%s: code=%d stderr=%s", mode, r.code, r.stderr)
+		}
+		res := results(srv)
+		for i, got := range res[:2] {
+			if read := strings.Contains(got, "SSH-KEY-BODY"); read != (mode == "yolo") {
+				t.Errorf("%s: ssh key call %d read=%v: %s", mode, i+1, read, got)
+			}
+			if mode != "yolo" && !strings.Contains(got, "holds credentials") {
+				t.Errorf("%s: call %d was not asked as a secret read: %s", mode, i+1, got)
+			}
+		}
+		for i, got := range res[2:4] {
+			if !strings.Contains(got, "Polly's own configuration or state") {
+				t.Errorf("%s: Polly's config call %d was not refused: %s", mode, i+3, got)
+			}
+		}
+		for _, req := range srv.Requests() {
+			if strings.Contains(string(req.Raw), "CONFIG-KEY-BODY") {
+				t.Fatalf("%s: Polly's own config reached the model", mode)
+			}
+		}
+	}
+}

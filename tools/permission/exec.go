@@ -182,6 +182,11 @@ func (p *Policy) decideExec(tool string, a tools.Access) Decision {
 	if !contained {
 		d.Grant = sandbox.Grant{Level: sandbox.Unsandboxed, Network: true}
 	}
+	if sd, stop := p.execSecret(d, a, contained); stop {
+		return sd
+	} else {
+		d = sd
+	}
 	yolo := p.mode() == Yolo
 	if yolo && contained {
 		d.Verdict, d.Reason, d.Grant.Network = Allowed, "mode yolo (workspace-write sandbox with network)", true

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"polly/tools"
+	"polly/tools/sandbox"
 )
 
 // MCP tools ask once per session unless a rule (a name or a pattern of
@@ -63,6 +64,39 @@ func TestServerRuleCoversItsTools(t *testing.T) {
 			if d := p.Decide(tool, acc); d.Verdict != Asks {
 				t.Errorf("%s rule mcp__memory reached %s: %+v", list, tool, d)
 			}
+		}
+	}
+}
+
+// Issue 24 item 6: reading the deny-read set asks in every mode but yolo,
+// for the file tools and for command lines that name it; Polly's own
+// files are refused even in yolo. An approved command gets ReadSecrets.
+func TestSecretReadsAsk(t *testing.T) {
+	home := t.TempDir()
+	sec := Secrets{Paths: []string{home + "/.ssh", home + "/.config/polly"}, Polly: []string{home + "/.config/polly"}, Home: home}
+	box := sandbox.Status{Mode: sandbox.ModeAuto, Active: true}
+	for _, mode := range []Mode{Ask, AutoEdit, Yolo} {
+		p, err := New(Options{Mode: mode, Root: t.TempDir(), Secrets: sec, Sandbox: box})
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := p.Decide("read_file", tools.Access{Kind: tools.AccessRead, Paths: []string{home + "/.ssh/id_rsa"}})
+		own := p.Decide("read_file", tools.Access{Kind: tools.AccessRead, Paths: []string{home + "/.config/polly/config.json"}})
+		plain := p.Decide("read_file", tools.Access{Kind: tools.AccessRead, Paths: []string{home + "/notes.txt"}})
+		cat := p.Decide("run_command", tools.Access{Kind: tools.AccessExecute, Command: "cat ~/.ssh/id_rsa | base64"})
+		catOwn := p.Decide("run_command", tools.Access{Kind: tools.AccessExecute, Command: "od -c $HOME/.config/polly/config.json"})
+		wantKey := Asks
+		if mode == Yolo {
+			wantKey = Allowed
+		}
+		if key.Verdict != wantKey || cat.Verdict != wantKey || !cat.Grant.ReadSecrets {
+			t.Errorf("%s: read_file of the ssh key %v, cat of it %v (read secrets %v); want %v", mode, key.Verdict, cat.Verdict, cat.Grant.ReadSecrets, wantKey)
+		}
+		if own.Verdict != Refused || catOwn.Verdict != Refused {
+			t.Errorf("%s: Polly's own config: read_file %v, od %v; want refused", mode, own.Verdict, catOwn.Verdict)
+		}
+		if plain.Verdict != Allowed {
+			t.Errorf("%s: an ordinary file in the home: %v", mode, plain.Verdict)
 		}
 	}
 }

@@ -132,6 +132,8 @@ type Options struct {
 	Sandbox sandbox.Status
 	// Network: commands may use the network without asking (sandbox.network).
 	Network bool
+	// Secrets: reading them asks (Polly's own files: refused).
+	Secrets Secrets
 }
 
 // Policy decides tool calls. It is safe for concurrent use: sub-agents
@@ -147,6 +149,7 @@ type Policy struct {
 	stateDir   string
 	box        sandbox.Status
 	network    bool
+	secrets    Secrets
 	rules      ruleSet
 	logger     DecisionLogger
 	session    func() string
@@ -182,7 +185,7 @@ func New(o Options) (*Policy, error) {
 		return nil, err
 	}
 	return &Policy{Mode: o.Mode, Root: o.Root, Asker: o.Asker, stateDir: o.StateDir, rules: rs,
-		logger: o.Log, session: o.Session, onLogError: o.OnLogError, box: o.Sandbox, network: o.Network}, nil
+		logger: o.Log, session: o.Session, onLogError: o.OnLogError, box: o.Sandbox, network: o.Network, secrets: o.Secrets}, nil
 }
 
 func (p *Policy) setup() {
@@ -293,10 +296,15 @@ func (p *Policy) display(pl place) string {
 
 func (p *Policy) decideRead(tool string, a tools.Access) Decision {
 	d := Decision{Verdict: Allowed, Scope: store.ScopeMode, Kind: "read", Target: strings.Join(a.Paths, ", "), Reason: "reads are free"}
+	places := p.places(a.Paths)
+	if sd, ok := p.readSecret(tool, places); ok && (sd.Verdict == Refused || p.rules.empty()) {
+		return sd
+	} else if ok {
+		d = sd // a rule may still decide: deny and ask rules first, then allow
+	}
 	if p.rules.empty() {
 		return d
 	}
-	places := p.places(a.Paths)
 	anyPlace := func(r compiledRule) bool {
 		if r.Pattern == "" {
 			return true
