@@ -222,6 +222,7 @@ type Agent struct {
 	run                runNotes           // what the current Run did, for its daily-log entry
 	turn               turnRef            // the user turn its file changes belong to (a sub-agent's is its parent's)
 	pendingHookContext string             // what SessionStart and UserPromptSubmit hooks added, given after the prompt
+	streamed           strings.Builder    // the text of the reply streaming now, kept if the user cancels it
 	hookMu             sync.Mutex         // guards hookStop
 	hookStop           string             // a hook's "continue": false (its stopReason): the run ends at the next check
 	mainSession        string             // a sub-agent's: the session the user talks in (hooks' session_id); "": its own
@@ -333,7 +334,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 		a.append(ctx, chat.Message{Role: chat.User, Kind: chat.KindHandoff, Content: a.pendingHandoff})
 		a.pendingHandoff = ""
 	}
-	a.beginTurn(ctx, a.append(ctx, chat.UserText(prompt)))
+	a.beginTurn(ctx, a.append(ctx, a.userMessage(ctx, prompt)))
 	if a.pendingHookContext != "" {
 		a.append(ctx, chat.Message{Role: chat.User, Kind: chat.KindNote, Content: a.pendingHookContext})
 		a.pendingHookContext = ""
@@ -352,6 +353,7 @@ func (a *Agent) Run(ctx context.Context, prompt string) (out Outcome, err error)
 		resp, err := a.step(ctx)
 		if err != nil {
 			if ctx.Err() != nil || llm.KindOf(err) == llm.KindCanceled {
+				a.keepPartial(ctx)
 				out.Reason = "cancelled"
 				return out, context.Canceled
 			}

@@ -52,6 +52,8 @@ type ToolStarted struct {
 	Tool   string `json:"tool"`
 	Args   string `json:"args"`
 	Brief  string `json:"brief"` // the key argument, for a compact display
+	// ByUser: a command the user ran (Session.Shell), not the model.
+	ByUser bool `json:"by_user,omitempty"`
 }
 
 // ToolFinished is sent when a tool call ends.

@@ -12,6 +12,7 @@ import (
 	"polly/agent/hooks"
 	"polly/memory/chat"
 	"polly/tools"
+	"polly/tools/permission"
 )
 
 // HookRan is one hook that ran (a small line in the transcript, a "hook"
@@ -65,7 +66,11 @@ func (a *Agent) takeHookStop() string {
 func (a *Agent) fillHookInput(in *hooks.Input) {
 	main := a.mainSessionID()
 	in.SessionID, in.TranscriptPath = main, TranscriptPath(a.deps.StateDir, main)
-	in.Cwd, in.PermissionMode = a.deps.ProjectDir, claudeMode(a.deps.Mode)
+	mode := a.deps.Mode
+	if m, ok := a.deps.Gate.(interface{ CurrentMode() permission.Mode }); ok {
+		mode = string(m.CurrentMode()) // switched in the TUI since the start
+	}
+	in.Cwd, in.PermissionMode = a.deps.ProjectDir, claudeMode(mode)
 	if a.depth > 0 {
 		in.AgentID, in.AgentType = a.id, a.persona.ID
 		if in.HookEventName == hooks.SubagentStop {

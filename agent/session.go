@@ -362,6 +362,8 @@ func (a *Agent) load(ctx context.Context) error {
 			}
 		}
 	}
+	sub, subCost := a.delegatedUsage(ctx) // sub-agents count, as they did live
+	a.usage, a.cost = a.usage.Add(sub), a.cost+subCost
 	if a.task.Active() && !a.task.Finished {
 		// A note only: the task block at the end of every request carries
 		// the task state, so no copy of it is written into the history.

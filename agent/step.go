@@ -190,9 +190,11 @@ func (a *Agent) call(ctx context.Context, out window.Output) (llm.Response, erro
 	}
 	rec := a.requestRecord("main", req, &out)
 	start := time.Now()
+	a.streamed.Reset()
 	resp, err := a.deps.LLM.Stream(ctx, req, llm.Observer{
 		OnDelta: func(d llm.Delta) {
 			if d.Text != "" {
+				a.streamed.WriteString(d.Text)
 				a.send(TextDelta{Header: a.header(), Text: d.Text})
 			}
 			if d.Reasoning != "" {

@@ -101,16 +101,21 @@ func (a *Agent) finishTool(ctx context.Context, call chat.ToolCall, res tools.Re
 		a.usage = a.usage.Add(r.Usage)
 		a.cost += r.Cost
 	}
-	status := store.ExecOK
+	a.recordResult(ctx, call, res, dur, execStatus(ctx, res))
+}
+
+// execStatus is how a call ended: interrupted by a cancel, denied by the
+// permission gate, failed, or ok.
+func execStatus(ctx context.Context, res tools.Result) store.ExecStatus {
 	switch {
 	case ctx.Err() != nil && res.IsError:
-		status = store.ExecInterrupted
+		return store.ExecInterrupted
 	case res.IsError && strings.HasPrefix(res.Output, "permission denied"):
-		status = store.ExecDenied
+		return store.ExecDenied
 	case res.IsError:
-		status = store.ExecError
+		return store.ExecError
 	}
-	a.recordResult(ctx, call, res, dur, status)
+	return store.ExecOK
 }
 
 // recordResult stores the whole output in tool_executions, puts the output
@@ -159,6 +164,11 @@ func (a *Agent) recordResult(ctx context.Context, call chat.ToolCall, res tools.
 				a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, err))
 			} else {
 				execID = id
+				if res.Diff != "" { // shown again when the session resumes
+					if err := a.deps.Store.SetToolDiff(ctx, id, res.Diff); err != nil {
+						a.warnOnce("store", fmt.Sprintf("could not save to %s: %v", a.deps.StateDir, err))
+					}
+				}
 			}
 		}
 		content = output

@@ -3,7 +3,7 @@ package tui
 import (
 	"context"
 	_ "embed"
-	"sort"
+	"slices"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -21,7 +21,7 @@ type slashCommand struct {
 var slashCommands = []slashCommand{
 	{"/help", "", "every key and command"},
 	{"/persona", "NAME", "talk to another persona"},
-	{"/model", "[NAME]", "pick this persona's model from a list, or switch to NAME"},
+	{"/model", "[--default] [NAME]", "pick this persona's model from a list, or switch to NAME (remembered with the session; --default also saves it to your config)"},
 	{"/compact", "", "summarize this persona's conversation now"},
 	{"/clear", "", "start a new session"},
 	{"/sessions", "[ID]", "pick a session to resume, or resume ID (a unique prefix is enough)"},
@@ -35,6 +35,7 @@ var slashCommands = []slashCommand{
 	{"/rewind", "", "pick a turn: files (and optionally the conversation) back to before it"},
 	{"/skills", "", "the Agent Skills found and how the model loads them"},
 	{"/mcp", "", "MCP servers: state, tools, last error"},
+	{"/export", "[FILE]", "write this session as Markdown (default: polly-session-ID.md in the project)"},
 }
 
 // initPrompt is what /init sends: prompts/init.md, a text file so that it
@@ -78,6 +79,9 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 		}
 		return m.selectPersona(i), true
 	case "/model":
+		if rest, ok := strings.CutPrefix(arg, "--default"); ok {
+			return m.saveDefaultModel(strings.TrimSpace(rest)), true
+		}
 		return m.setModel(arg), true
 	case "/compact":
 		return m.compact(), true
@@ -100,6 +104,8 @@ func (m *Model) command(text string) (tea.Cmd, bool) {
 		return m.undoCommand(name, arg), true
 	case "/rewind":
 		return m.openPanel(pRewind), true
+	case "/export":
+		return m.export(arg), true
 	case "/mcp":
 		return m.openPanel(pMCP), true
 	case "/skills":
@@ -201,16 +207,72 @@ func (m *Model) setModel(name string) tea.Cmd {
 		m.flash = "wait for the running work to end before switching models"
 		return nil
 	}
-	if err := m.app.SetPersonaModel(m.current().p.ID, name); err != nil {
+	persona := m.current().p.ID
+	if err := m.app.SetPersonaModel(persona, name); err != nil {
 		m.flash = err.Error()
 		return nil
 	}
 	m.loading()
 	a, ctx, emit, id := m.app, m.ctx, m.emit, m.sess.ID()
+	if id == "" { // remembered once the session has its id (flushModels)
+		m.pendingModels[persona] = name
+	}
 	return m.runs.work(func() tea.Msg {
+		// Remembered first: reopening the session restores its choices.
+		if err := a.RememberModel(ctx, id, persona, name); err != nil {
+			return modelSetMsg{err: err}
+		}
 		sess, err := a.Session(ctx, emit, id)
 		return modelSetMsg{sess: sess, err: err}
 	})
+}
+
+// flushModels remembers the /model choices made before the session had
+// an id, once it has one.
+func (m *Model) flushModels() tea.Cmd {
+	id := m.sess.ID()
+	if len(m.pendingModels) == 0 || id == "" {
+		return nil
+	}
+	chosen := m.pendingModels
+	m.pendingModels = map[string]string{}
+	a, ctx := m.app, m.ctx
+	return func() tea.Msg {
+		for p, name := range chosen {
+			if err := a.RememberModel(ctx, id, p, name); err != nil {
+				return flashMsg{text: "could not remember the model with the session: " + err.Error()}
+			}
+		}
+		return nil
+	}
+}
+
+// saveDefaultModel is /model --default [NAME]: NAME (or the model this
+// persona talks to now) becomes the default model in the user's config
+// file, and this persona switches to it.
+func (m *Model) saveDefaultModel(name string) tea.Cmd {
+	if m.saveDefault == nil {
+		m.flash = "no user config file is known here (set $XDG_CONFIG_HOME or $HOME)"
+		return nil
+	}
+	var cmd tea.Cmd
+	if name == "" {
+		info, err := m.app.PersonaModel(m.current().p.ID)
+		if err != nil {
+			m.flash = err.Error()
+			return nil
+		}
+		name = info.Provider + "/" + info.Name
+	} else if cmd = m.setModel(name); cmd == nil {
+		return nil // the flash says why
+	}
+	path, err := m.saveDefault(name)
+	if err != nil {
+		m.flash = "could not save the default model: " + err.Error()
+		return cmd
+	}
+	m.current().tr.add(&item{kind: kSystem, text: "default model saved: " + name + " (in " + path + "; new sessions and other projects start with it)"})
+	return cmd
 }
 
 // modelSetMsg is the session reopened after a model switch.
@@ -252,83 +314,23 @@ func (m *Model) personaNames() []string {
 	return out
 }
 
-// completions lists what the input could complete to: command names
-// while the first word is typed, persona names after "/persona ".
-func (m *Model) completions() []string {
-	v := m.input.Value()
-	if !strings.HasPrefix(v, "/") || strings.Contains(v, "\n") {
-		return nil
-	}
-	name, arg, hasArg := strings.Cut(v, " ")
-	if !hasArg {
-		var out []string
-		for _, c := range slashCommands {
-			if strings.HasPrefix(c.name, name) {
-				out = append(out, c.name)
-			}
-		}
-		for _, c := range m.customCommands() {
-			if strings.HasPrefix("/"+c.Name, name) && commandHelp(nil, "/"+c.Name) == "" {
-				out = append(out, "/"+c.Name)
-			}
-		}
-		return out
-	}
-	if name == "/persona" {
-		var out []string
-		for _, n := range m.personaNames() {
-			if strings.HasPrefix(n, strings.ToLower(strings.TrimSpace(arg))) {
-				out = append(out, "/persona "+n)
-			}
-		}
-		sort.Strings(out)
-		return out
-	}
-	return nil
-}
-
-// complete is Tab with completions: the first match, with a space after a
-// command that takes an argument.
-func (m *Model) complete() bool {
-	c := m.completions()
-	if len(c) == 0 {
-		return false
-	}
-	v := c[0]
-	if len(c) > 1 && c[0] == m.input.Value() {
-		v = c[1]
-	}
-	for _, sc := range slashCommands {
-		if sc.name == v && sc.args != "" {
-			v += " "
-		}
-	}
+// commandTable is every /command the list offers: the built-in ones,
+// then the custom ones (Markdown files, MCP prompts) a built-in name does
+// not shadow.
+func (m *Model) commandTable() []slashCommand {
+	out := append([]slashCommand(nil), slashCommands...)
 	for _, c := range m.customCommands() {
-		if "/"+c.Name == v && c.ArgumentHint != "" {
-			v += " "
+		name := "/" + c.Name
+		if slices.ContainsFunc(slashCommands, func(b slashCommand) bool { return b.name == name }) {
+			continue
 		}
-	}
-	m.input.SetValue(v)
-	m.input.CursorEnd()
-	return true
-}
-
-// commandHelp is the one-line help of a built-in command, else of a custom
-// one of m ("" when none).
-func commandHelp(m *Model, name string) string {
-	for _, c := range slashCommands {
-		if c.name == name {
-			return c.help
+		desc := c.Description
+		if c.Source != "" {
+			desc = strings.TrimSpace(desc + " (" + c.Source + ")")
 		}
+		out = append(out, slashCommand{name: name, args: c.ArgumentHint, help: desc})
 	}
-	if m != nil {
-		for _, c := range m.customCommands() {
-			if "/"+c.Name == name {
-				return strings.TrimSpace(c.ArgumentHint + " " + c.Description)
-			}
-		}
-	}
-	return ""
+	return out
 }
 
 // foundSessionMsg is a session id resolved from what the user typed.

@@ -124,7 +124,7 @@ func TestPanelsReadOnlyInCmds(t *testing.T) {
 			search: func(string) ([]outRow, error) { c.read(); return []outRow{{id: 7, hit: true}}, nil },
 			output: func(int64) (string, error) { c.read(); return "the output", nil },
 		}), []string{"enter", "esc", "/", "x", "enter"}, 3},
-		{"memory", newMemoryPanel(lk, 1, func() ([]memFile, error) { c.read(); return nil, nil }, "true"), nil, 1},
+		{"memory", newMemoryPanel(lk, 1, func() ([]memFile, error) { c.read(); return nil, nil }, "true", terminal{}), nil, 1},
 		{"models", newModelsPanel(lk, 1, func() modelRows { c.read(); return modelRows{rows: []app.ModelRow{{Ref: "openai/x"}}} }, "Polly"), nil, 1},
 		{"mcp", newMCPPanel(lk, 1, func() []mcp.Status { c.read(); return nil }), nil, 1},
 	}
@@ -185,7 +185,7 @@ func TestSessionsPanelAnswersWithMessages(t *testing.T) {
 	if !strings.Contains(view, "Coder") || !strings.Contains(view, "*bbbb") {
 		t.Errorf("view:\n%s", view)
 	}
-	next, _ = next.Update(keyMsg("j"))
+	next, _ = next.Update(keyMsg("down"))
 	_, cmd := next.Update(keyMsg("enter"))
 	if msg := cmd(); msg != (resumeSessionMsg{id: "bbbb"}) {
 		t.Errorf("enter sent %#v", msg)

@@ -2,13 +2,13 @@ package tui
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
-	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
@@ -41,9 +41,11 @@ type permissionDialog struct {
 	reason  string
 	w, h    int
 	now     func() time.Time
-	shown   time.Time      // when the first question appeared
-	body    viewport.Model // what the first question's call does
-	bodyFor bodyKey        // what body holds
+	shown   time.Time              // when the first question appeared
+	body    viewport.Model         // what the first question's call does
+	bodyFor bodyKey                // what body holds
+	mode    func() permission.Mode // the mode now, for the e key
+	root    string                 // the project: paths in titles are shown from it
 }
 
 // bodyKey is what the body was laid out for.
@@ -69,15 +71,16 @@ type answeredMsg struct {
 }
 
 type dialogKeys struct {
-	Once, Session, Network, Deny, DenyNow key.Binding // the question
-	Send, Skip                            key.Binding // the reason for a denial
-	pager                                 pagerKeys   // the body
+	Once, Session, Edits, Network, Deny, DenyNow key.Binding // the question
+	Send, Skip                                   key.Binding // the reason for a denial
+	pager                                        pagerKeys   // the body
 }
 
 func newDialogKeys() dialogKeys {
 	return dialogKeys{
 		Once:    bind("y", "allow once", "y", "Y"),
 		Session: bind("a", "allow for this session", "a", "A"),
+		Edits:   bind("e", "allow all edits this session (auto-edit)", "e", "E"),
 		Network: bind("w", "allow once with network", "w", "W"),
 		Deny:    bind("n", "deny…", "n", "N"),
 		DenyNow: bind("esc", "deny", "esc"),
@@ -88,10 +91,25 @@ func newDialogKeys() dialogKeys {
 }
 
 func (k dialogKeys) ShortHelp() []key.Binding {
-	return []key.Binding{k.Once, k.Session, k.Network, k.Deny, k.DenyNow}
+	return []key.Binding{k.Once, k.Session, k.Edits, k.Network, k.Deny, k.DenyNow}
 }
 func (k dialogKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{k.ShortHelp(), {k.Send, k.Skip}, {k.pager.Scroll, k.pager.Page, k.pager.Ends}}
+}
+
+func (k dialogKeys) groupTitles() []string {
+	return []string{"", "after n: typing the reason", "a command or diff longer than the box"}
+}
+
+// allEditsMsg is "allow all edits this session": the root switches the
+// mode to auto-edit.
+type allEditsMsg struct{}
+
+// offersEdits: e is offered for a file edit inside the project while the
+// mode is ask (auto-edit would not have asked; a protected path asks in
+// every mode).
+func (d *permissionDialog) offersEdits(r permission.Request) bool {
+	return r.Access.Kind == tools.AccessWrite && !r.Protected && d.mode != nil && d.mode() == permission.Ask
 }
 
 func newPermissionDialog(lk look, now func() time.Time) *permissionDialog {
@@ -181,14 +199,8 @@ func (d *permissionDialog) key(msg tea.KeyPressMsg) tea.Cmd {
 			return d.answer(permission.Reply{Answer: permission.Deny, Reason: strings.TrimSpace(d.reason)})
 		case key.Matches(msg, k.Skip):
 			return d.answer(permission.Reply{Answer: permission.Deny})
-		case msg.String() == "backspace":
-			if r := []rune(d.reason); len(r) > 0 {
-				d.reason = string(r[:len(r)-1])
-			}
-		case msg.String() == "space":
-			d.reason += " "
 		default:
-			d.reason += msg.Text
+			typeInto(&d.reason, msg)
 		}
 		return nil
 	}
@@ -197,6 +209,10 @@ func (d *permissionDialog) key(msg tea.KeyPressMsg) tea.Cmd {
 		return d.answer(permission.Reply{Answer: permission.AllowOnce})
 	case key.Matches(msg, k.Session):
 		return d.answer(permission.Reply{Answer: permission.AllowSession})
+	case key.Matches(msg, k.Edits):
+		if d.offersEdits(d.asks[0].req) {
+			return tea.Batch(d.answer(permission.Reply{Answer: permission.AllowOnce}), msgCmd(allEditsMsg{}))
+		}
 	case key.Matches(msg, k.Network):
 		if d.asks[0].req.Sandbox != "" {
 			return d.answer(permission.Reply{Answer: permission.AllowOnce, Network: true})
@@ -246,7 +262,7 @@ func (d *permissionDialog) View() string {
 	a := d.asks[0]
 	w := min(d.w-4, 100)
 	inner := max(10, w-4)
-	title := askTitle(a.who, a.req)
+	title := askTitle(a.who, a.req, d.root)
 	if n := len(d.asks); n > 1 {
 		title += fmt.Sprintf("  (%d more waiting)", n-1)
 	}
@@ -271,10 +287,10 @@ func (d *permissionDialog) View() string {
 		if a.req.Sandbox == "" {
 			keys = slices.DeleteFunc(keys, func(b key.Binding) bool { return b.Help() == d.keys.Network.Help() })
 		}
-		h := help.New()
-		h.ShortSeparator = "   "
-		h.Styles = help.Styles{ShortKey: th.key}
-		foot = []string{"", h.ShortHelpView(keys)}
+		if !d.offersEdits(a.req) {
+			keys = slices.DeleteFunc(keys, func(b key.Binding) bool { return b.Help() == d.keys.Edits.Help() })
+		}
+		foot = append([]string{""}, keyLines(th, keys, inner)...)
 		if a.req.Sandbox == sandbox.Unsandboxed.String() {
 			foot = append(foot, th.warn.Render(clip("runs WITHOUT the OS sandbox (not available here)", inner)))
 		} else if a.req.Sandbox != "" {
@@ -342,7 +358,7 @@ func (d *permissionDialog) bodyLines(a pendingAsk, w int) []string {
 		preview = strings.Join(acc.Paths, "\n")
 	}
 	if (acc.Kind == tools.AccessWrite || acc.Kind == tools.AccessMemory) && looksLikeDiff(preview) {
-		return d.r.diffLines(preview, w)
+		return d.r.diffLinesWrapped(preview, w)
 	}
 	prefix := ""
 	if acc.Kind == tools.AccessExecute {
@@ -406,27 +422,55 @@ func wrapExact(s string, w int, prefix string) []string {
 	return out
 }
 
+// keyLines lists every answer key, wrapped to w: none is cut off.
+func keyLines(th theme, keys []key.Binding, w int) []string {
+	var out []string
+	line := ""
+	for _, b := range keys {
+		k := th.key.Render(b.Help().Key) + " " + b.Help().Desc
+		switch {
+		case line == "":
+			line = k
+		case widthOf(line)+3+widthOf(k) <= w:
+			line += "   " + k
+		default:
+			out, line = append(out, line), k
+		}
+	}
+	return append(out, line)
+}
+
 func looksLikeDiff(s string) bool {
 	return strings.HasPrefix(s, "---") || strings.HasPrefix(s, "@@") || strings.Contains(s, "\n@@ ")
 }
 
 // askTitle puts the question as a sentence: who wants to do what.
-func askTitle(who string, r permission.Request) string {
+func askTitle(who string, r permission.Request, root string) string {
+	paths := r.Access.Paths
+	if root != "" {
+		paths = make([]string, len(r.Access.Paths))
+		for i, p := range r.Access.Paths {
+			paths[i] = p
+			if rel, err := filepath.Rel(root, p); err == nil && filepath.IsAbs(p) && !strings.HasPrefix(rel, "..") {
+				paths[i] = rel
+			}
+		}
+	}
 	what := "use " + r.Tool
 	switch r.Access.Kind {
 	case tools.AccessExecute:
 		what = "run this command"
 	case tools.AccessWrite:
 		what = "change files with " + r.Tool
-		if len(r.Access.Paths) == 1 {
-			what = "write " + r.Access.Paths[0]
+		if len(paths) == 1 {
+			what = "write " + paths[0]
 		}
 	case tools.AccessNetwork:
 		what = "fetch this address"
 	case tools.AccessMemory:
 		what = "change your workspace memory"
-		if len(r.Access.Paths) == 1 {
-			what += " (" + r.Access.Paths[0] + ")"
+		if len(paths) == 1 {
+			what += " (" + paths[0] + ")"
 		}
 	}
 	return "Allow " + who + " to " + what + "?"

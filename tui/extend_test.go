@@ -53,8 +53,8 @@ func TestCustomCommandInTheTUI(t *testing.T) {
 		".claude/commands/review.md": "---\ndescription: Review a pull request\nargument-hint: [pr] [priority]\n---\nReview PR #$1 at priority $2.\n",
 	}}, llmtest.Text("reviewed"))
 	h.typeText("/rev")
-	if c := h.m.completions(); len(c) != 1 || c[0] != "/review" {
-		t.Fatalf("completions: %v", c)
+	if c := h.m.completion(); len(c.items) != 1 || c.items[0].value != "/review" || !strings.Contains(h.screen(), "/review [pr] [priority]  Review a pull request") {
+		t.Fatalf("completions: %+v\n%s", c.items, h.screen())
 	}
 	h.key("tab")
 	if v := h.m.input.Value(); v != "/review " {

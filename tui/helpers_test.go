@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,6 +29,7 @@ type harness struct {
 	app *app.App
 	b   *bridge
 	m   *Model
+	raw []string // tea.Raw output the model sent the terminal
 	driver
 }
 
@@ -115,7 +117,13 @@ func newHarness(t testing.TB, o harnessOpts, steps ...llmtest.Step) *harness {
 	})
 	h := &harness{t: t, dir: dir, srv: srv, app: a, b: b}
 	h.m = newModel(options{ctx: context.Background(), app: a, sess: sess, bridge: b, runs: runs, modelErr: o.modelErr, noColor: true, editor: "true"})
-	h.driver = newDriver(t, func(msg tea.Msg) tea.Cmd { _, cmd := h.m.Update(msg); return cmd }, h.screen)
+	h.driver = newDriver(t, func(msg tea.Msg) tea.Cmd {
+		if r, ok := msg.(tea.RawMsg); ok { // written to the terminal as it is
+			h.raw = append(h.raw, fmt.Sprint(r.Msg))
+		}
+		_, cmd := h.m.Update(msg)
+		return cmd
+	}, h.screen)
 	t.Cleanup(func() {
 		for _, p := range h.m.personas { // stop what a failed test left running
 			if p.cancel != nil {

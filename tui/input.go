@@ -5,12 +5,18 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+
+	"polly/tools/permission"
 )
 
 // key routes a key press: the quit question, then the permission dialog,
 // then an open panel, then the global keys, and what is left goes to the
 // input. Global keys come first so the textarea never sees them.
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
+	if msg.String() == "alt+esc" {
+		// Two fast escs arrive as one alt+esc: each closes what one would.
+		msg = tea.KeyPressMsg{Code: tea.KeyEscape}
+	}
 	k := msg.String()
 	m.flash = ""
 	if m.quitAsk {
@@ -20,7 +26,22 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
+	if m.yoloAsk {
+		m.yoloAsk = false
+		if k == "y" || k == "Y" {
+			m.setMode(permission.Yolo)
+		}
+		return nil
+	}
+	if m.tooSmall() && !key.Matches(msg, m.keys.Quit) {
+		// Nothing can be seen: no key answers a question or edits the
+		// draft blind. The screen says to enlarge the terminal.
+		return nil
+	}
 	if key.Matches(msg, m.keys.Quit) {
+		if !m.perm.open() && m.clearOnCtrlC() {
+			return nil
+		}
 		if m.anyBusy() || m.perm.open() {
 			m.quitAsk = true
 			return nil
@@ -39,19 +60,28 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		return cmd
 	}
 	if m.panel != nil {
-		return m.updatePanel(msg)
+		if !typedText(msg) || panelTakes(m.panel, msg) {
+			return m.updatePanel(msg)
+		}
+		// Text typed over a panel that does not take it is for the input.
+		m.closePanel()
+		defer func() { m.flash = "the panel closed: what you type goes to the input" }()
 	}
 
+	if cmd, ok := m.compKey(k); ok {
+		return cmd
+	}
 	p := m.current()
 	w, h := m.w, m.chatHeight()
 	switch {
 	case key.Matches(msg, m.keys.NextPersona):
-		if m.complete() {
-			return nil
+		if !m.draft().empty() {
+			return m.completePath()
 		}
 		return m.selectPersona((m.cur + 1) % len(m.personas))
-	case key.Matches(msg, m.keys.PrevPersona):
-		return m.selectPersona((m.cur + len(m.personas) - 1) % len(m.personas))
+	case key.Matches(msg, m.keys.Mode):
+		m.cycleMode()
+		return nil
 	case key.Matches(msg, m.keys.PersonaN):
 		return m.selectPersona(int(k[len(k)-1] - '1'))
 	case key.Matches(msg, m.keys.Cancel):
@@ -94,17 +124,24 @@ func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 		m.recall(1)
 		return nil
 	case key.Matches(msg, m.keys.Send):
-		text := m.input.Value()
-		if strings.TrimSpace(text) == "" {
-			return nil
-		}
-		m.input.Reset()
-		m.histPos = len(m.history)
-		return m.submit(strings.TrimRight(text, "\n"))
+		return m.sendInput()
 	}
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(msg)
-	return cmd
+	return tea.Batch(cmd, m.needFiles())
+}
+
+// sendInput is Enter: the draft is sent (or run, a command) and the
+// input empties.
+func (m *Model) sendInput() tea.Cmd {
+	d := m.draft()
+	if d.empty() {
+		return nil
+	}
+	m.clearDraft()
+	m.histPos = len(m.history)
+	d.text = strings.TrimRight(d.text, "\n")
+	return m.submitDraft(d)
 }
 
 // wheel scrolls whatever is under the pointer: a panel or the chat.
@@ -130,38 +167,25 @@ func (m *Model) wheel(msg tea.MouseWheelMsg) tea.Cmd {
 	return nil
 }
 
-// remember adds a sent message to the input history.
-func (m *Model) remember(text string) {
-	if n := len(m.history); n == 0 || m.history[n-1] != text {
-		m.history = append(m.history, text)
-	}
-	m.histPos = len(m.history)
+// typedText: a key that types a character (shift allowed).
+func typedText(msg tea.KeyPressMsg) bool {
+	return msg.Text != "" && msg.Mod&^tea.ModShift == 0
 }
 
-// recallable: Up recalls history when the input is empty, or still holds
-// the entry recalled last (so Up walks further back).
-func (m *Model) recallable() bool {
-	if len(m.history) == 0 {
-		return false
-	}
-	v := m.input.Value()
-	return v == "" || m.browsing() && v == m.history[m.histPos]
-}
+// textCapturer is a panel that takes typed text while it shows a field
+// for it (a search, a filter).
+type textCapturer interface{ capturing() bool }
 
-func (m *Model) browsing() bool {
-	return m.histPos < len(m.history) && m.input.Value() == m.history[m.histPos]
-}
-
-func (m *Model) recall(dir int) {
-	pos := m.histPos + dir
-	if pos < 0 {
-		return
+// panelTakes: the open panel uses this key — one of its bindings, or text
+// for a field it shows.
+func panelTakes(p panel, msg tea.KeyPressMsg) bool {
+	if c, ok := p.(textCapturer); ok && c.capturing() {
+		return true
 	}
-	m.histPos = min(pos, len(m.history))
-	if m.histPos == len(m.history) {
-		m.input.Reset()
-		return
+	for _, group := range p.FullHelp() {
+		if key.Matches(msg, group...) {
+			return true
+		}
 	}
-	m.input.SetValue(m.history[m.histPos])
-	m.input.CursorEnd()
+	return false
 }

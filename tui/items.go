@@ -1,7 +1,9 @@
 package tui
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -10,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"polly/agent"
+	"polly/memory/chat"
 )
 
 // kind is what a transcript item shows.
@@ -33,14 +36,23 @@ const (
 // width and theme: a finished message is rendered once, a streaming one at
 // most once per frame (see transcript.frame).
 type item struct {
-	kind   kind
-	text   string   // source text: Markdown, plain text
-	shown  string   // streaming items: the text as of the last frame
-	level  string   // notices: "info" or "warn"
-	hint   string   // errors: what the user can do
-	label  string   // user items: what is shown instead of text (/init's prompt, a custom command as typed)
-	grants []string // user items from a custom command: its allowed-tools, granted for that turn
-	gap    bool     // a blank line above
+	kind  kind
+	text  string // source text: Markdown, plain text
+	shown string // streaming items: the text as of the last frame
+	level string // notices: "info" or "warn"
+	hint  string // errors: what the user can do
+	label string // user items: what is shown instead of text (/init's prompt, a custom command as typed, a draft's paste tokens)
+	// grants: a user item from a custom command: its allowed-tools,
+	// granted for that turn.
+	grants []string
+	// pastes: a user item's long pastes, shown as their tokens (label)
+	// until open.
+	pastes   []paste
+	pasted   bool // label holds paste tokens: ctrl+x shows the text
+	open     bool
+	cut      bool // an assistant reply cancelled while it streamed
+	selected bool // a user item with pastes, selected for ctrl+x
+	gap      bool // a blank line above
 
 	streaming bool
 	queued    bool // a user message waiting for the running turn to end
@@ -71,11 +83,15 @@ type toolInfo struct {
 	expanded, selected  bool
 	cancelled           bool
 	live                string     // the end of what a running command printed so far
+	command             string     // a run_command's command when it spans lines
 	plan                []planStep // task_plan: the plan it stored
 }
 
 // planStep is one line of a task_plan checklist.
 type planStep struct{ status, title string }
+
+// expandedMax is the most lines an expanded block shows.
+const expandedMax = 400
 
 // liveMax is how much of a running command's output a block keeps: enough
 // for its last lines.
@@ -107,13 +123,47 @@ func liveLines(s string, n int) []string {
 		ls = ls[len(ls)-n:]
 	}
 	for i, l := range ls {
-		l = strings.TrimRight(l, "\r")
-		if j := strings.LastIndexByte(l, '\r'); j >= 0 {
-			l = l[j+1:]
-		}
-		ls[i] = cleanText(l)
+		ls[i] = cleanText(lastState(l))
 	}
 	return ls
+}
+
+// lastState is a line as a terminal leaves it: a carriage return starts
+// it over (progress bars, spinners), so only what followed the last one
+// shows. A line ending in \r\n keeps its text.
+func lastState(l string) string {
+	l = strings.TrimRight(l, "\r")
+	if j := strings.LastIndexByte(l, '\r'); j >= 0 {
+		return l[j+1:]
+	}
+	return l
+}
+
+// collapseCR is text with each line at its last state (see lastState).
+func collapseCR(s string) string {
+	if strings.IndexByte(s, '\r') < 0 {
+		return s
+	}
+	ls := strings.Split(s, "\n")
+	for i, l := range ls {
+		ls[i] = lastState(l)
+	}
+	return strings.Join(ls, "\n")
+}
+
+// commandOf is the command of a run_command call when it spans lines
+// (shown as lines under its block), else "".
+func commandOf(tool, args string) string {
+	if tool != "run_command" {
+		return ""
+	}
+	var a struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal([]byte(args), &a) != nil || !strings.Contains(strings.TrimSpace(a.Command), "\n") {
+		return ""
+	}
+	return strings.TrimSpace(a.Command)
 }
 
 // parsePlan reads task_plan's result ("1. [IN PROGRESS] title" lines).
@@ -190,6 +240,9 @@ func (r *renderer) lines(it *item, w int) []string {
 		// streams, a frame renders only the open chunk, and the finished
 		// message only what had not settled.
 		body = it.md.render(r.md, it.shownText(), w, it.gap, !it.streaming)
+		if it.cut { // a reply cancelled while it streamed (kept, marked)
+			body = append(slices.Clip(body), r.th.warn.Render(clip("  ✂ cut short: the reply stopped here when it was cancelled", w)))
+		}
 	} else {
 		body = r.render(it, w)
 		if it.gap {
@@ -206,10 +259,28 @@ func (r *renderer) render(it *item, w int) []string {
 	switch it.kind {
 	case kUser:
 		text := it.text
-		if it.label != "" {
+		if it.label != "" && !it.open {
 			text = it.label
 		}
-		out := prefixed(plainLines(text, max(1, w-2)), th.user.Render("┃ "))
+		head, cut := headOf(text, expandedMax, expandedMax*w)
+		ls := plainLines(head, max(1, w-2))
+		if len(ls) > expandedMax {
+			ls, cut = ls[:expandedMax], true
+		}
+		if cut {
+			ls = append(ls, th.dim.Render("… "+plural(chat.CountLines(text), "line")+" in all, sent whole"))
+		}
+		out := prefixed(ls, th.user.Render("┃ "))
+		if it.selected && len(out) > 0 {
+			out[0] = th.selected.Render("▶ ") + strings.TrimPrefix(out[0], th.user.Render("┃ "))
+		}
+		if it.pasted {
+			hint := "  pasted text collapsed: ctrl+x expands (alt+↑ selects)"
+			if it.open {
+				hint = "  ctrl+x collapses the pasted text"
+			}
+			out = append(out, th.dim.Render(clip(hint, w)))
+		}
 		if it.queued {
 			out = append(out, th.dim.Render("  queued: sent when the running turn ends"))
 		}
@@ -297,7 +368,14 @@ func (r *renderer) toolLines(t *toolInfo, w int) []string {
 	// The brief gives way first: the status and sizes must stay visible.
 	tail := th.dim.Render(" · ") + strings.Join(meta, th.dim.Render(" · "))
 	room := w - 2 - widthOf(mark+t.name) - 1 - widthOf(tail)
-	head := th.accent.Render(mark+t.name) + " " + clip(t.brief, max(room, 0))
+	brief := t.brief
+	if first, _, multi := strings.Cut(brief, "\n"); multi {
+		brief = first + " …"
+	}
+	if first, _, _ := strings.Cut(t.command, "\n"); t.command != "" && t.name != "!" {
+		brief = "command=" + first + " …" // the lines follow
+	}
+	head := th.accent.Render(mark+t.name) + " " + clip(cleanText(brief), max(room, 0))
 	line := "  " + head + tail
 	if t.selected {
 		// One solid bar with a pointer: inner colours would break the
@@ -314,8 +392,21 @@ func (r *renderer) toolLines(t *toolInfo, w int) []string {
 			out = append(out, th.dim.Render("    │ ")+clip(l, max(1, w-6)))
 		}
 	}
+	if t.command != "" { // a command of several lines, as lines
+		ls := strings.Split(cleanText(t.command), "\n")
+		if len(ls) > 8 {
+			ls = append(ls[:7], "… "+plural(len(ls)-7, "more line"))
+		}
+		for i, l := range ls {
+			mark := "    $ "
+			if i > 0 {
+				mark = "      "
+			}
+			out = append(out, th.dim.Render(clip(mark+l, w)))
+		}
+	}
 	if t.failed && !t.cancelled && !t.expanded && t.preview != "" {
-		out = append(out, th.bad.Render(clip("    "+cleanText(firstErrorLine(t.preview)), w)))
+		out = append(out, th.bad.Render(clip("    "+cleanText(firstErrorLine(collapseCR(t.preview))), w)))
 	}
 	for _, st := range t.plan {
 		mark, style := "○ ", th.dim
@@ -336,9 +427,9 @@ func (r *renderer) toolLines(t *toolInfo, w int) []string {
 		out = append(out, prefixed(d, "    ")...)
 	}
 	if t.expanded && t.preview != "" {
-		ls := plainLines(strings.TrimRight(t.preview, "\n"), max(1, w-6))
-		if len(ls) > 400 {
-			ls = append(ls[:400], "… "+plural(len(ls)-400, "more line")+" (ctrl+o browses whole outputs)")
+		ls := plainLines(strings.TrimRight(collapseCR(t.preview), "\n"), max(1, w-6))
+		if len(ls) > expandedMax {
+			ls = append(ls[:expandedMax], "… "+plural(len(ls)-expandedMax, "more line")+" (ctrl+o browses whole outputs)")
 		}
 		out = append(out, prefixed(ls, th.dim.Render("    │ "), th.dim)...)
 	}
@@ -382,7 +473,7 @@ func (r *renderer) summaryLines(s *summaryInfo, w int) []string {
 	}
 	f := s.finished
 	if !f.Accepted {
-		why := f.Why
+		why := strings.TrimPrefix(f.Why, "rejected: ")
 		if why == "" {
 			why = "the summary would not have made the context smaller"
 		}
@@ -407,24 +498,40 @@ func (r *renderer) summaryLines(s *summaryInfo, w int) []string {
 	return out
 }
 
-// diffLines colours a unified diff: + green, - red, hunk headers cyan.
-func (r *renderer) diffLines(d string, w int) []string {
+// diffLines colours a unified diff: + green, - red, hunk headers cyan;
+// lines longer than w are cut.
+func (r *renderer) diffLines(d string, w int) []string { return r.diff(d, w, false) }
+
+// diffLinesWrapped is diffLines with long lines wrapped (the rest under
+// the first, after its +/-/space column), nothing cut: the permission
+// dialog shows every character of an edit it asks about.
+func (r *renderer) diffLinesWrapped(d string, w int) []string { return r.diff(d, w, true) }
+
+func (r *renderer) diff(d string, w int, wrap bool) []string {
 	th := r.th
 	var out []string
 	for _, l := range strings.Split(strings.TrimRight(d, "\n"), "\n") {
 		l = strings.ReplaceAll(l, "\t", "    ")
-		l = ansi.Truncate(l, max(1, w), "…")
+		st := lipgloss.NewStyle()
 		switch {
 		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
-			out = append(out, th.dim.Render(l))
+			st = th.dim
 		case strings.HasPrefix(l, "@@"):
-			out = append(out, th.diffHunk.Render(l))
+			st = th.diffHunk
 		case strings.HasPrefix(l, "+"):
-			out = append(out, th.diffAdd.Render(l))
+			st = th.diffAdd
 		case strings.HasPrefix(l, "-"):
-			out = append(out, th.diffDel.Render(l))
-		default:
-			out = append(out, l)
+			st = th.diffDel
+		}
+		parts := []string{ansi.Truncate(l, max(1, w), "…")}
+		if wrap && widthOf(l) > w && w > 2 {
+			parts = strings.Split(ansi.Hardwrap(l, w-1, true), "\n")
+			for i := 1; i < len(parts); i++ {
+				parts[i] = " " + parts[i] // under the text, past the +/- column
+			}
+		}
+		for _, p := range parts {
+			out = append(out, st.Render(p))
 		}
 	}
 	return out
@@ -484,6 +591,7 @@ func fmtCount(n int) string {
 }
 
 func fmtDur(d time.Duration) string {
+	d = d.Truncate(time.Millisecond) // as the store keeps it: live and resumed read alike
 	switch {
 	case d < time.Millisecond:
 		return "<1ms"

@@ -6,10 +6,10 @@ import "charm.land/bubbles/v2/key"
 // are ctrl- or F-keys so that every printable character (including ?)
 // stays typeable in the input.
 type keyMap struct {
-	Send, Newline, NextPersona, PrevPersona, PersonaN, Cancel, Quit key.Binding
-	PageUp, PageDown, Wheel, History, Home, End, Mouse              key.Binding
-	Expand, SelectPrev, SelectNext                                  key.Binding
-	Help, Memory, Task, Team, Outputs, Sessions                     key.Binding
+	Send, Newline, NextPersona, PersonaN, Mode, Cancel, Quit key.Binding
+	PageUp, PageDown, Wheel, History, Home, End, Mouse       key.Binding
+	Expand, SelectPrev, SelectNext                           key.Binding
+	Help, Memory, Task, Team, Outputs, Sessions              key.Binding
 }
 
 func newKeyMap() keyMap {
@@ -17,8 +17,8 @@ func newKeyMap() keyMap {
 	return keyMap{
 		Send:        b("enter", "send (queued while the persona works)", "enter"),
 		Newline:     b("shift+enter / ctrl+j", "new line", "shift+enter", "ctrl+j"),
-		NextPersona: b("tab", "next persona (completes a /command)", "tab"),
-		PrevPersona: b("shift+tab", "previous persona", "shift+tab"),
+		NextPersona: b("tab", "next persona (in a draft: completes the path or command)", "tab"),
+		Mode:        b("shift+tab", "permission mode: ask → auto-edit → yolo (yolo asks first)", "shift+tab"),
 		PersonaN: b("alt+1…9", "persona by number",
 			"alt+1", "alt+2", "alt+3", "alt+4", "alt+5", "alt+6", "alt+7", "alt+8", "alt+9"),
 		Cancel:     b("esc", "cancel the running turn / close a panel", "esc"),
@@ -52,7 +52,7 @@ func (k keyMap) groups() []struct {
 		keys  []key.Binding
 	}{
 		{"Chat", []key.Binding{k.Send, k.Newline, k.History, k.Cancel, k.Quit}},
-		{"Personas", []key.Binding{k.NextPersona, k.PrevPersona, k.PersonaN}},
+		{"Personas and mode", []key.Binding{k.NextPersona, k.PersonaN, k.Mode}},
 		{"Transcript", []key.Binding{k.PageUp, k.PageDown, k.Home, k.End, k.Wheel, k.Mouse, k.Expand, k.SelectPrev, k.SelectNext}},
 		{"Panels (esc closes)", []key.Binding{k.Help, k.Memory, k.Task, k.Team, k.Outputs, k.Sessions}},
 	}

@@ -12,6 +12,8 @@ package tui
 
 import (
 	"context"
+	"io"
+	"os"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -23,6 +25,7 @@ import (
 	"polly/agent/config"
 	"polly/agent/termsafe"
 	"polly/personas"
+	"polly/tools/permission"
 )
 
 // Operations a persona can be busy with. Input sent meanwhile is queued.
@@ -44,6 +47,7 @@ type personaState struct {
 	queue   []*item // user items waiting for the persona to be idle
 	sawDone bool    // the running turn's Done event arrived
 	handoff *item   // the handoff card waiting to go with the next message
+	shell   string  // the ! command running (op is opRun)
 
 	status        agent.Status // from the last StatusUpdate
 	hasStatus     bool
@@ -52,6 +56,21 @@ type personaState struct {
 }
 
 func (p *personaState) busy() bool { return p.op != "" }
+
+// terminal is the terminal Polly runs in, as files: what $EDITOR gets
+// (nil fields: Bubble Tea's own input and output).
+type terminal struct {
+	in  *os.File
+	out *os.File
+}
+
+// terminalOf keeps in and out when they are files.
+func terminalOf(in io.Reader, out io.Writer) terminal {
+	var t terminal
+	t.in, _ = in.(*os.File)
+	t.out, _ = out.(*os.File)
+	return t
+}
 
 // options build a Model. Run fills them from the command line; tests fill
 // them directly.
@@ -76,6 +95,14 @@ type options struct {
 	// come from these instead.
 	personas *personas.Set
 	model    config.ModelInfo
+	mode     string // the configured permission mode
+	tty      terminal
+	theme    string        // tui.theme: "dark" or "light" fixes the look; "auto" or "": the terminal's background decides
+	notify   string        // tui.notify: "bell", "osc9" or "off"; "" is off
+	after    time.Duration // notify_after_seconds
+	// saveDefault writes the default model into the user's config file
+	// and returns the file's path (nil: none is known).
+	saveDefault func(model string) (string, error)
 }
 
 // Model is the root model.
@@ -105,11 +132,15 @@ type Model struct {
 	cur        int
 	lastTalked string // the persona last sent a message: the "from" of a switch
 
-	input   textarea.Model
-	inKey   string   // what inLines shows
-	inLines []string // the input's rendered lines
-	history []string
-	histPos int // len(history) when not browsing
+	input    textarea.Model
+	inKey    string   // what inLines shows
+	inLines  []string // the input's rendered lines
+	pastes   []paste  // the long pastes of the draft in the input
+	pasteSeq int      // numbers the paste tokens
+	history  []draft  // drafts sent or cleared, oldest first
+	histPos  int      // len(history) when not browsing
+
+	comp completer // the completion list over the input
 
 	team  *team
 	panel panel     // the open panel, nil: the chat
@@ -119,14 +150,25 @@ type Model struct {
 	applied  uint64    // bridge pushes applied (see bridge.mark)
 	deferred []doneMsg // work ended before its last events were applied
 
-	prompt     string // the command line's prompt, sent by Init
-	mouseOff   bool   // mouse capture off (F7): the terminal selects text
-	quitAsk    bool
-	flash      string // a one-off message on the info line, cleared by the next key
-	frameArmed bool
-	animArmed  bool
-	anim       int
-	seq        int // panel generations
+	prompt   string // the command line's prompt, sent by Init
+	mouseOff bool   // mouse capture off (F7): the terminal selects text
+	quitAsk  bool
+	yoloAsk  bool // shift+tab asked to switch to yolo: y confirms
+	// pendingModels are /model choices (persona → model) made before the
+	// session had an id, remembered with it after its first turn.
+	pendingModels map[string]string
+	saveDefault   func(model string) (string, error)
+	themeSetting  string        // tui.theme (see options.theme)
+	tty           terminal      // where $EDITOR runs
+	notify        string        // see options.notify
+	notifyAfter   time.Duration // a turn at least this long is announced
+	blurred       bool          // the terminal reported it lost focus
+	startMode     string        // the permission mode while the session opens (app nil)
+	flash         string        // a one-off message on the info line, cleared by the next key
+	frameArmed    bool
+	animArmed     bool
+	anim          int
+	seq           int // panel generations
 
 	// While app is nil (the session still opens): the model line and the
 	// personas the tabs show.
@@ -148,6 +190,8 @@ func newModel(o options) *Model {
 		ctx: o.ctx, app: o.app, sess: o.sess, bridge: o.bridge, runs: o.runs,
 		modelErr: o.modelErr, noColor: o.noColor, editor: o.editor, stateDir: o.stateDir, now: o.now,
 		keys: newKeyMap(), team: newTeam(), w: 80, h: 24, prompt: o.prompt,
+		pendingModels: map[string]string{}, saveDefault: o.saveDefault, themeSetting: o.theme, tty: o.tty,
+		notify: o.notify, notifyAfter: o.after,
 	}
 	if m.sess != nil {
 		m.sessID = m.sess.ID()
@@ -157,12 +201,16 @@ func newModel(o options) *Model {
 		m.emit = o.bridge.Emit
 	}
 	m.perm = newPermissionDialog(look{}, func() time.Time { return m.now() })
-	m.setTheme(true) // until the terminal reports its background
+	m.perm.mode = m.mode
+	if o.app != nil {
+		m.perm.root = o.app.Deps.ProjectDir
+	}
+	m.setTheme(o.theme != "light") // dark until the terminal reports its background, unless tui.theme says
 	set := o.personas
 	if o.app != nil {
 		set = o.app.Personas
 	}
-	m.startModel, m.startPersonas = o.model, o.personas
+	m.startModel, m.startPersonas, m.startMode = o.model, o.personas, o.mode
 	for _, p := range set.All() {
 		m.personas = append(m.personas, &personaState{p: p, tr: newTranscript()})
 	}
@@ -194,8 +242,13 @@ func newInput() textarea.Model {
 	ta.ShowLineNumbers = false
 	ta.Prompt = "› "
 	ta.CharLimit = 0
-	ta.MaxHeight = 0
-	ta.SetHeight(3)
+	// The input grows with its content up to inputMaxHeight (set with
+	// the size), then scrolls; MaxContentHeight lifts the textarea's
+	// default limit of MaxHeight lines.
+	ta.DynamicHeight = true
+	ta.MinHeight = 1
+	ta.MaxHeight = inputMaxHeight(24)
+	ta.MaxContentHeight = 10000
 	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("shift+enter", "ctrl+j"))
 	// These keys belong to the panels (ctrl+t task, ctrl+g team).
 	ta.KeyMap.TransposeCharacterBackward.SetEnabled(false)
@@ -233,7 +286,8 @@ const minW, minH = 30, 10
 func (m *Model) resize(w, h int) {
 	m.termW, m.termH = w, h
 	m.w, m.h = max(w, minW), max(h, minH)
-	m.input.SetWidth(m.w)
+	m.input.MaxHeight = inputMaxHeight(m.h)
+	m.input.SetWidth(m.w) // also fits the height to the content
 	m.perm.SetSize(m.w, m.h)
 	if m.panel != nil {
 		m.panel.SetSize(m.w, m.h-2)
@@ -343,7 +397,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, m.updatePanel(msg)
 		}
 		return m, nil
+	case tea.FocusMsg:
+		m.blurred = false
+		return m, nil
+	case tea.BlurMsg:
+		m.blurred = true
+		return m, nil
 	case tea.BackgroundColorMsg:
+		if m.themeSetting == "dark" || m.themeSetting == "light" {
+			return m, nil // tui.theme chose
+		}
 		return m, m.setTheme(msg.IsDark())
 	case eventsMsg:
 		return m, tea.Batch(m.events(msg), m.bridge.wait())
@@ -393,6 +456,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case flashMsg:
 		m.flash = msg.text
 		return m, nil
+	case filesMsg:
+		m.filesRead(msg)
+		return m, nil
+	case exportedMsg:
+		m.exported(msg)
+		return m, nil
+	case allEditsMsg:
+		if m.mode() == permission.Ask {
+			m.setMode(permission.AutoEdit)
+		}
+		return m, nil
 	case answeredMsg:
 		m.current().tr.add(&item{kind: kNotice, text: answerNote(msg, m.current().p.ID)})
 		return m, nil
@@ -427,6 +501,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.perm, cmd = m.perm.Update(msg)
 			return m, cmd
 		}
+		if m.panel == nil {
+			m.pasteText(msg.Content)
+			return m, m.needFiles()
+		}
 	}
 	if m.panel != nil { // the results of its Cmds, a paste
 		return m, m.updatePanel(msg)
@@ -442,6 +520,7 @@ func (m *Model) View() tea.View {
 	// frame as a whole keeps SGR only (no OSC 52, links, DCS, APC…).
 	v := tea.NewView(termsafe.Text(m.render()))
 	v.AltScreen = true
+	v.ReportFocus = true // a long turn is announced when the terminal is not focused
 	v.MouseMode = tea.MouseModeCellMotion
 	if m.mouseOff {
 		v.MouseMode = tea.MouseModeNone

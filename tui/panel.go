@@ -90,7 +90,7 @@ func (m *Model) openPanel(k panelKind) tea.Cmd {
 	case pHelp:
 		p = newHelpPanel(lk, m.keys, m.customCommands())
 	case pMemory:
-		mp := newMemoryPanel(lk, m.seq, m.memorySource(), m.editor)
+		mp := newMemoryPanel(lk, m.seq, m.memorySource(), m.editor, m.tty)
 		if ws := m.app.Workspace; ws != nil {
 			mp.apply = ws.ApplyTemplateUpdate
 		}
@@ -166,8 +166,8 @@ type listKeys struct {
 
 func newListKeys() listKeys {
 	return listKeys{
-		Choose: bind("↑↓", "choose", "up", "k", "down", "j"),
-		Close:  bind("esc", "close", "esc", "q"),
+		Choose: bind("↑↓", "choose", "up", "down"),
+		Close:  bind("esc", "close", "esc"),
 	}
 }
 
@@ -178,35 +178,50 @@ type pagerKeys struct {
 
 func newPagerKeys() pagerKeys {
 	return pagerKeys{
-		Scroll: bind("↑↓", "scroll", "up", "k", "down", "j"),
-		Page:   bind("pgup/pgdn", "page", "pgup", "pgdown", "space"),
-		Ends:   bind("home/end", "top / bottom", "home", "g", "end", "G"),
-		Close:  bind("esc", "close", "esc", "q"),
+		Scroll: bind("↑↓", "scroll", "up", "down"),
+		Page:   bind("pgup/pgdn", "page", "pgup", "pgdown"),
+		Ends:   bind("home/end", "top / bottom", "home", "end"),
+		Close:  bind("esc", "close", "esc"),
 	}
 }
 
 // pageViewport applies a pager key to a viewport.
 func pageViewport(vp *viewport.Model, k string) {
 	switch k {
-	case "up", "k":
+	case "up":
 		vp.ScrollUp(1)
-	case "down", "j":
+	case "down":
 		vp.ScrollDown(1)
 	case "pgup":
 		vp.PageUp()
-	case "pgdown", "space":
+	case "pgdown":
 		vp.PageDown()
-	case "home", "g":
+	case "home":
 		vp.GotoTop()
-	case "end", "G":
+	case "end":
 		vp.GotoBottom()
+	}
+}
+
+// typeInto edits a one-line field (a search, a reason) with a key:
+// backspace erases a character, space and printable keys add theirs.
+func typeInto(field *string, msg tea.KeyPressMsg) {
+	switch msg.String() {
+	case "backspace":
+		if r := []rune(*field); len(r) > 0 {
+			*field = string(r[:len(r)-1])
+		}
+	case "space":
+		*field += " "
+	default:
+		*field += msg.Text
 	}
 }
 
 // moveSelection is a list panel's ↑/k and ↓/j: the row selected after key
 // among n rows.
 func moveSelection(sel, n int, k string) int {
-	if k == "up" || k == "k" {
+	if k == "up" {
 		return max(0, sel-1)
 	}
 	return min(n-1, sel+1)
@@ -258,12 +273,12 @@ func (t *textPanel) key(msg tea.KeyPressMsg) bool {
 	case key.Matches(msg, t.keys.Close):
 		return false
 	case key.Matches(msg, t.keys.Scroll):
-		t.scroll(k == "up" || k == "k", 1)
+		t.scroll(k == "up", 1)
 	case key.Matches(msg, t.keys.Page):
 		t.scroll(k == "pgup", max(1, t.h-2))
 	case key.Matches(msg, t.keys.Ends):
 		t.off = 0
-		if k == "end" || k == "G" {
+		if k == "end" {
 			t.off = 1 << 30 // clamped when drawn
 		}
 	}

@@ -68,10 +68,13 @@ func (p *helpPanel) lines(w int) []string {
 	row := func(k, desc string) string {
 		return clip(fmt.Sprintf("  %s %s", th.key.Render(fmt.Sprintf("%-22s", k)), desc), w)
 	}
-	section := func(title string, groups [][]key.Binding) {
+	section := func(title string, groups [][]key.Binding, names []string) {
 		out = append(out, "", th.accent.Render(title))
 		seen := map[string]bool{}
-		for _, g := range groups {
+		for i, g := range groups {
+			if i < len(names) && names[i] != "" {
+				out = append(out, th.dim.Render("  "+names[i]+":"))
+			}
 			for _, b := range g {
 				h := b.Help()
 				if seen[h.Key+"\x00"+h.Desc] {
@@ -83,7 +86,7 @@ func (p *helpPanel) lines(w int) []string {
 		}
 	}
 	for _, g := range p.keys.groups() {
-		section(g.title, [][]key.Binding{g.keys})
+		section(g.title, [][]key.Binding{g.keys}, nil)
 	}
 	out = append(out, "", th.accent.Render("Commands (type / to complete, tab completes)"))
 	for _, c := range slashCommands {
@@ -104,7 +107,11 @@ func (p *helpPanel) lines(w int) []string {
 		}
 	}
 	for _, c := range componentKeys() {
-		section(c.title, c.keys.FullHelp())
+		var names []string
+		if n, ok := c.keys.(interface{ groupTitles() []string }); ok {
+			names = n.groupTitles()
+		}
+		section(c.title, c.keys.FullHelp(), names)
 	}
 	return out
 }

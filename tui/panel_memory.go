@@ -26,6 +26,7 @@ type memoryPanel struct {
 	seq    int
 	files  func() ([]memFile, error)
 	editor string // $VISUAL / $EDITOR
+	tty    terminal
 	list   []memFile
 	sel    int
 	err    string
@@ -54,13 +55,13 @@ type memoryKeys struct {
 func newMemoryKeys() memoryKeys {
 	pk := newPagerKeys()
 	return memoryKeys{
-		Choose: bind("↑↓", "choose", "up", "k", "down", "j"),
-		Page:   bind("pgup/pgdn", "scroll", "pgup", "pgdown", "space"),
+		Choose: bind("↑↓", "choose", "up", "down"),
+		Page:   bind("pgup/pgdn", "scroll", "pgup", "pgdown"),
 		Ends:   pk.Ends,
 		Edit:   bind("e", "edit in $EDITOR", "e"),
 		Reload: bind("r", "reload", "r"),
 		Apply:  bind("a", "apply a template update", "a"),
-		Close:  bind("esc", "close", "esc", "q"),
+		Close:  bind("esc", "close", "esc"),
 	}
 }
 
@@ -159,8 +160,8 @@ func listMemory(ws *workspace.Workspace, state, project, work string) ([]memFile
 	return out, nil
 }
 
-func newMemoryPanel(lk look, seq int, files func() ([]memFile, error), editor string) *memoryPanel {
-	return &memoryPanel{look: lk, keys: newMemoryKeys(), seq: seq, files: files, editor: editor}
+func newMemoryPanel(lk look, seq int, files func() ([]memFile, error), editor string, tty terminal) *memoryPanel {
+	return &memoryPanel{look: lk, keys: newMemoryKeys(), seq: seq, files: files, editor: editor, tty: tty}
 }
 
 func (p *memoryPanel) ShortHelp() []key.Binding  { return p.keys.ShortHelp() }
@@ -350,6 +351,11 @@ func (p *memoryPanel) key(msg tea.KeyPressMsg) (panel, tea.Cmd) {
 			args = []string{"vi"}
 		}
 		cmd := exec.Command(args[0], append(args[1:], p.path)...)
+		// The terminal itself, not the program's wrapped output: given a
+		// writer that is not a file, exec would hand the editor a pipe.
+		if p.tty.in != nil && p.tty.out != nil {
+			cmd.Stdin, cmd.Stdout = p.tty.in, p.tty.out
+		}
 		seq := p.seq
 		return p, tea.ExecProcess(cmd, func(err error) tea.Msg { return memEditedMsg{seq: seq, err: err} })
 	}

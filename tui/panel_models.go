@@ -177,7 +177,7 @@ func (p *modelsPanel) View() string {
 		}
 		return joinLines(append(out, th.dim.Render(clip("  no model matches "+p.filter, w))))
 	}
-	out = append(out, th.dim.Render(clip(fmt.Sprintf("  %-40s %-22s %-16s %s", "MODEL", "WINDOW", "PRICE IN/OUT 1M", "PROVIDER"), w)))
+	out = append(out, th.dim.Render(clip(fmt.Sprintf("  %-40s %-22s %-16s %s", "MODEL (* the one in use)", "WINDOW", "PRICE IN/OUT 1M", "PROVIDER"), w)))
 	rows := make([]string, len(vis))
 	for i, r := range vis {
 		mark := " "
@@ -188,3 +188,6 @@ func (p *modelsPanel) View() string {
 	}
 	return joinLines(append(out, listRows(th, rows, min(p.sel, len(vis)-1), w, p.h-len(out))...))
 }
+
+// capturing: typed text filters the list.
+func (p *modelsPanel) capturing() bool { return true }

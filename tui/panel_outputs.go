@@ -34,6 +34,13 @@ type outputsPanel struct {
 	terms   []string // search terms highlighted in it
 	vp      viewport.Model
 	w, h    int
+
+	// Finding inside the open output: / types a word, enter finds it,
+	// n and N go to the next and previous line holding it.
+	finding bool
+	find    string
+	found   []int // lines (from 0) holding the word
+	at      int   // the one shown
 }
 
 // outputSource reads the session's outputs; each func runs in a Cmd.
@@ -46,6 +53,7 @@ type outputSource struct {
 type outputsKeys struct {
 	listKeys
 	Show, Search, Run, Cancel, Back key.Binding
+	Find, Next, Prev                key.Binding // in an open output
 	pager                           pagerKeys
 }
 
@@ -55,10 +63,13 @@ func newOutputsKeys() outputsKeys {
 		Search: bind("/", "search", "/"),
 		Run:    bind("enter", "runs the search", "enter"),
 		Cancel: bind("esc", "cancels it", "esc"),
-		Back:   bind("esc", "all outputs", "esc", "q"),
+		Back:   bind("esc", "all outputs", "esc"),
+		Find:   bind("/", "find in it", "/"),
+		Next:   bind("n", "next match", "n"),
+		Prev:   bind("N", "previous match", "N"),
 		pager:  newPagerKeys(),
 	}
-	k.pager.Close = bind("esc", "back", "esc", "q")
+	k.pager.Close = bind("esc", "back", "esc")
 	return k
 }
 
@@ -68,16 +79,25 @@ func (k outputsKeys) ShortHelp() []key.Binding {
 
 // FullHelp: the list, the search prompt, an open output.
 func (k outputsKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Choose, k.Show, k.Search, k.Back, k.Close}, {k.Run, k.Cancel},
-		{k.pager.Scroll, k.pager.Page, k.pager.Ends, k.pager.Close}}
+	return [][]key.Binding{{k.Choose, k.Show, k.Search, k.Close}, {k.Back}, {k.Run, k.Cancel},
+		{k.pager.Scroll, k.pager.Page, k.pager.Ends, k.Find, k.Next, k.Prev, k.pager.Close}}
 }
+
+func (k outputsKeys) groupTitles() []string {
+	return []string{"", "search results", "typing a search (or a find)", "an opened output"}
+}
+
+// capturing: a search or a find is being typed.
+func (p *outputsPanel) capturing() bool { return p.searching || p.finding }
 
 // ShortHelp follows what the panel shows.
 func (p *outputsPanel) ShortHelp() []key.Binding {
 	k := p.keys
 	switch {
+	case p.showing && len(p.found) > 0:
+		return []key.Binding{k.Next, k.Prev, k.Find, k.pager.Scroll, k.pager.Close}
 	case p.showing:
-		return []key.Binding{k.pager.Scroll, k.pager.Page, k.pager.Close}
+		return []key.Binding{k.pager.Scroll, k.pager.Page, k.Find, k.pager.Close}
 	case p.results:
 		search := k.Search
 		search.SetHelp("/", "search again")
@@ -226,7 +246,8 @@ func (p *outputsPanel) Update(msg tea.Msg) (panel, tea.Cmd) {
 			return p, nil
 		}
 		p.showing, p.title = true, msg.title
-		p.text, p.terms = cleanText(msg.text), nil
+		p.text, p.terms = cleanText(collapseCR(msg.text)), nil
+		p.finding, p.find, p.found = false, "", nil
 		if !msg.row.hit {
 			p.vp.SetContent(p.text)
 			p.vp.GotoTop()
@@ -240,6 +261,9 @@ func (p *outputsPanel) Update(msg tea.Msg) (panel, tea.Cmd) {
 	case tea.PasteMsg:
 		if p.searching {
 			p.query += msg.Content
+		}
+		if p.finding {
+			p.find += msg.Content
 		}
 	case tea.MouseWheelMsg:
 		if k, ok := wheelKey(msg); ok {
@@ -270,21 +294,36 @@ func (p *outputsPanel) key(msg tea.KeyPressMsg) (panel, tea.Cmd) {
 			return p, p.search()
 		case key.Matches(msg, k.Cancel):
 			p.searching = false
-		case msg.String() == "backspace":
-			if r := []rune(p.query); len(r) > 0 {
-				p.query = string(r[:len(r)-1])
-			}
-		case msg.String() == "space":
-			p.query += " "
 		default:
-			p.query += msg.Text
+			typeInto(&p.query, msg)
+		}
+		return p, nil
+	}
+	if p.finding {
+		switch {
+		case key.Matches(msg, k.Run):
+			p.finding = false
+			p.findNow()
+		case key.Matches(msg, k.Cancel):
+			p.finding = false
+		default:
+			typeInto(&p.find, msg)
 		}
 		return p, nil
 	}
 	if p.showing {
-		if key.Matches(msg, k.pager.Close) {
-			p.showing = false
-		} else {
+		switch {
+		case key.Matches(msg, k.pager.Close):
+			p.showing, p.found = false, nil
+		case key.Matches(msg, k.Find):
+			p.finding, p.find = true, ""
+		case key.Matches(msg, k.Next) && len(p.found) > 0:
+			p.at = (p.at + 1) % len(p.found)
+			p.vp.SetYOffset(max(0, p.found[p.at]-2))
+		case key.Matches(msg, k.Prev) && len(p.found) > 0:
+			p.at = (p.at + len(p.found) - 1) % len(p.found)
+			p.vp.SetYOffset(max(0, p.found[p.at]-2))
+		default:
 			pageViewport(&p.vp, msg.String())
 		}
 		return p, nil
@@ -307,11 +346,45 @@ func (p *outputsPanel) key(msg tea.KeyPressMsg) (panel, tea.Cmd) {
 	return p, nil
 }
 
+// findNow finds the typed word in the open output: its lines, the
+// first one from the top shown, every occurrence highlighted.
+func (p *outputsPanel) findNow() {
+	p.found, p.at = nil, 0
+	word := strings.ToLower(strings.TrimSpace(p.find))
+	if word == "" {
+		p.vp.SetContent(highlightTerms(p.text, p.terms, p.th.hl()))
+		return
+	}
+	for i, l := range strings.Split(p.text, "\n") {
+		if strings.Contains(strings.ToLower(l), word) {
+			p.found = append(p.found, i)
+		}
+	}
+	off := p.vp.YOffset()
+	p.vp.SetContent(highlightTerms(p.text, []string{strings.TrimSpace(p.find)}, p.th.hl()))
+	p.vp.SetYOffset(off)
+	if len(p.found) > 0 {
+		p.vp.SetYOffset(max(0, p.found[0]-2))
+	}
+}
+
 func (p *outputsPanel) View() string {
 	th, w := p.th, p.w
 	if p.showing {
 		out := []string{panelTitle(th, "Output "+p.title, p, w)}
-		return joinLines(append(out, p.vp.View()))
+		vp := p.vp
+		switch {
+		case p.finding:
+			out = append(out, th.accent.Render("find: ")+p.find+"▏"+th.dim.Render("  ("+helpItems(p.keys.Run, p.keys.Cancel)+")"))
+			vp.SetHeight(max(1, vp.Height()-1))
+		case p.find != "" && len(p.found) == 0:
+			out = append(out, th.warn.Render(clip(fmt.Sprintf("%q is not in this output", p.find), w)))
+			vp.SetHeight(max(1, vp.Height()-1))
+		case len(p.found) > 0:
+			out = append(out, th.dim.Render(clip(fmt.Sprintf("line %d: match %d of %d lines holding %q · n next, N previous", p.found[p.at]+1, p.at+1, len(p.found), p.find), w)))
+			vp.SetHeight(max(1, vp.Height()-1))
+		}
+		return joinLines(append(out, vp.View()))
 	}
 	out := []string{panelTitle(th, "Tool outputs", p, w)}
 	switch {
@@ -328,17 +401,24 @@ func (p *outputsPanel) View() string {
 	if len(p.rows) == 0 {
 		return joinLines(append(out, th.dim.Render("  nothing yet")))
 	}
+	// Columns are padded by display width (a clipped name ends in a
+	// three-byte …), the size column as wide as its widest row.
+	idW, sizeW := 0, 0
+	for _, r := range p.rows {
+		idW, sizeW = max(idW, len(fmt.Sprint(r.id))), max(sizeW, widthOf(r.size))
+	}
 	rows := make([]string, len(p.rows))
 	for i, r := range p.rows {
+		head := " " + padCol(fmt.Sprintf("#%d", r.id), idW+1) + " " + padCol(r.tool, 14) + " " + padCol(r.persona, 10) + " "
 		if p.results {
-			rows[i] = fmt.Sprintf(" #%-5d %-12s %-10s %s", r.id, clip(r.tool, 12), clip(r.persona, 10), aroundHit(r.what))
+			rows[i] = head + aroundHit(r.what)
 			continue
 		}
 		mark := "          "
 		if r.offloaded {
 			mark = "offloaded "
 		}
-		rows[i] = fmt.Sprintf(" #%-5d %-12s %-10s %s%-22s %s", r.id, clip(r.tool, 12), clip(r.persona, 10), mark, r.size, r.what)
+		rows[i] = head + mark + padCol(r.size, min(sizeW, 28)) + " " + r.what
 	}
 	return joinLines(append(out, listRows(th, rows, p.sel, w, p.h-len(out))...))
 }
@@ -437,4 +517,10 @@ func matchLine0(text string, offset int, terms []string) int {
 		at = min(from, len(text))
 	}
 	return strings.Count(text[:at], "\n")
+}
+
+// padCol is s clipped to w display columns and padded to exactly w.
+func padCol(s string, w int) string {
+	s = clip(s, w)
+	return s + strings.Repeat(" ", max(0, w-widthOf(s)))
 }

@@ -31,7 +31,7 @@ type teamKeys struct {
 func newTeamKeys() teamKeys {
 	k := teamKeys{listKeys: newListKeys(), Open: bind("enter", "open its transcript", "enter"), pager: newPagerKeys(),
 		Expand: bind("ctrl+x", "expand tool", "ctrl+x")}
-	k.pager.Close = bind("esc", "back", "esc", "q")
+	k.pager.Close = bind("esc", "back", "esc")
 	return k
 }
 
@@ -39,6 +39,8 @@ func (k teamKeys) ShortHelp() []key.Binding { return []key.Binding{k.Choose, k.O
 func (k teamKeys) FullHelp() [][]key.Binding {
 	return [][]key.Binding{k.ShortHelp(), {k.pager.Scroll, k.pager.Page, k.pager.Ends, k.Expand, k.pager.Close}}
 }
+
+func (k teamKeys) groupTitles() []string { return []string{"", "a sub-agent's transcript"} }
 
 func newTeamPanel(lk look, t *team, now func() time.Time) *teamPanel {
 	return &teamPanel{look: lk, keys: newTeamKeys(), team: t, now: now}
@@ -88,9 +90,9 @@ func (p *teamPanel) key(msg tea.KeyPressMsg) (panel, tea.Cmd) {
 		case key.Matches(msg, p.keys.pager.Page):
 			p.scroll(k == "pgup", max(1, p.h-4))
 		case key.Matches(msg, p.keys.pager.Scroll):
-			p.scroll(k == "up" || k == "k", 1)
+			p.scroll(k == "up", 1)
 		case key.Matches(msg, p.keys.pager.Ends):
-			if k == "home" || k == "g" {
+			if k == "home" {
 				r.tr.toTop()
 			} else {
 				r.tr.toEnd()

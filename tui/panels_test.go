@@ -31,7 +31,7 @@ func TestOutputsBrowser(t *testing.T) {
 	}
 	h.key("enter")
 	h.until("the output", func() bool { return outs(h).showing })
-	h.key("G")
+	h.key("end")
 	if scr := h.screen(); !strings.Contains(scr, "4999") || !strings.Contains(scr, "5000") {
 		t.Errorf("the end of the whole output is not shown:\n%s", scr)
 	}

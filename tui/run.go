@@ -15,6 +15,7 @@ import (
 	"polly/agent"
 	"polly/agent/app"
 	"polly/agent/cli"
+	"polly/agent/config"
 	"polly/personas"
 )
 
@@ -74,7 +75,14 @@ func run(ctx context.Context, s cli.TUIStart, extra ...tea.ProgramOption) error 
 		persona: s.Persona, modelErr: s.ModelErr,
 		noColor: noColor, editor: editorFrom(s.Getenv), stateDir: userStateDir(s.Getenv, s.App.Home),
 		prompt: s.Prompt, emit: emit,
+		saveDefault: func(model string) (string, error) { return config.SaveUserModel(s.App.Home, s.Getenv, model) },
 	}
+	if opts.Config != nil {
+		o.theme = opts.Config.TUI.Theme
+		// The Notification hook's threshold: one number for both.
+		o.notify, o.after = opts.Config.TUI.Notify, time.Duration(opts.Config.NotifyAfter)*time.Second
+	}
+	o.tty = terminalOf(s.Stdin, s.Stdout)
 	open := &opening{done: make(chan struct{})}
 	if s.ResumeID != "" {
 		// Nothing to continue, or no such session: a clear error before
@@ -111,7 +119,7 @@ func run(ctx context.Context, s cli.TUIStart, extra ...tea.ProgramOption) error 
 		p = tea.NewProgram(m, term...)
 	} else {
 		set, _ := personas.Load(personaDir(opts)) // its warnings come with the app's
-		o.personas, o.model = set, opts.Config.ActiveModel()
+		o.personas, o.model, o.mode = set, opts.Config.ActiveModel(), string(opts.Config.Mode)
 		start = newStartModel(o, open)
 		watched := append(slices.Clip(term), tea.WithOutput(watchFrames(s.Stdout, open.begin)))
 		p = tea.NewProgram(start, watched...)
@@ -128,7 +136,7 @@ func run(ctx context.Context, s cli.TUIStart, extra ...tea.ProgramOption) error 
 	}
 	if start != nil {
 		if start.failed != nil {
-			if text := strings.TrimSpace(start.pre.input.Value()); text != "" {
+			if text := strings.TrimSpace(start.pre.draft().full()); text != "" {
 				fmt.Fprintf(s.Stdout, "polly: not sent (the session did not open):\n%s\n", text)
 			}
 			return start.failed

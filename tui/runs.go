@@ -41,6 +41,8 @@ type (
 		history  map[string][]chat.Message
 		statuses map[string]agent.Status
 		children []storedChild // sub-agent runs of a resumed session
+		recs     map[int64]store.ToolRecord
+		asks     []store.Decision // the session's permission decisions, for the answers' notes
 		err      error
 	}
 	statusMsg struct {
@@ -70,6 +72,8 @@ func (m *Model) finishDone(msg doneMsg) tea.Cmd {
 		return m.switchDone(msg)
 	case compactDoneMsg:
 		return m.compactDone(msg)
+	case shellDoneMsg:
+		return m.shellDone(msg)
 	}
 	return nil
 }
@@ -103,7 +107,7 @@ func (m *Model) applyBatch(batch []any) tea.Cmd {
 		case agent.Event:
 			cmds = append(cmds, m.applyEvent(v))
 		case askMsg:
-			cmds = append(cmds, m.perm.add(v, m.askerName(v.req)))
+			cmds = append(cmds, m.perm.add(v, m.askerName(v.req)), m.announce("Polly: "+m.askerName(v.req)+" asks for your permission", m.notifyAfter))
 		case askCancelMsg:
 			cmds = append(cmds, m.perm.drop(v.id))
 		}
@@ -144,6 +148,10 @@ func (m *Model) applyEvent(e agent.Event) tea.Cmd {
 	case agent.StatusUpdate:
 		p.status, p.hasStatus = ev.Status, true
 		return nil
+	case agent.ToolFinished:
+		if ev.Tool == "delegate_task" {
+			m.team.delegated(ev.CallID, ev.Duration)
+		}
 	case agent.CheckpointWritten:
 		p.checkpoint, p.hasCheckpoint = ev, true
 		return nil
@@ -208,19 +216,30 @@ func (m *Model) subFinished(ev agent.SubAgentFinished) {
 
 // submit handles Enter: a slash command, or a message for the current
 // persona (queued while it is busy).
-func (m *Model) submit(text string) tea.Cmd {
+func (m *Model) submit(text string) tea.Cmd { return m.submitDraft(draft{text: text}) }
+
+// submitDraft sends a draft: its pastes go whole, the transcript shows
+// them collapsed as their tokens (ctrl+x expands).
+func (m *Model) submitDraft(d draft) tea.Cmd {
+	text := d.full()
+	if cmd, ok := shellCommand(text); ok {
+		return m.runShell(d, cmd)
+	}
 	if cmd, ok := m.command(text); ok {
 		return cmd
 	}
 	if m.modelErr != nil {
 		m.flash = "sending is disabled: no model is configured (the message at the top says how); sessions and memory still work"
-		m.input.SetValue(text)
+		m.setDraft(d)
 		return nil
 	}
-	m.remember(text)
+	m.remember(d)
 	p := m.current()
 	p.tr.toEnd()
 	it := p.tr.add(&item{kind: kUser, text: text})
+	if len(d.pastes) > 0 {
+		it.label, it.pastes, it.pasted = d.text, d.pastes, true
+	}
 	if p.busy() {
 		it.queued = true
 		p.queue = append(p.queue, it)
@@ -244,6 +263,7 @@ func (m *Model) startRun(p *personaState, it *item) tea.Cmd {
 	m.lastTalked = p.p.ID
 	sess, id, text, b := m.sess, p.p.ID, it.text, m.bridge
 	ctx = agent.WithGrants(ctx, it.grants)
+	ctx = agent.WithLabel(ctx, it.label) // a resumed transcript shows it as typed
 	run := m.runs.work(func() tea.Msg {
 		defer cancel()
 		out, err := sess.Send(ctx, id, text)
@@ -269,7 +289,8 @@ func (m *Model) runDone(msg runDoneMsg) tea.Cmd {
 		// Send failed before the agent ran (no Done event): say so here.
 		p.tr.add(&item{kind: kError, text: msg.err.Error()})
 	}
-	return m.next(p)
+	done := m.announce("Polly: "+p.p.Name+" finished", m.now().Sub(p.started))
+	return tea.Batch(m.flushModels(), m.next(p), done)
 }
 
 // next starts the persona's next queued message once it is idle.
@@ -388,6 +409,18 @@ func (m *Model) loadSession() tea.Cmd {
 				out.statuses[p] = a.Status()
 			}
 		}
+		var ids []int64
+		for _, h := range out.history {
+			ids = append(ids, execIDs(h)...)
+		}
+		if out.recs, out.err = st.ToolRecords(ctx, ids); out.err != nil {
+			return out
+		}
+		if id != "" {
+			if out.asks, out.err = st.Decisions(ctx, id); out.err != nil {
+				return out
+			}
+		}
 		if id != "" {
 			out.children, out.err = loadChildren(ctx, st, id)
 		}
@@ -399,6 +432,7 @@ func (m *Model) loadSession() tea.Cmd {
 type storedChild struct {
 	sum     store.SessionSummary
 	history []chat.Message
+	recs    map[int64]store.ToolRecord
 }
 
 // loadChildren reads the sub-agent runs of a session, so the team panel of
@@ -414,7 +448,11 @@ func loadChildren(ctx context.Context, st *store.Store, id string) ([]storedChil
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, storedChild{sum: k, history: h})
+		recs, err := st.ToolRecords(ctx, execIDs(h))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, storedChild{sum: k, history: h, recs: recs})
 	}
 	return out, nil
 }
@@ -429,7 +467,7 @@ func (m *Model) sessionLoaded(msg sessionLoadedMsg) tea.Cmd {
 		if msg.sess == m.sess {
 			if h, ok := msg.history[p.p.ID]; ok {
 				old := p.tr
-				p.tr = fromHistory(h)
+				p.tr = fromHistory(h, msg.recs, &msg.asks)
 				for _, it := range old.items { // start-up notices, queued input
 					p.tr.add(it)
 				}
@@ -441,6 +479,9 @@ func (m *Model) sessionLoaded(msg sessionLoadedMsg) tea.Cmd {
 		cmds = append(cmds, m.next(p))
 	}
 	if msg.sess == m.sess {
+		for _, p := range m.personas {
+			m.team.adopt(p.tr.subs, m.namesByID())
+		}
 		m.team.restore(msg.children, m.namesByID())
 	}
 	if msg.err != nil {
@@ -534,6 +575,7 @@ func (m *Model) sessionOpened(msg sessionOpenedMsg) tea.Cmd {
 	}
 	m.sess, m.sessID = msg.sess, msg.sess.ID()
 	m.team = newTeam()
+	m.pendingModels = map[string]string{} // they belonged to the session left
 	for _, p := range m.personas {
 		p.tr, p.queue, p.hasStatus, p.hasCheckpoint, p.handoff = newTranscript(), nil, false, false, nil
 		p.status = agent.Status{}
@@ -642,20 +684,25 @@ func (m *Model) unqueue(p *personaState) {
 		return
 	}
 	var texts []string
+	var pastes []paste
 	for _, it := range p.queue {
-		if it.text == initPrompt {
+		switch {
+		case it.text == initPrompt:
 			texts = append(texts, "/init")
-		} else {
+		case len(it.pastes) > 0:
+			texts = append(texts, it.label)
+			pastes = append(pastes, it.pastes...)
+		default:
 			texts = append(texts, it.text)
 		}
 		p.tr.remove(it)
 	}
 	p.queue = nil
-	if v := m.input.Value(); strings.TrimSpace(v) != "" {
-		texts = append(texts, v)
+	if d := m.draft(); !d.empty() {
+		texts = append(texts, d.text)
+		pastes = append(pastes, d.pastes...)
 	}
-	m.input.SetValue(strings.Join(texts, "\n"))
-	m.input.CursorEnd()
+	m.setDraft(draft{text: strings.Join(texts, "\n"), pastes: pastes})
 	m.flash = "cancelling " + p.p.Name + "… — the queued input is back in the input box, not sent"
 }
 

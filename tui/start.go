@@ -96,7 +96,7 @@ type startModel struct {
 	pre     *Model   // draws the start screen and edits the input
 	o       options  // the real Model's, without app, sess and notices
 	open    *opening //
-	pending []string // sent before the session was open
+	pending []draft  // sent before the session was open
 	size    *tea.WindowSizeMsg
 	bg      *tea.BackgroundColorMsg
 	real    *Model // nil until the session is open
@@ -147,7 +147,7 @@ func (s *startModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		s.bg = &msg
 		s.pre.Update(msg)
 	case tea.PasteMsg:
-		s.pre.input, _ = s.pre.input.Update(msg)
+		s.pre.pasteText(msg.Content)
 	case tea.KeyPressMsg:
 		return s, s.key(msg)
 	}
@@ -158,17 +158,25 @@ func (s *startModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // Panels and commands wait for the real Model.
 func (s *startModel) key(msg tea.KeyPressMsg) tea.Cmd {
 	m := s.pre
+	m.flash = ""
 	switch msg.String() {
 	case "ctrl+c", "ctrl+d":
-		return tea.Quit
-	case "enter":
-		text := strings.TrimRight(m.input.Value(), "\n")
-		if strings.TrimSpace(text) == "" || s.failed != nil {
+		if msg.String() == "ctrl+c" && s.failed == nil && m.clearOnCtrlC() {
 			return nil
 		}
-		m.input.Reset()
-		s.pending = append(s.pending, text)
-		m.current().tr.add(&item{kind: kUser, text: text, queued: true})
+		return tea.Quit
+	case "enter":
+		d := m.draft()
+		if d.empty() || s.failed != nil {
+			return nil
+		}
+		d.text = strings.TrimRight(d.text, "\n")
+		m.clearDraft()
+		s.pending = append(s.pending, d)
+		it := m.current().tr.add(&item{kind: kUser, text: d.full(), queued: true})
+		if len(d.pastes) > 0 {
+			it.label, it.pastes, it.pasted = d.text, d.pastes, true
+		}
 		m.flash = "queued: sent when the session is open"
 		return nil
 	}
@@ -186,7 +194,14 @@ func (s *startModel) opened() tea.Cmd {
 		m.current().tr.add(&item{kind: kError, text: "Polly could not open its session: " + o.err.Error() +
 			"\nNothing was sent; your unsent text is kept in the input. Press ctrl+c to quit."})
 		if len(s.pending) > 0 {
-			m.input.SetValue(strings.Join(append(s.pending, m.input.Value()), "\n"))
+			all := draft{}
+			for _, d := range append(s.pending, m.draft()) {
+				if !d.empty() {
+					all.text = strings.TrimPrefix(all.text+"\n"+d.text, "\n")
+					all.pastes = append(all.pastes, d.pastes...)
+				}
+			}
+			m.setDraft(all)
 			s.pending = nil
 		}
 		m.flash = ""
@@ -204,15 +219,16 @@ func (s *startModel) opened() tea.Cmd {
 		_, c := r.Update(*s.bg)
 		cmds = append(cmds, c)
 	}
-	r.input.SetValue(s.pre.input.Value())
+	r.setDraft(s.pre.draft())
+	r.history, r.histPos, r.pasteSeq = s.pre.history, s.pre.histPos, s.pre.pasteSeq
 	s.real = r
 	s.pre = nil // the real Model draws from now on
 	cmds = append(cmds, r.Init())
 	// In order, through the Model's own queue: the first starts a turn
 	// (or waits for the session's load), the rest wait for it.
-	for _, text := range append([]string{s.o.prompt}, s.pending...) {
-		if text != "" {
-			cmds = append(cmds, r.submit(text))
+	for _, d := range append([]draft{{text: s.o.prompt}}, s.pending...) {
+		if d.text != "" {
+			cmds = append(cmds, r.submitDraft(d))
 		}
 	}
 	s.pending = nil

@@ -88,7 +88,18 @@ func newTheme(dark, noColor bool) theme {
 // selection).
 func inputStyles(dark, noColor bool) textarea.Styles {
 	if !noColor {
-		return textarea.DefaultStyles(dark)
+		// The textarea's defaults draw the prompt in ANSI grey 7 (pale on
+		// white) and the cursor line on ANSI black (a bar on many dark
+		// themes): the prompt takes the accent, the cursor line nothing.
+		st := textarea.DefaultStyles(dark)
+		accent := newTheme(dark, false).accent
+		for _, s := range []*textarea.StyleState{&st.Focused, &st.Blurred} {
+			s.Prompt = accent.UnsetBold()
+			s.CursorLine = lipgloss.NewStyle()
+		}
+		st.Focused.Placeholder = newTheme(dark, false).dim
+		st.Cursor.Color = nil // the terminal's own cursor colour
+		return st
 	}
 	plain := lipgloss.NewStyle()
 	state := textarea.StyleState{

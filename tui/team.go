@@ -116,6 +116,10 @@ func parentPersona(agentID string) string {
 func (t *team) restore(kids []storedChild, names map[string]string) {
 	for _, k := range kids {
 		key := "stored/" + k.sum.ID
+		if r, ok := t.byKey[key]; ok && r.tr == nil { // a row a transcript made (adopt)
+			r.tr = fromHistory(k.history, k.recs, nil)
+			continue
+		}
 		if _, ok := t.byKey[key]; ok || t.hasSession(k.sum.ID) {
 			continue
 		}
@@ -135,9 +139,35 @@ func (t *team) restore(kids []storedChild, names map[string]string) {
 		r := &subRow{key: key, agentID: k.sum.Persona, persona: k.sum.Persona, name: names[k.sum.Persona], task: k.sum.Title,
 			status: status, started: k.sum.CreatedAt, elapsed: k.sum.UpdatedAt.Sub(k.sum.CreatedAt), toolCalls: calls,
 			usage: chat.Usage{PromptTokens: k.sum.PromptTokens, CompletionTokens: k.sum.CompletionTokens}, session: k.sum.ID,
-			tr: fromHistory(k.history)}
+			tr: fromHistory(k.history, k.recs, nil)}
 		t.rows = append(t.rows, r)
 		t.byKey[key] = r
+	}
+}
+
+// delegated gives a finished run the duration of the delegate_task call
+// that ran it: what its block shows, live as when resumed (the store
+// keeps the call's duration).
+func (t *team) delegated(callID string, d time.Duration) {
+	for _, r := range t.rows {
+		if r.callID == callID && callID != "" && !r.running() {
+			r.elapsed = d
+			r.touch()
+		}
+	}
+}
+
+// adopt takes the rows a resumed transcript made from its delegate_task
+// results (the blocks it shows); restore then gives them their
+// transcripts.
+func (t *team) adopt(rows []*subRow, names map[string]string) {
+	for _, r := range rows {
+		if _, ok := t.byKey[r.key]; ok || t.hasSession(r.session) {
+			continue
+		}
+		r.name = names[r.persona]
+		t.rows = append(t.rows, r)
+		t.byKey[r.key] = r
 	}
 }
 

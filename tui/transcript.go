@@ -1,11 +1,15 @@
 package tui
 
 import (
+	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
+	"time"
 
 	"polly/agent"
 	"polly/memory/chat"
+	"polly/memory/store"
 )
 
 // transcript is one conversation as the chat shows it: a persona's, or a
@@ -28,6 +32,8 @@ type transcript struct {
 
 	unseen  bool    // something arrived while scrolled up: the "↓ new output" marker
 	retries []*item // retry notes of the current request, removed once it succeeds
+
+	subs []*subRow // a resumed transcript's sub-agent runs, for the team (team.adopt)
 }
 
 // hasConversation: anything beyond start-up notices and a handoff card
@@ -198,7 +204,11 @@ func (t *transcript) apply(e agent.Event) (needFrame bool) {
 		}
 	case agent.ToolStarted:
 		t.endStreams()
-		it := t.add(&item{kind: kTool, tool: &toolInfo{callID: ev.CallID, name: ev.Tool, brief: ev.Brief}})
+		ti := &toolInfo{callID: ev.CallID, name: ev.Tool, brief: ev.Brief, command: commandOf(ev.Tool, ev.Args)}
+		if ev.ByUser { // a ! command: its output shows
+			ti.name, ti.expanded = "!", true
+		}
+		it := t.add(&item{kind: kTool, tool: ti})
 		if ev.CallID != "" {
 			t.calls[ev.CallID] = it
 		}
@@ -246,10 +256,13 @@ func (t *transcript) apply(e agent.Event) (needFrame bool) {
 		}
 		t.add(&item{kind: kError, text: msg, hint: ev.Hint})
 	case agent.Done:
+		if ev.Reason == "cancelled" && t.text != nil {
+			t.text.cut = true // kept, as the store keeps it (agent.PartialMark)
+		}
 		t.endStreams()
 		switch ev.Reason {
 		case "cancelled":
-			t.add(&item{kind: kNotice, level: "warn", text: "cancelled; the session is saved"})
+			t.add(&item{kind: kNotice, level: "warn", text: cancelledNote})
 		case "max_turns":
 			t.add(&item{kind: kNotice, level: "warn", text: "stopped after " + plural(ev.Turns, "turn") + " without a final answer (max_turns); send a message to go on"})
 		}
@@ -258,6 +271,14 @@ func (t *transcript) apply(e agent.Event) (needFrame bool) {
 	case agent.SummaryStarted:
 		t.add(&item{kind: kSummary, sum: &summaryInfo{started: ev}})
 	case agent.SummaryFinished:
+		// The receipt gives the reason: a notice that said it just before
+		// goes (one line per reason).
+		for i := len(t.items) - 1; i >= max(0, len(t.items)-8) && ev.Why != ""; i-- {
+			if it := t.items[i]; it.kind == kNotice && strings.HasPrefix(it.text, strings.TrimPrefix(ev.Why, "rejected: ")) {
+				t.remove(it)
+				break
+			}
+		}
 		for i := len(t.items) - 1; i >= 0; i-- {
 			if it := t.items[i]; it.kind == kSummary && it.sum.finished == nil {
 				it.sum.finished = &ev
@@ -309,36 +330,41 @@ func (t *transcript) remove(it *item) {
 	}
 }
 
-// toggle expands or collapses the selected tool block, or the last one.
+// toggle expands or collapses the selected block, or the last one: a
+// tool call, or a message with pasted text.
 func (t *transcript) toggle() bool {
 	i := t.sel
-	if i < 0 || i >= len(t.items) || t.items[i].kind != kTool {
-		i = t.lastTool(len(t.items))
+	if i < 0 || i >= len(t.items) || !t.items[i].expandable() {
+		i = t.lastExpandable(len(t.items))
 	}
 	if i < 0 {
 		return false
 	}
 	it := t.items[i]
-	it.tool.expanded = !it.tool.expanded
+	if it.tool != nil {
+		it.tool.expanded = !it.tool.expanded
+	} else {
+		it.open = !it.open
+	}
 	it.invalidate()
 	return true
 }
 
-// selectTool moves the selection to the previous (dir < 0) or next tool block.
+// selectTool moves the selection to the previous (dir < 0) or next
+// expandable block.
 func (t *transcript) selectTool(dir int) {
 	cur := t.sel
-	if cur >= 0 && cur < len(t.items) && t.items[cur].kind == kTool {
-		t.items[cur].tool.selected = false
-		t.items[cur].invalidate()
+	if cur >= 0 && cur < len(t.items) && t.items[cur].expandable() {
+		t.items[cur].setSelected(false)
 	} else {
 		cur = len(t.items)
 	}
 	next := -1
 	if dir < 0 {
-		next = t.lastTool(cur)
+		next = t.lastExpandable(cur)
 	} else {
 		for i := cur + 1; i < len(t.items); i++ {
-			if t.items[i].kind == kTool {
+			if t.items[i].expandable() {
 				next = i
 				break
 			}
@@ -346,18 +372,31 @@ func (t *transcript) selectTool(dir int) {
 	}
 	t.sel = next
 	if next >= 0 {
-		t.items[next].tool.selected = true
-		t.items[next].invalidate()
+		t.items[next].setSelected(true)
 	}
 }
 
-func (t *transcript) lastTool(before int) int {
+func (t *transcript) lastExpandable(before int) int {
 	for i := min(before, len(t.items)) - 1; i >= 0; i-- {
-		if t.items[i].kind == kTool {
+		if t.items[i].expandable() {
 			return i
 		}
 	}
 	return -1
+}
+
+// expandable: a tool block, or a message whose pasted text is collapsed.
+func (it *item) expandable() bool {
+	return it.kind == kTool && it.tool != nil || it.kind == kUser && it.pasted
+}
+
+func (it *item) setSelected(on bool) {
+	if it.tool != nil {
+		it.tool.selected = on
+	} else {
+		it.selected = on
+	}
+	it.invalidate()
 }
 
 func retryText(ev agent.Retrying) string {
@@ -406,11 +445,31 @@ func anchorGist(s string) string {
 }
 
 // fromHistory rebuilds a transcript from stored messages (a resumed
-// session). Durations are not stored with messages, so blocks show none.
-func fromHistory(msgs []chat.Message) *transcript {
+// session) as it looked live: user messages as typed (their labels),
+// notes as notes, a cancelled reply's partial text marked, and each tool
+// call with its status, exit code, duration and diff from recs (the
+// store's records of the calls; nil shows none), followed by the answer
+// the user gave if it asked (asks: the session's permission decisions,
+// each taken once; nil: none).
+func fromHistory(msgs []chat.Message, recs map[int64]store.ToolRecord, asks *[]store.Decision) *transcript {
 	t := newTranscript()
-	for _, m := range msgs {
+	var shell *item                       // the ! command waiting for its output message
+	args := map[string]string{}           // tool call arguments by call id
+	pending := map[string]chat.ToolCall{} // calls whose result has not come yet
+	cancelled := func() { t.add(&item{kind: kNotice, level: "warn", text: cancelledNote}) }
+	for i, m := range msgs {
 		switch {
+		case m.Kind == chat.KindShell && strings.HasPrefix(m.Content, agent.ShellPrefix):
+			cmd := strings.TrimPrefix(m.Content, agent.ShellPrefix)
+			args, _ := json.Marshal(map[string]string{"command": cmd})
+			shell = t.add(&item{kind: kTool, tool: &toolInfo{name: "!", brief: cmd, expanded: true, command: commandOf("run_command", string(args))}})
+		case m.Kind == chat.KindShell:
+			if shell == nil {
+				shell = t.add(&item{kind: kTool, tool: &toolInfo{name: "!", expanded: true}})
+			}
+			_, preview, _ := strings.Cut(m.Content, "\n")
+			finishTool(shell.tool, m, preview, recs)
+			shell = nil
 		case m.Kind == chat.KindAnchor:
 			t.add(&item{kind: kAnchor, text: "anchor: " + anchorGist(m.Content)})
 		case m.Kind == chat.KindHandoff:
@@ -419,32 +478,148 @@ func fromHistory(msgs []chat.Message) *transcript {
 			t.add(&item{kind: kNotice, text: fmt.Sprintf("earlier messages were compacted into a summary (%s chars)", fmtCount(len(m.Content)))})
 		case m.Kind == chat.KindActiveTask || m.Kind == chat.KindResume:
 			// harness context for the model; the anchor line says enough
+		case m.Kind == chat.KindPartial:
+			t.add(&item{kind: kAssistant, text: strings.TrimSuffix(m.Content, agent.PartialMark), cut: true})
+			cancelled()
+		case m.Role == chat.User && m.Kind == chat.KindNote:
+			t.add(&item{kind: kNotice, text: noteText(m.Content)})
 		case m.Role == chat.User:
-			t.add(&item{kind: kUser, text: m.Content, label: commandLabel(m.Content)})
+			it := t.add(&item{kind: kUser, text: m.Content, label: m.Label})
+			if it.label == "" {
+				it.label = commandLabel(m.Content)
+			}
+			it.pasted = pasteToken.MatchString(it.label)
 		case m.Role == chat.Assistant:
 			if strings.TrimSpace(m.Content) != "" {
 				t.add(&item{kind: kAssistant, text: m.Content})
 			}
+			// A call's block appears when it runs (its result), as live:
+			// after the blocks and answers of the calls before it.
 			for _, tc := range m.ToolCalls {
-				it := t.add(&item{kind: kTool, tool: &toolInfo{callID: tc.ID, name: tc.Name, brief: tc.Brief()}})
-				t.calls[tc.ID] = it
+				pending[tc.ID] = tc
+				args[tc.ID] = tc.Arguments
 			}
 		case m.Role == chat.Tool:
 			it := t.calls[m.ToolCallID]
 			if it == nil {
-				it = t.add(&item{kind: kTool, tool: &toolInfo{callID: m.ToolCallID, name: m.ToolName}})
+				ti := &toolInfo{callID: m.ToolCallID, name: m.ToolName}
+				if tc, ok := pending[m.ToolCallID]; ok {
+					ti.brief, ti.command = tc.Brief(), commandOf(tc.Name, tc.Arguments)
+				}
+				it = t.add(&item{kind: kTool, tool: ti})
+				t.calls[m.ToolCallID] = it
 			}
-			ti := it.tool
-			ti.done, ti.preview = true, m.Content
-			if m.ToolName == "task_plan" {
-				ti.plan = parsePlan(m.Content)
+			finishTool(it.tool, m, m.Content, recs)
+			if note := takeAnswer(asks, it.tool); note != "" {
+				t.add(&item{kind: kNotice, text: note})
 			}
-			if o := m.Output; o != nil {
-				ti.failed, ti.chars, ti.lines, ti.execID, ti.offloaded = o.Failed, o.Chars, o.Lines, o.ExecID, o.Offloaded
-			} else {
-				ti.chars, ti.lines = len([]rune(m.Content)), chat.CountLines(m.Content)
+			if r := storedSub(m, args[m.ToolCallID], it.tool.dur); r != nil {
+				r.items = []*item{t.add(&item{kind: kSub, sub: r})}
+				t.subs = append(t.subs, r)
+			}
+			// Live, a cancel ends with a note after the reply's calls.
+			if it.tool.cancelled && (i+1 == len(msgs) || msgs[i+1].Role != chat.Tool) {
+				cancelled()
 			}
 		}
 	}
 	return t
+}
+
+// cancelledNote follows a turn the user cancelled.
+const cancelledNote = "cancelled; the session is saved"
+
+// pasteToken is a long paste's token in a label.
+var pasteToken = regexp.MustCompile(`\[pasted [^\]]+ #\d+\]`)
+
+// finishTool fills a stored call's block as ToolFinished did live.
+func finishTool(ti *toolInfo, m chat.Message, preview string, recs map[int64]store.ToolRecord) {
+	ti.done, ti.preview = true, preview
+	if m.ToolName == "task_plan" {
+		ti.plan = parsePlan(m.Content)
+	}
+	o := m.Output
+	if o == nil {
+		ti.chars, ti.lines = len([]rune(m.Content)), chat.CountLines(m.Content)
+		return
+	}
+	ti.failed, ti.chars, ti.lines, ti.execID, ti.offloaded = o.Failed, o.Chars, o.Lines, o.ExecID, o.Offloaded
+	if r, ok := recs[o.ExecID]; ok && o.ExecID != 0 {
+		// Stored in whole milliseconds: a call that took less shows
+		// "<1ms", as it did live.
+		ti.dur, ti.exit, ti.diff = max(r.Duration, time.Nanosecond), r.ExitCode, r.Diff
+		ti.cancelled = r.Status == store.ExecInterrupted
+	}
+}
+
+// takeAnswer is the note of the user's answer to a stored call's
+// question (see answerNote), taken from asks: the first decision the
+// user made about this tool and target. "" when the call did not ask.
+func takeAnswer(asks *[]store.Decision, ti *toolInfo) string {
+	if asks == nil {
+		return ""
+	}
+	_, target, _ := strings.Cut(ti.brief, "=")
+	for i, d := range *asks {
+		if d.Tool != ti.name || target == "" || !strings.Contains(d.Target, target) && !strings.Contains(target, d.Target) {
+			continue
+		}
+		var what string
+		switch {
+		case strings.HasPrefix(d.Reason, "approved once"):
+			what = "allowed once"
+		case strings.HasPrefix(d.Reason, "approved for this session") && !strings.Contains(d.Reason, "earlier"):
+			what = "allowed for this session"
+		case strings.HasPrefix(d.Reason, "the user denied"):
+			what = "denied"
+			if _, r, ok := strings.Cut(d.Reason, "): "); ok {
+				what += ": " + r
+			}
+		default:
+			continue
+		}
+		if strings.Contains(d.Reason, " with network") && !strings.HasPrefix(what, "denied") {
+			what += " with network"
+		}
+		*asks = append((*asks)[:i], (*asks)[i+1:]...)
+		return ti.name + " " + what
+	}
+	return ""
+}
+
+// storedSub is the sub-agent run a stored delegate_task result reports,
+// as its block showed it live (nil for another tool, or a result that is
+// not one: a denied or cancelled call).
+func storedSub(m chat.Message, callArgs string, dur time.Duration) *subRow {
+	if m.ToolName != "delegate_task" {
+		return nil
+	}
+	var res agent.DelegateResult
+	if json.Unmarshal([]byte(m.Content), &res) != nil || res.Transcript == "" {
+		return nil
+	}
+	var a struct {
+		Task string `json:"task"`
+	}
+	_ = json.Unmarshal([]byte(callArgs), &a)
+	return &subRow{key: "stored/" + res.Transcript, agentID: res.Agent, persona: res.Persona, task: a.Task,
+		status: res.Status, elapsed: dur, toolCalls: res.ToolCalls, usage: res.Usage, cost: res.Cost,
+		summary: res.Summary, session: res.Transcript}
+}
+
+// noteText is a harness note to the model as the transcript shows it.
+func noteText(s string) string {
+	s = strings.TrimPrefix(strings.TrimSpace(s), "[NOTE from Polly, not the user: ")
+	return strings.TrimSuffix(s, "]")
+}
+
+// execIDs are the tool executions msgs name.
+func execIDs(msgs []chat.Message) []int64 {
+	var ids []int64
+	for _, m := range msgs {
+		if m.Output != nil && m.Output.ExecID != 0 {
+			ids = append(ids, m.Output.ExecID)
+		}
+	}
+	return ids
 }

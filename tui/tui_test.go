@@ -62,19 +62,22 @@ func TestPersonaKeys(t *testing.T) {
 	if name() != "web_scraper" {
 		t.Fatalf("tab: %s", name())
 	}
-	h.key("shift+tab")
+	h.key("alt+1")
 	if name() != "default" {
-		t.Fatalf("shift+tab: %s", name())
+		t.Fatalf("alt+1: %s", name())
 	}
 	h.key("alt+3")
 	if name() != "coder" {
 		t.Fatalf("alt+3: %s", name())
 	}
-	h.key("shift+tab")
-	h.key("shift+tab")
-	h.key("shift+tab")
+	h.key("tab")
+	h.key("tab")
+	if name() != "default" {
+		t.Fatalf("tab wraps: %s", name())
+	}
+	h.key("alt+4")
 	if name() != "b2b_leadgen" {
-		t.Fatalf("shift+tab wraps: %s", name())
+		t.Fatalf("alt+4: %s", name())
 	}
 	if !strings.Contains(strings.Split(h.screen(), "\n")[len(strings.Split(h.screen(), "\n"))-1], "leadgen") {
 		t.Errorf("status bar does not name the persona:\n%s", h.screen())
@@ -404,37 +407,6 @@ func TestNoModelStillBrowses(t *testing.T) {
 	}
 	h.key("ctrl+y")
 	h.until("the memory list", func() bool { return len(mem(h).list) > 0 })
-}
-
-// Typing / lists the commands; Tab completes them and persona names.
-func TestSlashCompletion(t *testing.T) {
-	h := newHarness(t, harnessOpts{})
-	h.typeText("/")
-	if !strings.Contains(h.screen(), "/help") || !strings.Contains(h.screen(), "/init") {
-		t.Fatalf("no command list:\n%s", h.screen())
-	}
-	h.typeText("me")
-	h.key("tab")
-	if v := h.m.input.Value(); v != "/memory" {
-		t.Fatalf("tab completed to %q", v)
-	}
-	if h.m.current().p.ID != "default" {
-		t.Fatal("tab switched persona while completing")
-	}
-	h.m.input.Reset()
-	h.typeText("/persona co")
-	h.key("tab")
-	if v := h.m.input.Value(); v != "/persona coder" {
-		t.Fatalf("persona completion: %q", v)
-	}
-	h.key("enter")
-	if h.m.current().p.ID != "coder" {
-		t.Fatalf("/persona coder: on %s", h.m.current().p.ID)
-	}
-	h.prompt("/nosuch")
-	if !strings.Contains(h.screen(), "unknown command /nosuch") {
-		t.Errorf("screen:\n%s", h.screen())
-	}
 }
 
 // Up recalls earlier input when the input is empty.

@@ -6,6 +6,8 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"polly/tools/permission"
 )
 
 var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
@@ -33,7 +35,11 @@ func (m *Model) render() string {
 		if !tr.follow && tr.unseen && len(body) > 0 {
 			body[len(body)-1] = m.th.accent.Render(clip("  ↓ new output below — end or pgdn to follow", m.w))
 		}
-		lines = append(lines, padLines(append(top, body...), ch)...)
+		chat := padLines(append(top, body...), ch)
+		if list := m.compLines(ch - 1); len(list) > 0 {
+			chat = append(chat[:ch-len(list)], list...)
+		}
+		lines = append(lines, chat...)
 		lines = append(lines, clip(m.infoLine(), m.w))
 		lines = append(lines, m.inputLines()...)
 	}
@@ -80,6 +86,9 @@ func (m *Model) tooSmall() bool { return m.termW < minW || m.termH < minH }
 func (m *Model) tooSmallScreen() string {
 	w, h := max(m.termW, 1), max(m.termH, 1)
 	msg := fmt.Sprintf("terminal too small (%d×%d): Polly needs %d×%d — enlarge it, or ctrl+c quits", m.termW, m.termH, minW, minH)
+	if m.perm.open() {
+		msg = fmt.Sprintf("a permission question waits; terminal too small (%d×%d) to show it: enlarge it to %d×%d", m.termW, m.termH, minW, minH)
+	}
 	ls := plainLines(msg, w)
 	if len(ls) > h {
 		ls = ls[:h]
@@ -150,31 +159,23 @@ func (m *Model) subBusy(persona string) bool {
 func (m *Model) statusLine() string {
 	p := m.current()
 	s := p.status
+	md := m.mode()
 	if m.app == nil { // the session still opens
-		line := clip(" "+p.p.Name+" • "+m.startModel.Name+" • opening the session… ", m.w)
-		return m.th.status.Render(line + strings.Repeat(" ", max(0, m.w-ansi.StringWidth(line))))
+		return m.styleStatus(" "+p.p.Name+" • mode "+string(md)+" • "+m.startModel.Name+" • opening the session… ", md)
 	}
 	model := m.app.Model.Name
-	threshold := s.Threshold
 	if info, err := m.app.PersonaModel(p.p.ID); err == nil {
 		model = info.Name // before its first status: the persona's own model
-		if threshold == 0 {
-			// Until the agent's status comes (with the fixed cost it
-			// measured): its formula without the fixed cost.
-			threshold = info.Threshold(0)
-		}
 	}
 	if p.hasStatus && s.Model != "" {
 		model = s.Model
 	}
-	if threshold == 0 {
-		threshold = m.app.Model.Threshold(0)
-	}
+	threshold := m.threshold(p)
 	type seg struct {
 		text string
 		drop int // higher goes first
 	}
-	segs := []seg{{p.p.Name, 0}, {model, 5}, {ctxBar(s.ContextTokens, threshold), 1}}
+	segs := []seg{{p.p.Name, 0}, {"mode " + string(md), 0}, {model, 5}, {ctxBar(s.ContextTokens, threshold), 1}}
 	if p.hasStatus {
 		segs = append(segs, seg{plural(s.ToolCalls, "tool call"), 4},
 			seg{fmt.Sprintf("anchor in %d", max(0, s.AnchorIn)), 7},
@@ -217,11 +218,40 @@ func (m *Model) statusLine() string {
 		segs = append(segs[:worst], segs[worst+1:]...)
 		line = join()
 	}
+	return m.styleStatus(line, md)
+}
+
+// styleStatus renders a status line, padded to the width, with its mode
+// segment in the mode's colour.
+func (m *Model) styleStatus(line string, md permission.Mode) string {
 	line = clip(line, m.w)
 	if pad := m.w - ansi.StringWidth(line); pad > 0 {
 		line += strings.Repeat(" ", pad)
 	}
-	return m.th.status.Render(line)
+	seg := "mode " + string(md)
+	before, after, ok := strings.Cut(line, seg)
+	if !ok {
+		return m.th.status.Render(line)
+	}
+	return m.th.status.Render(before) + m.modeStyle(md).Render(seg) + m.th.status.Render(after)
+}
+
+// threshold is the context size at which p's conversation is summarized:
+// from its last status (with the fixed cost the agent measured), else its
+// model's formula without the fixed cost.
+func (m *Model) threshold(p *personaState) int {
+	if p.hasStatus && p.status.Threshold > 0 {
+		return p.status.Threshold
+	}
+	if m.app == nil {
+		return 0
+	}
+	if info, err := m.app.PersonaModel(p.p.ID); err == nil {
+		if t := info.Threshold(0); t > 0 {
+			return t
+		}
+	}
+	return m.app.Model.Threshold(0)
 }
 
 // ctxBar is the context size against the summarization threshold.
@@ -241,27 +271,25 @@ func (m *Model) infoLine() string {
 	switch {
 	case m.quitAsk:
 		return th.warn.Render("quit? running work will be cancelled — y or ctrl+c quits, any other key stays")
+	case m.yoloAsk:
+		return th.bad.Render(clip("switch to yolo? every command and edit runs without asking (protected paths still ask) — y switches, any other key stays", m.w))
 	case m.flash != "":
 		return th.warn.Render(clip(m.flash, m.w))
 	}
-	if c := m.completions(); len(c) > 0 {
-		parts := make([]string, 0, len(c))
-		for i, x := range c {
-			if i == 0 {
-				x = th.accent.Render(x)
-				if h := commandHelp(m, c[0]); h != "" {
-					x += th.dim.Render(" " + h)
-				}
-			}
-			parts = append(parts, x)
-		}
-		return clip(strings.Join(parts, "  ")+th.dim.Render("  · tab completes"), m.w)
+	if c := m.completion(); c.open() || c.reading && (c.kind == compFile || c.kind == compPath) {
+		return th.dim.Render(clip(m.compHint(), m.w))
 	}
 	p := m.current()
+	if h := m.shellHint(); h != "" && !p.busy() {
+		return th.warn.Render(clip(h, m.w))
+	}
 	var parts []string
 	if p.busy() {
 		what := map[string]string{opRun: "working", opSwitch: "switching", opCompact: "compacting", opLoad: "loading"}[p.op]
 		s := th.busy.Render(spinnerFrames[m.anim%len(spinnerFrames)]) + " " + p.p.Name + " is " + what
+		if p.shell != "" {
+			s = th.busy.Render(spinnerFrames[m.anim%len(spinnerFrames)]) + " running ! " + clip(oneLine(p.shell), 40)
+		}
 		if p.op == opRun {
 			s += " · " + fmtDur(m.now().Sub(p.started).Truncate(1e9)) + " · esc cancels"
 		}
@@ -273,10 +301,30 @@ func (m *Model) infoLine() string {
 	if n := m.team.running(); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d sub-agents running (ctrl+g)", n))
 	}
-	if len(parts) == 0 {
-		return shortHelp(th, m.keys.ShortHelp(), m.w)
+	right := ""
+	if note := m.inputScrollNote(); note != "" {
+		right = th.dim.Render(note)
 	}
-	return clip(strings.Join(parts, th.dim.Render(" · ")), m.w)
+	room := m.w - widthOf(right) - 2
+	if right == "" {
+		room = m.w
+	}
+	left := ""
+	if len(parts) == 0 {
+		// Whole hints only, as many as fit beside the note.
+		keys := m.keys.ShortHelp()
+		for n := len(keys); n > 0; n-- {
+			if left = shortHelp(th, keys[:n], room); widthOf(left) <= room {
+				break
+			}
+		}
+	} else {
+		left = clip(strings.Join(parts, th.dim.Render(" · ")), room)
+	}
+	if right == "" {
+		return left
+	}
+	return left + strings.Repeat(" ", max(1, m.w-widthOf(left)-widthOf(right))) + right
 }
 
 // overlay draws box centred over base.

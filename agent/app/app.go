@@ -400,6 +400,11 @@ func (a *App) Session(ctx context.Context, emit func(agent.Event), id string) (*
 	}
 	a.current.Store(s)
 	a.Policy.ResetSession()
+	if id != "" && emit != nil {
+		for _, w := range a.restoreModels(ctx, id) {
+			emit(agent.Notice{Header: agent.Header{Session: id}, Level: "warn", Text: w})
+		}
+	}
 	a.gcOnce.Do(func() { a.startDailyGC(s.ID()) })
 	a.MCP.OnChange(func(st mcp.Status) { emit(mcpNotice(st)) })
 	a.MCP.Start() // in the background; their tools join when ready

@@ -368,3 +368,46 @@ func PriceText(m config.ModelInfo) string {
 	}
 	return fmt.Sprintf("$%g/$%g", m.Price.Input, m.Price.Output)
 }
+
+// RememberModel keeps a /model choice with the session, so resuming it
+// talks to the same model (nothing to do without a store or before the
+// session has an id).
+func (a *App) RememberModel(ctx context.Context, sessionID, persona, name string) error {
+	p, ok := a.Personas.Find(persona)
+	if !ok {
+		return fmt.Errorf("unknown persona %q", persona)
+	}
+	if a.Store == nil || sessionID == "" {
+		return nil
+	}
+	return a.Store.SetSessionModel(ctx, sessionID, p.ID, name)
+}
+
+// restoreModels gives the personas of a resumed session the models chosen
+// in it. A choice that no longer resolves (its provider is gone, its key
+// unset) is said and left.
+func (a *App) restoreModels(ctx context.Context, id string) []string {
+	if a.Store == nil {
+		return nil
+	}
+	chosen, err := a.Store.SessionModels(ctx, id)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var warns []string
+	for _, persona := range slices.Sorted(maps.Keys(chosen)) {
+		if err := a.SetPersonaModel(persona, chosen[persona]); err != nil {
+			warns = append(warns, fmt.Sprintf("session %s chose model %s for %s, which cannot be used now (%v); it talks to %s", id, chosen[persona], persona, err, a.personaModelName(persona)))
+		}
+	}
+	return warns
+}
+
+// personaModelName is the name of the model a persona talks to now ("?"
+// when it cannot be resolved).
+func (a *App) personaModelName(persona string) string {
+	if m, err := a.PersonaModel(persona); err == nil {
+		return m.Name
+	}
+	return "?"
+}

@@ -558,7 +558,7 @@ func listModels(ctx context.Context, env Env, cfg *config.Config) error {
 	cat := app.DiscoverModels(ctx, cfg, app.HeadlessDiscoveryWait)
 	active := cfg.ActiveModel()
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "  MODEL\tWINDOW\tPRICE IN/OUT PER 1M\tLISTED BY")
+	fmt.Fprintln(tw, "  MODEL (* the one in use)\tWINDOW\tPRICE IN/OUT PER 1M\tLISTED BY")
 	for _, r := range app.ModelRows(cfg, cat) {
 		mark := " "
 		if r.Info.Provider == active.Provider && r.Info.Name == active.Name {

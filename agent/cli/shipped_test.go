@@ -279,7 +279,9 @@ func TestStoreFromAnotherPolly(t *testing.T) {
 		// Back to schema 3, as a Polly before 0004 left it.
 		db, _ := sql.Open("sqlite", filepath.Join(env.Dir, ".agent", "polly.db"))
 		for _, q := range []string{`ALTER TABLE sessions DROP COLUMN project`, `ALTER TABLE sessions DROP COLUMN owner`,
-			`DROP TABLE context_texts`, `ALTER TABLE llm_calls DROP COLUMN request`, `DELETE FROM schema_migrations WHERE version >= 4`} {
+			`DROP TABLE context_texts`, `ALTER TABLE llm_calls DROP COLUMN request`,
+			`ALTER TABLE tool_executions DROP COLUMN diff`, `ALTER TABLE messages DROP COLUMN label`, `DROP TABLE session_models`, // 0006
+			`DELETE FROM schema_migrations WHERE version >= 4`} {
 			if _, err := db.Exec(q); err != nil {
 				t.Fatal(err)
 			}

@@ -31,7 +31,11 @@ func trustCommand(env Env, o options) error {
 	}
 	pt := cfg.ProjectTrust()
 	if len(pt.Keys) == 0 {
-		fmt.Fprintf(env.Stdout, "%s: nothing in .agent/config.json needs trust\n", pt.Dir)
+		where := pt.Dir
+		if where == "" { // nothing found: the project is dir itself
+			where = dir
+		}
+		fmt.Fprintf(env.Stdout, "%s: nothing here needs trust (no project settings that run programs or widen permissions)\n", where)
 		return nil
 	}
 	if pt.Trusted {

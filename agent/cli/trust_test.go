@@ -148,7 +148,7 @@ func TestTrustCommand(t *testing.T) {
 	if r := polly("trust", "cloned"); r.code != 0 || !strings.Contains(r.stdout, "already trusted") {
 		t.Fatalf("second trust: %+v", r)
 	}
-	if r := polly("trust"); r.code != 0 || !strings.Contains(r.stdout, "nothing in .agent/config.json needs trust") {
+	if r := polly("trust"); r.code != 0 || !strings.HasPrefix(r.stdout, env.Dir+": nothing here needs trust") {
 		t.Fatalf("trust of a plain dir: %+v", r)
 	}
 	if r := polly("trust", "no-such-dir"); r.code != 2 || !strings.Contains(r.stderr, "not a directory") {

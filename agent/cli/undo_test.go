@@ -137,3 +137,40 @@ func TestUndoBadInput(t *testing.T) {
 		t.Fatalf("redo did not bring a.txt back: %q", b)
 	}
 }
+
+// undo, redo and rewind take a session id prefix, as --session does.
+func TestUndoSubcommandsTakeAPrefix(t *testing.T) {
+	srv := llmtest.NewServer(t,
+		llmtest.Call("write_file", `{"path":"a.txt","content":"one\n"}`), llmtest.Text("wrote"),
+		llmtest.Call("write_file", `{"path":"b.txt","content":"two\n"}`), llmtest.Text("wrote"),
+	)
+	env, polly := cliEnv(t, srv.URL(), nil)
+	for _, p := range []string{"write a", "write b"} {
+		if r := polly("-p", p, "--yolo"); r.code != 0 {
+			t.Fatalf("run: code=%d stderr=%s", r.code, r.stderr)
+		}
+	}
+	r := polly("sessions")
+	var id string
+	for _, f := range strings.Fields(r.stdout) {
+		if len(f) == 8 && strings.Trim(f, "0123456789abcdef") == "" {
+			id = f
+			break
+		}
+	}
+	if id == "" {
+		t.Fatalf("no session id in %q", r.stdout)
+	}
+	prefix := id[:4]
+	exists := func(f string) bool { _, err := os.Stat(filepath.Join(env.Dir, f)); return err == nil }
+	if r = polly("undo", "--session", prefix); r.code != 0 || exists("b.txt") || !exists("a.txt") {
+		t.Fatalf("undo --session %s: code=%d stderr=%s", prefix, r.code, r.stderr)
+	}
+	if r = polly("redo", "--session", prefix); r.code != 0 || !exists("b.txt") {
+		t.Fatalf("redo --session %s: code=%d stderr=%s", prefix, r.code, r.stderr)
+	}
+	// Each -p run is a session of its own: the latest one wrote b.txt.
+	if r = polly("rewind", "--session", prefix, "--to", "0"); r.code != 0 || exists("b.txt") || !exists("a.txt") {
+		t.Fatalf("rewind --session %s: code=%d stdout=%s stderr=%s", prefix, r.code, r.stdout, r.stderr)
+	}
+}

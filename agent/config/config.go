@@ -232,6 +232,11 @@ type MCPServer struct {
 // TUISettings are display preferences.
 type TUISettings struct {
 	Theme string `json:"theme"`
+	// Notify is how a turn that ran notify_after_seconds or more (or a
+	// permission question) is announced while the terminal is not
+	// focused: "bell", "osc9" (a desktop notification in terminals that
+	// support it) or "off".
+	Notify string `json:"notify"`
 }
 
 // Built-in values that Load and the tests refer to.
@@ -380,7 +385,7 @@ func Defaults(version string) *Config {
 			TimeoutSeconds: 30,
 			MaxBytes:       5 << 20,
 		},
-		TUI:       TUISettings{Theme: "auto"},
+		TUI:       TUISettings{Theme: "auto", Notify: "bell"},
 		Sandbox:   SandboxSettings{Mode: "auto"},
 		Memory:    MemorySettings{LearnFacts: true},
 		Retention: RetentionSettings{Days: 90},

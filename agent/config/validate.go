@@ -244,6 +244,7 @@ func (w WebSettings) Validate() error {
 func (t TUISettings) Validate() error {
 	var p problems
 	p.add("theme", oneOf(t.Theme, "auto", "dark", "light"))
+	p.add("notify", oneOf(t.Notify, "bell", "osc9", "off"))
 	return p.join()
 }
 

@@ -32,6 +32,8 @@ const (
 	KindHandoff    Kind = "handoff"     // handoff card on persona switch
 	KindResume     Kind = "resume"      // checkpoint injected when a session resumes
 	KindNote       Kind = "note"        // other harness notes (e.g. interrupted tool call)
+	KindShell      Kind = "shell"       // a command the user ran (the TUI's ! mode), then its output
+	KindPartial    Kind = "partial"     // what streamed of a reply the user cancelled (sent, marked)
 )
 
 // ToolCall is one function call requested by the model.
@@ -54,6 +56,10 @@ type Message struct {
 	Kind   Kind    `json:"kind,omitempty"`   // see Kind
 	Output *Output `json:"output,omitempty"` // tool messages: where the whole output lives
 	Tokens int     `json:"tokens,omitempty"` // cached token estimate of Content (0 = unknown)
+	// Label is what a transcript shows for a user message instead of
+	// Content: the draft as typed, with long pastes as tokens; a command
+	// as typed for the prompt it sent.
+	Label string `json:"label,omitempty"`
 }
 
 // Output describes the stored, whole output behind a tool message so the

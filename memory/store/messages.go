@@ -41,7 +41,7 @@ func (s *Store) AppendMessage(ctx context.Context, sessionID, persona string, m 
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.StmtContext(ctx, s.stmts.appendMessage).ExecContext(ctx,
 			sessionID, persona, string(m.Role), string(m.Kind), m.Content, toolCalls, m.ToolCallID, m.ToolName,
-			execID, chars, lines, offloaded, failed, m.Tokens, now, stub)
+			execID, chars, lines, offloaded, failed, m.Tokens, now, stub, m.Label)
 		if err != nil {
 			return err
 		}
@@ -60,7 +60,7 @@ func (s *Store) AppendMessage(ctx context.Context, sessionID, persona string, m 
 
 // messageCols is the column list scanMessage reads, in order.
 const messageCols = `id, role, kind, content, tool_calls, tool_call_id, tool_name,
-	exec_id, output_chars, output_lines, offloaded, failed, tokens, output_stub`
+	exec_id, output_chars, output_lines, offloaded, failed, tokens, output_stub, label`
 
 func scanMessage(row scanner) (chat.Message, error) {
 	var m chat.Message
@@ -69,7 +69,7 @@ func scanMessage(row scanner) (chat.Message, error) {
 	var offloaded, failed bool
 	var stub string
 	if err := row.Scan(&m.ID, &m.Role, &m.Kind, &m.Content, &toolCalls, &m.ToolCallID, &m.ToolName,
-		&execID, &chars, &lines, &offloaded, &failed, &m.Tokens, &stub); err != nil {
+		&execID, &chars, &lines, &offloaded, &failed, &m.Tokens, &stub, &m.Label); err != nil {
 		return m, err
 	}
 	if toolCalls.Valid {

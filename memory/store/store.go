@@ -209,10 +209,10 @@ func (st *stmts) prepare(db *sql.DB) error {
 		// seq is computed inside the insert, under the write lock.
 		{&st.appendMessage, `INSERT INTO messages
 			(session_id, persona, seq, role, kind, content, tool_calls, tool_call_id, tool_name,
-			 exec_id, output_chars, output_lines, offloaded, failed, tokens, created_at, output_stub)
+			 exec_id, output_chars, output_lines, offloaded, failed, tokens, created_at, output_stub, label)
 			VALUES (?1, ?2,
 				(SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ?1 AND persona = ?2),
-				?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)`},
+				?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)`},
 		{&st.touchSession, `UPDATE sessions SET updated_at = ?,
 			title = CASE WHEN title = '' THEN ? ELSE title END WHERE id = ?`},
 		{&st.insertExec, `INSERT INTO tool_executions

@@ -517,11 +517,11 @@ func copyLiveMessages(ctx context.Context, tx *sql.Tx, from, to string, cut int6
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO messages
 			(session_id, persona, seq, role, kind, content, tool_calls, tool_call_id, tool_name,
-			 exec_id, output_chars, output_lines, offloaded, failed, tokens, created_at, output_stub)
+			 exec_id, output_chars, output_lines, offloaded, failed, tokens, created_at, output_stub, label)
 			SELECT ?, persona,
 				(SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_id = ? AND persona = m.persona),
 				role, kind, content, tool_calls, tool_call_id, tool_name,
-				exec_id, output_chars, output_lines, offloaded, failed, tokens, created_at, output_stub
+				exec_id, output_chars, output_lines, offloaded, failed, tokens, created_at, output_stub, label
 			FROM messages m WHERE id = ?`, to, to, r.id)
 		if err != nil {
 			return nil, err

@@ -154,7 +154,11 @@ func render(m chat.Message) string {
 	switch m.Role {
 	case chat.User:
 		label := "USER"
-		if m.Kind != chat.KindNormal {
+		switch m.Kind {
+		case chat.KindNormal:
+		case chat.KindShell:
+			label = "USER (a shell command they ran)"
+		default:
 			label = "HARNESS NOTE"
 		}
 		return fmt.Sprintf("%s: %s\n", label, task.Clip(m.Content, 4000))

@@ -51,6 +51,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"polly/memory/store"
 	"polly/tools"
@@ -160,6 +161,8 @@ type Policy struct {
 
 	mu       sync.Mutex
 	approved map[string]approval // session approvals by Decision.Key
+
+	switched atomic.Pointer[Mode] // the mode set by SetMode; nil: Mode
 }
 
 // approval is what "allow for this session" granted.
@@ -193,9 +196,13 @@ func (p *Policy) setup() {
 }
 
 func (p *Policy) mode() Mode {
-	switch p.Mode {
+	m := p.Mode
+	if s := p.switched.Load(); s != nil {
+		m = *s
+	}
+	switch m {
 	case AutoEdit, Yolo:
-		return p.Mode
+		return m
 	}
 	return Ask // also for an unknown mode: the safe default
 }

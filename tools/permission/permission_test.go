@@ -804,3 +804,29 @@ func TestRealPath(t *testing.T) {
 		t.Error("symlink loop resolved")
 	}
 }
+
+// SetMode changes what later calls need: a write asks in ask, is free
+// after the switch to auto-edit, and asks again after the switch back.
+func TestSetModeSwitchesDecisions(t *testing.T) {
+	root := t.TempDir()
+	p, err := New(Options{Mode: Ask, Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := tools.Access{Kind: tools.AccessWrite, Paths: []string{"a.go"}}
+	if d := p.Decide("write_file", w); d.Verdict != Asks {
+		t.Fatalf("ask: %v", d.Verdict)
+	}
+	if err := p.SetMode(AutoEdit); err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Decide("write_file", w); d.Verdict != Allowed || p.CurrentMode() != AutoEdit {
+		t.Fatalf("auto-edit: %v %s", d.Verdict, p.CurrentMode())
+	}
+	if err := p.SetMode("sideways"); err == nil {
+		t.Fatal("an unknown mode was accepted")
+	}
+	if err := p.SetMode(Ask); err != nil || p.Decide("write_file", w).Verdict != Asks {
+		t.Fatalf("back to ask: %v", err)
+	}
+}

@@ -11,13 +11,16 @@
 // so the team panel has rows; one containing "build" sets a plan and runs
 // a slow command whose output streams into its block; one containing
 // "markdown" streams a reply with every kind of Markdown element (headings,
-// lists, task boxes, a quote, links, tables, code in five languages).
+// lists, task boxes, a quote, links, tables, code in five languages); one
+// containing "rewrite" rewrites big.txt (120 lines: a long diff for the
+// permission dialog).
 // Replies stream slowly enough to watch.
 // -context-limit N refuses prompts over N tokens the way OpenAI does, so a
 // small local window (16k, 20k) can be tried without one.
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
@@ -83,6 +86,12 @@ func (d demo) step(req llmtest.Request) llmtest.Step {
 	if strings.Contains(strings.ToLower(prompt), "markdown") {
 		return d.slow(markdownTour, 24)
 	}
+	if strings.Contains(strings.ToLower(prompt), "rewrite") {
+		if done == 0 {
+			return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "write_file", Args: bigRewrite()}}}
+		}
+		return d.slow("big.txt is rewritten: every line renumbered.", 5)
+	}
 	switch done {
 	case 0:
 		r := d.slow("Let me look at the project first.", 6)
@@ -95,6 +104,21 @@ func (d demo) step(req llmtest.Request) llmtest.Step {
 		return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "run_command", Args: `{"command":"go run hello.go"}`}}}
 	}
 	return d.slow(finalAnswer, 5)
+}
+
+// bigRewrite is write_file's arguments for a 120-line big.txt, each line
+// changed, one of them 230 columns long.
+func bigRewrite() string {
+	var b strings.Builder
+	for i := 1; i <= 120; i++ {
+		if i == 60 {
+			b.WriteString("renumbered line 60: " + strings.Repeat("a long line ", 18) + "END\n")
+			continue
+		}
+		fmt.Fprintf(&b, "renumbered line %d\n", i)
+	}
+	args, _ := json.Marshal(map[string]string{"path": "big.txt", "content": b.String()})
+	return string(args)
 }
 
 func (d demo) team(done int) llmtest.Step {
