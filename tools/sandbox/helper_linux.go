@@ -318,21 +318,15 @@ func (h *helperServer) start(j *job, files []*os.File) (int, error) {
 	for i, f := range files {
 		fds[i] = f.Fd()
 	}
-	pid, err := syscall.ForkExec(h.cfg.Bash, append([]string{"bash"}, j.Args...), &syscall.ProcAttr{
+	args, err := h.limitedArgs(j.Args)
+	if err != nil {
+		return 0, err
+	}
+	pid, err := syscall.ForkExec(h.cfg.Bash, append([]string{"bash"}, args...), &syscall.ProcAttr{
 		Dir: j.Dir, Env: j.Env, Files: fds, Sys: attr,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("start bash: %w", err)
-	}
-	// ForkExec returns once bash is exec'd, so these follow within
-	// microseconds, while bash starts up (a child forked in that window
-	// would keep the helper's limits: these are guard rails against a
-	// runaway build; Landlock and seccomp are the containment). A limit
-	// that cannot be set stops the command.
-	if err := lowerLimits(pid, h.cfg.Limits.commandLimits()); err != nil {
-		unix.Kill(pid, unix.SIGKILL)
-		unix.Wait4(pid, nil, 0, nil)
-		return 0, fmt.Errorf("the command's limits: %w", err)
 	}
 	return pid, nil
 }
@@ -395,43 +389,77 @@ type rlimit struct {
 	v   uint64
 }
 
-// helperLimits are the limits set on the helper itself, which every
-// command inherits from its first instruction: processes (a user count,
-// and the helper forks little) and file size (the helper writes none).
+// helperLimits are the limits set on the helper itself: processes (a
+// count of the user's, and the helper forks little) and file size (the
+// helper writes no file). The others are limitedArgs'.
 func (l Limits) helperLimits() []rlimit {
 	return []rlimit{{unix.RLIMIT_NPROC, l.Procs}, {unix.RLIMIT_FSIZE, l.FileSize}}
 }
 
-// commandLimits are set on each command once it has started: a Go
-// helper cannot live under them (its runtime reserves about a GiB of
-// address space, and its CPU time adds up over a session, which would
-// end it after the limit's hour).
-func (l Limits) commandLimits() []rlimit {
-	return []rlimit{{unix.RLIMIT_CPU, l.CPUSeconds}, {unix.RLIMIT_AS, l.AddressSpace}}
-}
-
-// setLimits sets the helper's own limits (see helperLimits). The kernel
-// does not apply RLIMIT_NPROC to root.
-func setLimits(l Limits) error {
-	return lowerLimits(0, l.helperLimits())
-}
-
-// lowerLimits lowers pid's limits (0: this process). Only lowered: a
-// limit the user set lower stays.
-func lowerLimits(pid int, limits []rlimit) error {
-	for _, r := range limits {
+// limitedArgs has bash lower the CPU-time and address-space limits
+// itself, with its ulimit builtin, before the command's first word: the
+// helper cannot live under them (a Go runtime reserves about a GiB of
+// address space; the helper's CPU time adds up over a session) and
+// cannot set them between fork and exec, and setting them on bash from
+// outside once it has started would race its first fork. Every job is
+// bash -c; the prefix adds no line, so bash's messages keep their line
+// numbers. Only lowered: a limit the user set lower stays.
+func (h *helperServer) limitedArgs(args []string) ([]string, error) {
+	l := h.cfg.Limits
+	if l.CPUSeconds == 0 && l.AddressSpace == 0 {
+		return args, nil
+	}
+	if len(args) < 2 || args[0] != "-c" {
+		return nil, fmt.Errorf("the command's limits: not a bash -c job (%q)", args)
+	}
+	var soft, hard []string
+	for _, r := range []struct {
+		res  int
+		flag string
+		v    uint64 // in ulimit's unit
+		unit uint64
+	}{{unix.RLIMIT_CPU, "-t", l.CPUSeconds, 1}, {unix.RLIMIT_AS, "-v", l.AddressSpace, 1024}} {
 		if r.v == 0 {
 			continue
 		}
 		var cur unix.Rlimit
-		if err := unix.Prlimit(pid, r.res, nil, &cur); err != nil {
+		if err := unix.Getrlimit(r.res, &cur); err != nil {
+			return nil, fmt.Errorf("the command's limits: %w", err)
+		}
+		s, h := r.v/r.unit, r.v/r.unit
+		if r.res == unix.RLIMIT_CPU {
+			h = s + 5 // SIGXCPU first (a message), SIGKILL 5 s later
+		}
+		if cur.Cur != unix.RLIM_INFINITY {
+			s = min(s, cur.Cur/r.unit)
+		}
+		if cur.Max != unix.RLIM_INFINITY {
+			h = min(h, cur.Max/r.unit)
+		}
+		soft = append(soft, r.flag, strconv.FormatUint(min(s, h), 10))
+		hard = append(hard, r.flag, strconv.FormatUint(h, 10))
+	}
+	// The soft limits first: a hard limit below the soft one is refused.
+	prefix := "builtin ulimit -S " + strings.Join(soft, " ") + " && builtin ulimit -H " + strings.Join(hard, " ") +
+		" || { echo 'polly: could not set the limits on this command' >&2; exit 125; }; "
+	return append([]string{"-c", prefix + args[1]}, args[2:]...), nil
+}
+
+// setLimits sets the helper's own limits (see helperLimits), which
+// every command inherits from its first instruction. Only lowered: a
+// limit the user set lower stays. The kernel does not apply RLIMIT_NPROC
+// to root.
+func setLimits(l Limits) error {
+	for _, r := range l.helperLimits() {
+		if r.v == 0 {
+			continue
+		}
+		var cur unix.Rlimit
+		if err := unix.Getrlimit(r.res, &cur); err != nil {
 			return fmt.Errorf("read limit %d: %w", r.res, err)
 		}
-		soft, hard := min(r.v, cur.Max), min(r.v, cur.Max)
-		if r.res == unix.RLIMIT_CPU {
-			hard = min(r.v+5, cur.Max) // SIGXCPU first (a message), SIGKILL 5 s later
-		}
-		if err := unix.Prlimit(pid, r.res, &unix.Rlimit{Cur: soft, Max: hard}, nil); err != nil {
+		v := min(r.v, cur.Max)
+		if err := unix.Setrlimit(r.res, &unix.Rlimit{Cur: v, Max: v}); err != nil {
 			return fmt.Errorf("set limit %d: %w", r.res, err)
 		}
 	}
