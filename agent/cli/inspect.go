@@ -30,20 +30,12 @@ func inspectCommand(ctx context.Context, env Env, cfg *config.Config, o options)
 	}
 	st := sessions.Store
 	defer st.Close()
-	session, call := "latest", -1
-	switch {
-	case len(args) == 2:
-		session = args[0]
-		if call, err = callNumber(args[1]); err != nil {
-			return err
-		}
-	case len(args) == 1:
-		// One argument: a call number of the latest session, or a session.
-		if n, err := callNumber(args[0]); err == nil {
-			call = n
-		} else {
-			session = args[0]
-		}
+	session, call, err := inspectTarget(args, func(id string) bool {
+		_, err := st.Session(ctx, id)
+		return err == nil
+	})
+	if err != nil {
+		return err
 	}
 	if o.session != "" {
 		session = o.session
@@ -92,4 +84,26 @@ func callNumber(s string) (int, error) {
 		return 0, usagef("a call number is a whole number from 1, or last (got %q)", s)
 	}
 	return n, nil
+}
+
+// inspectTarget reads polly inspect's arguments: [SESSION] [CALL]. One
+// argument is a call number of the latest session, or a session; a
+// session id can be all digits ("91754235"), and a whole id is the
+// session, never a call number. call is -1 when none is named (list).
+func inspectTarget(args []string, isSession func(string) bool) (session string, call int, err error) {
+	session, call = "latest", -1
+	switch len(args) {
+	case 2:
+		session = args[0]
+		if call, err = callNumber(args[1]); err != nil {
+			return "", 0, err
+		}
+	case 1:
+		if n, nerr := callNumber(args[0]); nerr == nil && !isSession(args[0]) {
+			call = n
+		} else {
+			session = args[0]
+		}
+	}
+	return session, call, nil
 }

@@ -212,3 +212,30 @@ func TestDamagedRequestRecord(t *testing.T) {
 	}
 	_ = context.Background
 }
+
+// A session id can be all digits: one argument that is a whole session id
+// names the session (CI met a session "91754235" read as call 91754235);
+// a number that is no session's id is a call of the latest session.
+func TestInspectTarget(t *testing.T) {
+	isSession := func(id string) bool { return id == "91754235" || id == "0a1b2c3d" }
+	for _, c := range []struct {
+		args    []string
+		session string
+		call    int
+	}{
+		{nil, "latest", -1},
+		{[]string{"91754235"}, "91754235", -1},
+		{[]string{"7"}, "latest", 7},
+		{[]string{"0a1b"}, "0a1b", -1},
+		{[]string{"91754235", "3"}, "91754235", 3},
+		{[]string{"917"}, "latest", 917},
+	} {
+		session, call, err := inspectTarget(c.args, isSession)
+		if err != nil || session != c.session || call != c.call {
+			t.Errorf("%q: session %q, call %d, %v; want %q, %d", c.args, session, call, err, c.session, c.call)
+		}
+	}
+	if _, _, err := inspectTarget([]string{"91754235", "x"}, isSession); err == nil {
+		t.Error("a call that is not a number was taken")
+	}
+}
