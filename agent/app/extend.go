@@ -154,12 +154,24 @@ func (a *App) sandboxedServer(c mcp.Config, stderr io.Writer) (io.WriteCloser, i
 		errR.Close()
 		return nil, nil, nil, err
 	}
+	copied := make(chan struct{})
 	go func() {
 		io.Copy(stderr, errR)
 		errR.Close()
+		close(copied)
 	}()
 	go p.Wait() // reaps it and gives its helper back when it ends
-	return inW, outR, p.Kill, nil
+	// After a failed start the message quotes the end of the server's
+	// stderr: killing it waits (briefly: a child may hold the pipe) for
+	// what it wrote to be copied.
+	kill := func() {
+		p.Kill()
+		select {
+		case <-copied:
+		case <-time.After(time.Second):
+		}
+	}
+	return inW, outR, kill, nil
 }
 
 // mcpOf prepares the MCP servers of the config files and, for a trusted
