@@ -383,19 +383,6 @@ type Limits struct {
 	AddressSpace uint64 `json:"address_space"` // bytes per process (RLIMIT_AS)
 }
 
-// rlimit is one resource limit and its value (0: the inherited one).
-type rlimit struct {
-	res int
-	v   uint64
-}
-
-// helperLimits are the limits set on the helper itself: processes (a
-// count of the user's, and the helper forks little) and file size (the
-// helper writes no file). The others are limitedArgs'.
-func (l Limits) helperLimits() []rlimit {
-	return []rlimit{{unix.RLIMIT_NPROC, l.Procs}, {unix.RLIMIT_FSIZE, l.FileSize}}
-}
-
 // limitedArgs has bash lower the CPU-time and address-space limits
 // itself, with its ulimit builtin, before the command's first word: the
 // helper cannot live under them (a Go runtime reserves about a GiB of
@@ -416,8 +403,8 @@ func (h *helperServer) limitedArgs(args []string) ([]string, error) {
 	for _, r := range []struct {
 		res  int
 		flag string
-		v    uint64 // in ulimit's unit
-		unit uint64
+		v    uint64 // bytes or seconds
+		unit uint64 // ulimit's unit, in bytes or seconds
 	}{{unix.RLIMIT_CPU, "-t", l.CPUSeconds, 1}, {unix.RLIMIT_AS, "-v", l.AddressSpace, 1024}} {
 		if r.v == 0 {
 			continue
@@ -445,12 +432,16 @@ func (h *helperServer) limitedArgs(args []string) ([]string, error) {
 	return append([]string{"-c", prefix + args[1]}, args[2:]...), nil
 }
 
-// setLimits sets the helper's own limits (see helperLimits), which
-// every command inherits from its first instruction. Only lowered: a
-// limit the user set lower stays. The kernel does not apply RLIMIT_NPROC
-// to root.
+// setLimits sets the helper's own limits, which every command inherits
+// from its first instruction: processes (a count of the user's; the
+// helper forks little) and file size (the helper writes no file). CPU
+// time and address space are limitedArgs'. Only lowered: a limit the
+// user set lower stays. The kernel does not apply RLIMIT_NPROC to root.
 func setLimits(l Limits) error {
-	for _, r := range l.helperLimits() {
+	for _, r := range []struct {
+		res int
+		v   uint64
+	}{{unix.RLIMIT_NPROC, l.Procs}, {unix.RLIMIT_FSIZE, l.FileSize}} {
 		if r.v == 0 {
 			continue
 		}
