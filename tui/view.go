@@ -313,8 +313,8 @@ func (m *Model) infoLine() string {
 	if len(parts) == 0 {
 		// Whole hints only, as many as fit beside the note.
 		keys := m.keys.ShortHelp()
-		if strings.TrimSpace(m.input.Value()) != "" {
-			keys[2] = brief(m.keys.NextPersona, "tab", "complete") // tab completes in a draft
+		if !m.draft().empty() { // as the key does (input.go): tab completes in a draft
+			keys[2] = brief(m.keys.NextPersona, "tab", "complete")
 		}
 		for n := len(keys); n > 0; n-- {
 			if left = shortHelp(th, keys[:n], room); widthOf(left) <= room {
