@@ -108,7 +108,10 @@ var pureFlags = map[string]string{"ls": "aAlhRtSr1dFpgGinosuUvxXcC", "pwd": "LP"
 func pureCommand(name string, args []wordInfo) bool {
 	flags, ok := pureFlags[name]
 	for _, a := range args {
-		ok = ok && a.lit && !a.glob && (name == "echo" || !strings.HasPrefix(a.text, "-") || a.text == "-" || strings.Trim(a.text[1:], flags) == "")
+		// Any pattern character keeps the line in the sandbox, even one bash
+		// would take literally (a "[" with no "]"): it runs unsandboxed only
+		// when no reading of the word can name other files.
+		ok = ok && a.lit && !a.glob && !strings.ContainsAny(a.text, "*?[") && (name == "echo" || !strings.HasPrefix(a.text, "-") || a.text == "-" || strings.Trim(a.text[1:], flags) == "")
 	}
 	return ok
 }
