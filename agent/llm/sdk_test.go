@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -68,10 +69,19 @@ func TestTheSDKMakesTheCalls(t *testing.T) {
 	}
 
 	lines := strings.Split(strings.TrimSpace(logged.String()), "\n")
+	// "sent" is the length of the body the server received: Polly's own
+	// encoding, put on the SDK's request by the call's tap.
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("the server received %d chat requests, want 3", len(reqs))
+	}
+	sent := func(i int) string {
+		return fmt.Sprintf("method=POST path=/v1/chat/completions sent=%d ", len(reqs[i].Raw))
+	}
 	want := []string{
-		"method=POST path=/v1/chat/completions sent=", "status=400",
-		"method=POST path=/v1/chat/completions sent=", "status=200",
-		"method=POST path=/v1/chat/completions sent=", "status=200",
+		sent(0), "status=400",
+		sent(1), "status=200",
+		sent(2), "status=200",
 		"method=GET path=/v1/models sent=0", "status=200",
 	}
 	if len(lines) != len(want)/2 {

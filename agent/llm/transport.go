@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -195,6 +196,10 @@ func effectivePort(u *url.URL) string {
 // could not read, and on Close reads a stream's body to its end so the
 // connection is reused.
 type bodyTap struct {
+	// send, when set, is the request body: it replaces the SDK's own on
+	// the request the SDK built (same headers, URL and client), so the
+	// bytes sent are the bytes Polly encoded, never copied.
+	send   []byte
 	touch  func()                  // nil: none
 	cancel context.CancelCauseFunc // the attempt's; ends a drain that waits too long (nil: no drain)
 	limit  int64                   // bound on a 2xx body; 0: none
@@ -209,6 +214,15 @@ const tapPrefix = 512
 func (t *bodyTap) option() option.RequestOption { return option.WithMiddleware(t.middleware) }
 
 func (t *bodyTap) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+	if t.send != nil {
+		// In place: the SDK made this request for this attempt alone, and
+		// the debug log's middleware reads its length after it is sent.
+		body := t.send
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		req.Body, _ = req.GetBody()
+		req.ContentLength = int64(len(body))
+		req.Header.Set("Content-Type", "application/json")
+	}
 	res, err := next(req)
 	if err != nil || res == nil {
 		return res, err
