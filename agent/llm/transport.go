@@ -21,8 +21,9 @@ import (
 // Every request goes through openai-go (openai.Client). Polly sets it up
 // here: its base URL (checked first: http or https and a host), its
 // redirect policy, the exact headers, no retries of its own (Client.Stream
-// retries), and per call a tap that watches the response for the idle
-// watchdog and for errors the SDK cannot describe.
+// retries), and per call a tap that puts Polly's encoded body on the
+// request and watches the response for the idle watchdog and for errors
+// the SDK cannot describe.
 
 // endpoint is where a Client's requests go and what each one carries.
 type endpoint struct {
