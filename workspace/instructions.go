@@ -112,8 +112,8 @@ func imports(text, dir string) []string {
 			fenced = !fenced
 			continue
 		}
-		if fenced {
-			continue
+		if fenced || strings.IndexByte(line, '@') < 0 {
+			continue // most lines: no regexp run for them
 		}
 		for _, m := range importRef.FindAllStringSubmatchIndex(withoutCodeSpans(line), -1) {
 			p := strings.TrimRight(line[m[2]:m[3]], ".,;:!?")

@@ -80,6 +80,9 @@ type capSpec struct {
 	// (summary lines instead of raw text); kind names it for the cache.
 	render func(doc string, size int64) (text, note string)
 	kind   string
+	// imports: an instruction file, whose @path imports are found once
+	// per read, not before every request.
+	imports bool
 }
 
 // cached is a capped file as last read, valid while the file is unchanged.
@@ -88,6 +91,7 @@ type cached struct {
 	text      string // the capped content, without note
 	note      string // "" or the "[… only … shown]" line
 	truncated bool
+	imports   []string // the files it imports (spec.imports), resolved
 }
 
 // SystemPrompt assembles the system prompt in the order documented in the
@@ -162,7 +166,7 @@ func (pb *promptBuilder) instructions(root, dir string) {
 }
 
 // projectSpec caps each project instruction file.
-var projectSpec = capSpec{bytes: projectCap, hint: "read the rest with read_file"}
+var projectSpec = capSpec{bytes: projectCap, hint: "read the rest with read_file", imports: true}
 
 // instruction adds one instruction file and, depth first, what it
 // imports; it returns the file's (capped) text.
@@ -192,7 +196,7 @@ func (pb *promptBuilder) instructionAt(root, path, importedBy string, seen map[s
 	seen[path] = true
 	note := c.note
 	var later []string
-	for _, imp := range imports(c.text, filepath.Dir(path)) {
+	for _, imp := range c.imports {
 		switch {
 		case !inside(root, imp):
 			note = joinNotes(note, fmt.Sprintf("[@%s is not imported: it is outside the project]", imp))
@@ -333,6 +337,9 @@ func (w *Workspace) load(path, name string, spec capSpec) (cached, bool, error) 
 	}
 	if err != nil {
 		return cached{}, false, fmt.Errorf("system prompt: %w", err)
+	}
+	if spec.imports {
+		c.imports = imports(c.text, filepath.Dir(path))
 	}
 	w.cacheMu.Lock()
 	if len(w.cache) >= maxCacheItems {
