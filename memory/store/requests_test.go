@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -132,5 +133,33 @@ func TestRequestRecordNamesStubs(t *testing.T) {
 	var re *RecordError
 	if _, err := s.Rebuild(ctx, calls[0]); !errors.As(err, &re) || !strings.Contains(err.Error(), "no stub is stored") {
 		t.Fatalf("missing stub: %v", err)
+	}
+}
+
+// encodeRecord splices the messages into the record's JSON instead of
+// letting encoding/json compact them again: the bytes must be exactly
+// json.Marshal's, whatever the strings hold.
+func TestEncodeRecordIsJSONMarshal(t *testing.T) {
+	content, temp := `"messages":[] <b>&</b>`, 0.2
+	records := []*RequestRecord{
+		{Kind: "main", Model: "m"},
+		{Kind: "main", Persona: `co"der`, Model: `"messages":[]`, Temperature: &temp, MaxTokens: 9, System: "abc", Tools: "def", ToolCount: 2,
+			Messages: RecordedMessages{{ID: 3, Through: 9}, {ID: 10, Stub: true}, {ID: 11, Content: &content, Args: map[string]string{"c1": `{"a":"<x>"}`}},
+				{Message: &chat.Message{Role: chat.User, Content: "task block: \u2028 <&> \"q\"", Kind: chat.KindNormal}}, {ID: 12, Through: 14, Stub: true}},
+			Sum: "s", Tokens: Breakdown{System: 1, History: 2}, Window: 32000, Budget: 30000, Threshold: 20000, Fixed: 900,
+			SystemText: "not in the JSON", ToolsText: "nor this"},
+	}
+	for i, r := range records {
+		want, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := encodeRecord(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("record %d:\n got %s\nwant %s", i, got, want)
+		}
 	}
 }
