@@ -187,6 +187,12 @@ func TestWireCacheReencodesChanges(t *testing.T) {
 		if want, have := sdkBody(t, c, req), decodeBody(t, got); !reflect.DeepEqual(want, have) {
 			t.Fatalf("%s: body differs from the SDK's\nSDK:  %v\nours: %v", label, want, have)
 		}
+		// Byte for byte what an encoding without the cache gives: the
+		// messages kept in place in the buffer must be exactly where a
+		// new body would put them.
+		if fresh, err := c.encode(req, nil, nil); err != nil || !bytes.Equal(fresh, got) {
+			t.Fatalf("%s: cached body differs from a fresh encoding (%v)\nfresh:  %s\ncached: %s", label, err, fresh, got)
+		}
 		out := append([]byte(nil), got...)
 		cache.giveBuffer(got)
 		return out
@@ -222,6 +228,44 @@ func TestWireCacheReencodesChanges(t *testing.T) {
 	// New tools (an MCP server came up): a new slice is encoded again.
 	check("tools", Request{Model: "m", Messages: []chat.Message{h[0]}, Tools: append(slices.Clone(tools), ToolSpec{Name: "mcp__x"})})
 	check("no tools", Request{Model: "m", Messages: []chat.Message{h[0]}})
+}
+
+// TestWireCacheKeepsThePrefixInPlace: a step's body is the last one with
+// the new messages after the ones both share; those are not copied again.
+// The proof is a byte changed in the returned buffer, inside the kept
+// prefix, that survives the next encoding — which a buffer that is not
+// the last body (a new one, or another's) never gets.
+func TestWireCacheKeepsThePrefixInPlace(t *testing.T) {
+	c := &Client{}
+	cache := NewWireCache()
+	h := wireSamples()
+	body, err := c.encode(Request{Model: "m", Messages: h}, cache, cache.takeBuffer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := bytes.Index(body, []byte(`"role":"user"`)) + 2 // inside message 1, which the next request shares
+	orig := body[mark]
+	body[mark] = 'R'
+	cache.giveBuffer(body)
+	h = append(h, chat.UserText("next"))
+	next, err := c.encode(Request{Model: "m", Messages: h}, cache, cache.takeBuffer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next[mark] != 'R' {
+		t.Fatal("the shared messages were copied into the buffer again")
+	}
+	next[mark] = orig
+	if fresh, _ := c.encode(Request{Model: "m", Messages: h}, nil, nil); !bytes.Equal(fresh, next) {
+		t.Fatalf("body with its prefix kept differs from a fresh one:\n%s\n%s", fresh, next)
+	}
+	// A buffer that is not the last body is written from the start.
+	foreign := bytes.Repeat([]byte("x"), len(next))
+	h = append(h, chat.UserText("and again"))
+	got, err := c.encode(Request{Model: "m", Messages: h}, cache, foreign)
+	if fresh, _ := c.encode(Request{Model: "m", Messages: h}, nil, nil); err != nil || !bytes.Equal(fresh, got) {
+		t.Fatalf("a foreign buffer gave %s (%v)", got, err)
+	}
 }
 
 // TestWireBodyOnTheWire: what the fake server receives is, field for

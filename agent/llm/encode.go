@@ -41,6 +41,11 @@ type WireCache struct {
 	env       envelopeKey // what envJSON was encoded from
 	envJSON   []byte
 	buf       []byte // the last body's buffer, reused by the next request
+	// body is the array the last body was built in: while a request's
+	// buffer is still it, the buffer holds that body, and the messages
+	// the new request shares with it from the start are already in place
+	// (see encodedMessage.end).
+	body *byte
 }
 
 // encodedMessage is a message's wire fields and their JSON.
@@ -50,6 +55,7 @@ type encodedMessage struct {
 	toolCallID string
 	toolCalls  []chat.ToolCall // a copy: a caller changing its slice must not change what is compared
 	json       []byte
+	end        int // where its JSON ends in the body it was last written into
 }
 
 // NewWireCache returns an empty cache.
@@ -193,9 +199,11 @@ func sameSlice(a, b []ToolSpec) bool {
 func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, error) {
 	var prev, msgs []encodedMessage
 	var toolsJSON, env []byte
+	inPlace := false // buf still holds the body prev was written into
 	envKey := c.envelopeKey(req)
 	if cache != nil {
 		cache.mu.Lock()
+		inPlace = cap(buf) > 0 && unsafe.SliceData(buf[:1]) == cache.body
 		prev, msgs = cache.msgs, cache.spare
 		cache.msgs, cache.spare = nil, nil // this request's now
 		if sameSlice(cache.tools, req.Tools) && cache.toolsJSON != nil {
@@ -210,9 +218,13 @@ func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, erro
 		msgs = make([]encodedMessage, len(req.Messages), len(req.Messages)+len(req.Messages)/4)
 	}
 	msgs = msgs[:len(req.Messages)]
+	kept := 0 // messages from the start that are the previous request's
 	for i, m := range req.Messages {
 		if i < len(prev) && prev[i].encodes(m) {
 			msgs[i] = prev[i]
+			if kept == i {
+				kept++
+			}
 			continue
 		}
 		b, err := encodeMessage(m)
@@ -237,13 +249,21 @@ func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, erro
 	}
 
 	// "stream": true comes first: NewStreaming sets it again (see
-	// Client.attempt), and finds it at once.
+	// Client.attempt), and finds it at once. A step adds a few messages
+	// to a history sent again: when buf still holds the last body, the
+	// messages both share from the start stay where they are, and only
+	// the rest is copied (at 40k tokens, a few KB instead of 160).
 	b := append(buf[:0], `{"stream":true,"messages":[`...)
-	for i, m := range msgs {
+	from := 0
+	if inPlace && kept > 0 {
+		b, from = buf[:msgs[kept-1].end], kept
+	}
+	for i := from; i < len(msgs); i++ {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, m.json...)
+		b = append(b, msgs[i].json...)
+		msgs[i].end = len(b)
 	}
 	b = append(b, ']')
 	if len(req.Tools) > 0 {
@@ -264,6 +284,7 @@ func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, erro
 			cache.tools, cache.toolsJSON = req.Tools, toolsJSON
 		}
 		cache.env, cache.envJSON = envKey, env
+		cache.body = unsafe.SliceData(b)
 		cache.mu.Unlock()
 	}
 	return b, nil
