@@ -44,7 +44,8 @@ type WireCache struct {
 	// body is the array the last body was built in: while a request's
 	// buffer is still it, the buffer holds that body, and the messages
 	// the new request shares with it from the start are already in place
-	// (see encodedMessage.end).
+	// (see encodedMessage.end). A pointer, not an address: it keeps that
+	// array alive, so no other buffer can ever be mistaken for it.
 	body *byte
 }
 

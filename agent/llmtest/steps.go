@@ -428,6 +428,13 @@ func (f Fail) serve(x *exchange) {
 	if f.RetryAfter != "" {
 		h.Set("Retry-After", f.RetryAfter)
 	}
+	if h.Get("Content-Length") == "0" {
+		// An empty error body, as declared. Writing the JSON error after
+		// it would break the declared length, and net/http would close the
+		// connection the client's retry may already be reusing (an EOF).
+		x.w.WriteHeader(status)
+		return
+	}
 	if f.Body != "" {
 		ct := f.ContentType
 		if ct == "" {
