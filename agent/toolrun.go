@@ -55,10 +55,12 @@ func (a *Agent) runTools(ctx context.Context, calls []chat.ToolCall) {
 func (a *Agent) runTool(ctx context.Context, call chat.ToolCall) {
 	a.send(ToolStarted{Header: a.header(), CallID: call.ID, Tool: call.Name, Args: call.Arguments, Brief: call.Brief()})
 	start := time.Now()
-	h := a.header()
+	// The output's goroutine uses only copies: call itself is assigned
+	// again below, when execute returns, while a flush may still run.
+	h, callID, tool := a.header(), call.ID, call.Name
 	out := newOutputStream(func(text string, skipped int) {
-		h.Time = a.deps.now() // on the output's goroutine: only a copy of the header is used
-		a.send(ToolOutput{Header: h, CallID: call.ID, Tool: call.Name, Text: text, Skipped: skipped})
+		h.Time = a.deps.now()
+		a.send(ToolOutput{Header: h, CallID: callID, Tool: tool, Text: text, Skipped: skipped})
 	})
 	// The clock starts once the call is allowed: a permission question's
 	// wait is the user's time, not the tool's.
