@@ -207,6 +207,7 @@ type Agent struct {
 	recordEntries      int                // entries of the last request record
 	pendingCalls       []store.LLMCall    // model calls accounted, stored with the next write
 	savedState         []byte             // the task state as this agent last stored it
+	checkpointed       checkpointMark     // the checkpoint this agent last wrote
 	pendingHandoff     string             // a handoff card to give with the next user message
 	pendingResume      string             // the checkpoint of an interrupted task, given with the next user message
 	lastContext        int                // tokens of the last context sent

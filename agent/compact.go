@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -27,11 +28,14 @@ func (a *Agent) checkpoint(ctx context.Context, reason string) string {
 	if !a.task.Active() || a.deps.StateDir == "" {
 		return ""
 	}
-	path, aside, err := task.Write(a.deps.StateDir, &a.task, task.Checkpoint{
-		AgentID: a.id, Persona: a.persona.ID, Session: a.session, Reason: reason, SavedAt: a.deps.now(),
-		Context: tokensOf(a),
-	})
+	c := task.Checkpoint{AgentID: a.id, Persona: a.persona.ID, Session: a.session, Reason: reason, SavedAt: a.deps.now(),
+		Context: tokensOf(a)}
+	if path, ok := a.checkpointed.current(&a.task, c); ok {
+		return path
+	}
+	path, aside, err := task.Write(a.deps.StateDir, &a.task, c)
 	if err != nil {
+		a.checkpointed = checkpointMark{}
 		a.warnOnce("checkpoint", fmt.Sprintf("could not write the task checkpoint: %v — the run goes on", err))
 		return task.Path(a.deps.StateDir, a.id)
 	}
@@ -39,8 +43,51 @@ func (a *Agent) checkpoint(ctx context.Context, reason string) string {
 		a.send(Notice{Header: a.header(), Level: "info", Text: fmt.Sprintf("the checkpoint of another session's unfinished task was kept as %s (this task's is %s)", aside, path)})
 	}
 	a.task.Checkpoint = path
+	a.checkpointed = markCheckpoint(path, &a.task, c)
 	a.send(CheckpointWritten{Header: a.header(), Path: path, Reason: reason, ToolCalls: a.task.ToolCalls})
 	return path
+}
+
+// checkpointMark is what this agent last wrote to active_task.md, to know
+// when writing it again would only change its time: a run's end writes
+// the checkpoint, and the next task's start would write the same one
+// again (with an fsync of the file and its directory) before closing it.
+type checkpointMark struct {
+	path   string
+	state  []byte // the task state as JSON, its Checkpoint path set
+	fields task.Checkpoint
+	file   os.FileInfo // the file as written: it is replaced whole (a new inode) by every write, also another session's
+}
+
+// markCheckpoint remembers the checkpoint just written to path.
+func markCheckpoint(path string, s *task.State, c task.Checkpoint) checkpointMark {
+	state, err := json.Marshal(s)
+	fi, serr := os.Stat(path)
+	if err != nil || serr != nil {
+		return checkpointMark{}
+	}
+	c.SavedAt = time.Time{}
+	return checkpointMark{path: path, state: state, fields: c, file: fi}
+}
+
+// current reports whether the file at m.path still is the checkpoint of
+// s with c's fields (but its time), and that path.
+func (m checkpointMark) current(s *task.State, c task.Checkpoint) (string, bool) {
+	if m.path == "" {
+		return "", false
+	}
+	c.SavedAt = time.Time{}
+	if c != m.fields {
+		return "", false
+	}
+	if state, err := json.Marshal(s); err != nil || !bytes.Equal(state, m.state) {
+		return "", false
+	}
+	fi, err := os.Stat(m.path)
+	if err != nil || !os.SameFile(fi, m.file) || fi.Size() != m.file.Size() || !fi.ModTime().Equal(m.file.ModTime()) {
+		return "", false
+	}
+	return m.path, true
 }
 
 func tokensOf(a *Agent) int {

@@ -819,3 +819,69 @@ func TestSummaryInPartsCoversEverything(t *testing.T) {
 	}
 	t.Logf("%d summaries had a second part", parts)
 }
+
+// A run's end writes active_task.md; the next task's start closes that
+// task with the same checkpoint, and writing it again (an fsync of the
+// file and its directory) only changed its time. Asserted on the file the
+// model's first request of the next task finds: the same inode as the
+// end of the last run — unless another session replaced it meanwhile,
+// when the finished task's checkpoint is written again.
+func TestNextTaskKeepsTheFinishedCheckpoint(t *testing.T) {
+	for _, replaced := range []bool{false, true} {
+		t.Run(fmt.Sprintf("replaced=%v", replaced), func(t *testing.T) {
+			h := newHarness(t)
+			os.WriteFile(filepath.Join(h.dir, "poem.txt"), []byte("leaves\n"), 0o644)
+			cp := task.Path(h.deps.StateDir, "default")
+			var mu sync.Mutex
+			var seen []byte
+			var seenInfo os.FileInfo
+			h.srv.Serve(func(r llmtest.Request) llmtest.Step {
+				last := r.LastTurn()
+				if last.Role == "user" && strings.HasPrefix(last.Content, "Now count the lines") {
+					mu.Lock()
+					seen, _ = os.ReadFile(cp)
+					seenInfo, _ = os.Stat(cp)
+					mu.Unlock()
+				}
+				if last.Role == "user" {
+					return llmtest.Call("read_file", `{"path":"poem.txt"}`)
+				}
+				return llmtest.Text("Done.")
+			})
+			if _, err := h.send(context.Background(), "Read poem.txt and tell me what it says."); err != nil {
+				t.Fatal(err)
+			}
+			before, err := os.Stat(cp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if replaced {
+				// Another session's finished task took the file over.
+				other := "# Active task — default\n\n_Written by Polly (end) at 2026-11-20T10:00:00Z. Session other, persona default._\n"
+				if err := os.WriteFile(cp+".new", []byte(other), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(cp+".new", cp); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := h.send(context.Background(), "Now count the lines of the files in this folder, please."); err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if seenInfo == nil {
+				t.Fatal("the next task's first request never reached the server")
+			}
+			if !strings.Contains(string(seen), "Read poem.txt and tell me what it says.") || !strings.Contains(string(seen), "_Written by Polly (end)") {
+				t.Fatalf("the finished task's checkpoint is not on disk at the next task's start:\n%s", seen)
+			}
+			// Replaced, the content check above is the proof (the other
+			// session's file did not name this task); the inode can come
+			// back, freed by the replacement.
+			if !replaced && (!os.SameFile(before, seenInfo) || !seenInfo.ModTime().Equal(before.ModTime())) {
+				t.Fatalf("the finished task's checkpoint was written again at the next task's start")
+			}
+		})
+	}
+}
