@@ -203,7 +203,6 @@ type Agent struct {
 	textsSaved         map[string]bool    // hashes of the prompt and tool texts already sent to the store with a record
 	toolSpecs          []llm.ToolSpec     // built once
 	wire               *llm.WireCache     // the encoded messages and tools of the last request, reused by the next
-	sums               store.WireSums     // the wire sums of the last main request's messages, resumed by the next
 	recordEntries      int                // entries of the last request record
 	pendingCalls       []store.LLMCall    // model calls accounted, stored with the next write
 	savedState         []byte             // the task state as this agent last stored it

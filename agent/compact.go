@@ -408,6 +408,7 @@ func (a *Agent) modelSummary(ctx context.Context, in summarize.Input) (p summari
 			}
 			a.send(Notice{Header: a.header(), Level: "warn", Text: fmt.Sprintf("%s: attempt %d failed (%s); retrying in %s", which, r.Attempt, reason, r.Wait.Round(time.Millisecond))})
 		}})
+		recordSum(rec, req.Messages, resp)
 		a.account(ctx, req.Model, time.Since(start), resp, err, rec)
 		if err != nil {
 			return fallback(which + " call failed: " + err.Error())

@@ -20,12 +20,8 @@ func (a *Agent) requestRecord(kind string, req llm.Request, out *window.Output) 
 	if a.deps.Store == nil || len(req.Messages) == 0 {
 		return nil
 	}
+	// Sum is taken as the client encodes the messages (recordSum).
 	r := &store.RequestRecord{Kind: kind, Persona: a.persona.ID, Model: req.Model, Temperature: req.Temperature, MaxTokens: req.MaxTokens}
-	if kind == "main" {
-		r.Sum = a.sums.Sum(req.Messages) // the summarizer's requests would only break its run
-	} else {
-		r.Sum = store.WireSum(req.Messages)
-	}
 	msgs := req.Messages
 	if msgs[0].Role == chat.System {
 		r.SystemText, r.System = msgs[0].Content, a.textHash(msgs[0].Content)
@@ -120,6 +116,19 @@ func (a *Agent) requestRecord(kind string, req llm.Request, out *window.Output) 
 	}
 	r.SystemText, r.ToolsText = saveSystem, saveTools
 	return r
+}
+
+// recordSum puts the wire sum of the messages sent on r: the client's,
+// taken as it encoded them (resumed after the messages the last request
+// shared), or without one (a failure before the body was built, another
+// Streamer) a walk of them all.
+func recordSum(r *store.RequestRecord, sent []chat.Message, resp llm.Response) {
+	if r == nil {
+		return
+	}
+	if r.Sum = resp.MessagesSum; r.Sum == "" {
+		r.Sum = chat.WireSum(sent)
+	}
 }
 
 // textHash hashes a system prompt, once per distinct prompt.

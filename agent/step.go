@@ -210,6 +210,7 @@ func (a *Agent) call(ctx context.Context, out window.Output) (llm.Response, erro
 		},
 	})
 	latency := time.Since(start)
+	recordSum(rec, req.Messages, resp)
 	cost := a.account(ctx, req.Model, latency, resp, err, rec)
 	if err == nil {
 		a.task.TokensIn += resp.Usage.PromptTokens

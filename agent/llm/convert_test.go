@@ -150,9 +150,12 @@ func TestEncodeMatchesSDK(t *testing.T) {
 	for _, maxCompletion := range []bool{false, true} {
 		c := &Client{maxCompletionTokens: maxCompletion}
 		for i, req := range reqs {
-			got, err := c.encode(req, nil, nil)
+			got, sum, err := c.encode(req, nil, nil)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if want := chat.WireSum(req.Messages); sum != want {
+				t.Errorf("request %d: wire sum %s, want %s", i, sum, want)
 			}
 			if want, have := sdkBody(t, c, req), decodeBody(t, got); !reflect.DeepEqual(want, have) {
 				t.Errorf("request %d (max_completion_tokens %v): bodies differ\nSDK:  %v\nours: %v", i, maxCompletion, want, have)
@@ -162,7 +165,7 @@ func TestEncodeMatchesSDK(t *testing.T) {
 	// Bad messages are refused as the SDK path refused them.
 	c := &Client{}
 	for _, m := range []chat.Message{{Role: chat.Tool, Content: "x"}, {Role: "robot", Content: "x"}} {
-		if _, err := c.encode(Request{Model: "m", Messages: []chat.Message{m}}, nil, nil); err == nil {
+		if _, _, err := c.encode(Request{Model: "m", Messages: []chat.Message{m}}, nil, nil); err == nil {
 			t.Errorf("%+v: encoded, want an error", m)
 		}
 	}
@@ -180,17 +183,22 @@ func TestWireCacheReencodesChanges(t *testing.T) {
 	h := wireSamples()
 	check := func(label string, req Request) []byte {
 		t.Helper()
-		got, err := c.encode(req, cache, cache.takeBuffer())
+		got, sum, err := c.encode(req, cache, cache.takeBuffer())
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want, have := sdkBody(t, c, req), decodeBody(t, got); !reflect.DeepEqual(want, have) {
 			t.Fatalf("%s: body differs from the SDK's\nSDK:  %v\nours: %v", label, want, have)
 		}
+		// The sum resumed from the last request's is the sum of the
+		// messages as they are now.
+		if want := chat.WireSum(req.Messages); sum != want {
+			t.Fatalf("%s: wire sum %s, want %s", label, sum, want)
+		}
 		// Byte for byte what an encoding without the cache gives: the
 		// messages kept in place in the buffer must be exactly where a
 		// new body would put them.
-		if fresh, err := c.encode(req, nil, nil); err != nil || !bytes.Equal(fresh, got) {
+		if fresh, _, err := c.encode(req, nil, nil); err != nil || !bytes.Equal(fresh, got) {
 			t.Fatalf("%s: cached body differs from a fresh encoding (%v)\nfresh:  %s\ncached: %s", label, err, fresh, got)
 		}
 		out := append([]byte(nil), got...)
@@ -239,7 +247,7 @@ func TestWireCacheKeepsThePrefixInPlace(t *testing.T) {
 	c := &Client{}
 	cache := NewWireCache()
 	h := wireSamples()
-	body, err := c.encode(Request{Model: "m", Messages: h}, cache, cache.takeBuffer())
+	body, _, err := c.encode(Request{Model: "m", Messages: h}, cache, cache.takeBuffer())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +256,7 @@ func TestWireCacheKeepsThePrefixInPlace(t *testing.T) {
 	body[mark] = 'R'
 	cache.giveBuffer(body)
 	h = append(h, chat.UserText("next"))
-	next, err := c.encode(Request{Model: "m", Messages: h}, cache, cache.takeBuffer())
+	next, _, err := c.encode(Request{Model: "m", Messages: h}, cache, cache.takeBuffer())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,14 +264,14 @@ func TestWireCacheKeepsThePrefixInPlace(t *testing.T) {
 		t.Fatal("the shared messages were copied into the buffer again")
 	}
 	next[mark] = orig
-	if fresh, _ := c.encode(Request{Model: "m", Messages: h}, nil, nil); !bytes.Equal(fresh, next) {
+	if fresh, _, _ := c.encode(Request{Model: "m", Messages: h}, nil, nil); !bytes.Equal(fresh, next) {
 		t.Fatalf("body with its prefix kept differs from a fresh one:\n%s\n%s", fresh, next)
 	}
 	// A buffer that is not the last body is written from the start.
 	foreign := bytes.Repeat([]byte("x"), len(next))
 	h = append(h, chat.UserText("and again"))
-	got, err := c.encode(Request{Model: "m", Messages: h}, cache, foreign)
-	if fresh, _ := c.encode(Request{Model: "m", Messages: h}, nil, nil); err != nil || !bytes.Equal(fresh, got) {
+	got, _, err := c.encode(Request{Model: "m", Messages: h}, cache, foreign)
+	if fresh, _, _ := c.encode(Request{Model: "m", Messages: h}, nil, nil); err != nil || !bytes.Equal(fresh, got) {
 		t.Fatalf("a foreign buffer gave %s (%v)", got, err)
 	}
 }

@@ -34,8 +34,7 @@ import (
 // should have its own, since two sharing one only lose the reuse.
 type WireCache struct {
 	mu        sync.Mutex
-	msgs      []encodedMessage
-	spare     []encodedMessage // the list before msgs, reused for the next request
+	msgs      []encodedMessage // the last request's, in order; updated in place by the next
 	tools     []ToolSpec       // the slice toolsJSON was encoded from (kept alive, compared by identity)
 	toolsJSON []byte
 	env       envelopeKey // what envJSON was encoded from
@@ -56,7 +55,8 @@ type encodedMessage struct {
 	toolCallID string
 	toolCalls  []chat.ToolCall // a copy: a caller changing its slice must not change what is compared
 	json       []byte
-	end        int // where its JSON ends in the body it was last written into
+	end        int    // where its JSON ends in the body it was last written into
+	sum        uint32 // the request's wire sum through this message (chat.SumMessage)
 }
 
 // NewWireCache returns an empty cache.
@@ -193,20 +193,21 @@ func sameSlice(a, b []ToolSpec) bool {
 	return len(a) == len(b) && (len(a) == 0 || unsafe.SliceData(a) == unsafe.SliceData(b))
 }
 
-// encode builds the request body. With a cache, messages and tools the
-// previous request carried are copied from their encoded bytes; the cache
-// then holds this request's. buf is a buffer to build into (nil: a new
-// one).
-func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, error) {
-	var prev, msgs []encodedMessage
+// encode builds the request body and takes the wire sum of its messages
+// (chat.WireSum) on the way. With a cache, messages and tools the previous
+// request carried are copied from their encoded bytes, and the sum
+// resumes after the messages it shares from the start; the cache then
+// holds this request's. buf is a buffer to build into (nil: a new one).
+func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, string, error) {
+	var msgs []encodedMessage
 	var toolsJSON, env []byte
 	inPlace := false // buf still holds the body prev was written into
 	envKey := c.envelopeKey(req)
 	if cache != nil {
 		cache.mu.Lock()
 		inPlace = cap(buf) > 0 && unsafe.SliceData(buf[:1]) == cache.body
-		prev, msgs = cache.msgs, cache.spare
-		cache.msgs, cache.spare = nil, nil // this request's now
+		msgs = cache.msgs
+		cache.msgs = nil // this request's now: a request made meanwhile encodes on its own
 		if sameSlice(cache.tools, req.Tools) && cache.toolsJSON != nil {
 			toolsJSON = cache.toolsJSON
 		}
@@ -215,37 +216,49 @@ func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, erro
 		}
 		cache.mu.Unlock()
 	}
+	// The list is the last request's, overwritten where this one differs:
+	// at 40k tokens a copy of it per request cost more than the
+	// comparisons.
+	prevLen := len(msgs)
 	if cap(msgs) < len(req.Messages) {
-		msgs = make([]encodedMessage, len(req.Messages), len(req.Messages)+len(req.Messages)/4)
+		msgs = append(make([]encodedMessage, 0, len(req.Messages)+len(req.Messages)/4), msgs...)
 	}
 	msgs = msgs[:len(req.Messages)]
 	kept := 0 // messages from the start that are the previous request's
+	sum := uint32(0)
 	for i, m := range req.Messages {
-		if i < len(prev) && prev[i].encodes(m) {
-			msgs[i] = prev[i]
+		if i < prevLen && msgs[i].encodes(m) {
 			if kept == i {
 				kept++
+				sum = msgs[i].sum
+				continue
 			}
+			sum = chat.SumMessage(sum, m) // its bytes are reused, but the messages before it changed
+			msgs[i].sum = sum
 			continue
 		}
 		b, err := encodeMessage(m)
 		if err != nil {
-			return nil, fmt.Errorf("message %d: %w", i, err)
+			return nil, "", fmt.Errorf("message %d: %w", i, err)
 		}
+		sum = chat.SumMessage(sum, m)
 		msgs[i] = encodedMessage{role: m.Role, content: m.Content, toolCallID: m.ToolCallID,
-			toolCalls: append([]chat.ToolCall(nil), m.ToolCalls...), json: b}
+			toolCalls: append([]chat.ToolCall(nil), m.ToolCalls...), json: b, sum: sum}
+	}
+	if prevLen > len(msgs) {
+		clear(msgs[len(msgs):prevLen]) // keep no dropped message's text alive
 	}
 	if toolsJSON == nil && len(req.Tools) > 0 {
 		var err error
 		if toolsJSON, err = encodeTools(req.Tools); err != nil {
-			return nil, fmt.Errorf("tools: %w", err)
+			return nil, "", fmt.Errorf("tools: %w", err)
 		}
 	}
 
 	if env == nil {
 		var err error
 		if env, err = envKey.encode(); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 
@@ -278,9 +291,8 @@ func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, erro
 	b = append(b, '}')
 
 	if cache != nil {
-		clear(prev) // the old list keeps nothing alive; its array is the next request's
 		cache.mu.Lock()
-		cache.msgs, cache.spare = msgs, prev[:0]
+		cache.msgs = msgs
 		if len(req.Tools) > 0 {
 			cache.tools, cache.toolsJSON = req.Tools, toolsJSON
 		}
@@ -288,7 +300,7 @@ func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, erro
 		cache.body = unsafe.SliceData(b)
 		cache.mu.Unlock()
 	}
-	return b, nil
+	return b, chat.FormatWireSum(sum, len(req.Messages)), nil
 }
 
 // takeBuffer lends the cache's body buffer to one request; giveBuffer

@@ -44,6 +44,10 @@ type Response struct {
 	Usage        chat.Usage
 	Model        string // model name the provider reports
 	Attempts     int    // HTTP attempts made, including retries
+	// MessagesSum is chat.WireSum of the request's messages, taken as
+	// they were encoded (also when the call failed after that): a request
+	// record's checksum without a second walk of the history.
+	MessagesSum string
 }
 
 // Retry describes a wait before the next attempt, so callers can show it.

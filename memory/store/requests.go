@@ -9,13 +9,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
-	"unsafe"
 
 	"polly/memory/chat"
 )
@@ -35,7 +31,7 @@ type RequestRecord struct {
 	Tools       string           `json:"tools,omitempty"`  // sha256 of the tools array as sent (JSON)
 	ToolCount   int              `json:"tool_count,omitempty"`
 	Messages    RecordedMessages `json:"messages"` // after the system message, in order
-	// Sum is WireSum of the request's messages, the system prompt first: a
+	// Sum is chat.WireSum of the request's messages, the system prompt first: a
 	// rebuild must give it again, or the record no longer matches the store.
 	Sum       string    `json:"sum"`
 	Tokens    Breakdown `json:"tokens"`
@@ -209,90 +205,6 @@ type Breakdown struct {
 func (b Breakdown) Total() int {
 	return b.System + b.Memory + b.Tools + b.Summary + b.History + b.Block
 }
-
-// WireSum is a checksum of the fields of messages that go on the wire
-// (role, content, tool calls, tool_call_id), in order: CRC-32C, which the
-// CPU computes, over the strings in place — it guards against accidents (a
-// row changed since), not against forgery.
-func WireSum(ms []chat.Message) string {
-	sum := uint32(0)
-	for _, m := range ms {
-		sum = sumMessage(sum, m)
-	}
-	return formatSum(sum, len(ms))
-}
-
-// sumMessage continues the sum over one message: each field followed by a
-// 0, the message by a 1.
-func sumMessage(sum uint32, m chat.Message) uint32 {
-	tab, sep := castagnoli(), [2]byte{0, 1}
-	field := func(s string) {
-		sum = crc32.Update(sum, tab, unsafe.Slice(unsafe.StringData(s), len(s)))
-		sum = crc32.Update(sum, tab, sep[:1])
-	}
-	field(string(m.Role))
-	field(m.Content)
-	field(m.ToolCallID)
-	for _, tc := range m.ToolCalls {
-		field(tc.ID)
-		field(tc.Name)
-		field(tc.Arguments)
-	}
-	return crc32.Update(sum, tab, sep[1:])
-}
-
-func formatSum(sum uint32, n int) string { return fmt.Sprintf("crc32c:%08x:%d", sum, n) }
-
-// WireSums is WireSum for the requests of one conversation. Each request
-// repeats the last one's messages and adds a few, and summing the whole
-// context again cost ~180 µs a step at 40k tokens: it keeps the sum
-// through each message of the last request and resumes after the last
-// message that is unchanged. Not safe for concurrent use; the zero value
-// is ready.
-type WireSums struct {
-	last []summedMessage
-}
-
-// summedMessage is a message's wire fields and the sum through it.
-type summedMessage struct {
-	role       chat.Role
-	content    string
-	toolCallID string
-	toolCalls  []chat.ToolCall // a copy: a caller changing its slice must not change what is compared
-	sum        uint32
-}
-
-// Sum is WireSum(ms).
-func (w *WireSums) Sum(ms []chat.Message) string {
-	same := 0
-	for same < len(ms) && same < len(w.last) && w.last[same].is(ms[same]) {
-		same++
-	}
-	sum := uint32(0)
-	if same > 0 {
-		sum = w.last[same-1].sum
-	}
-	next := w.last[:same]
-	for _, m := range ms[same:] {
-		sum = sumMessage(sum, m)
-		next = append(next, summedMessage{role: m.Role, content: m.Content, toolCallID: m.ToolCallID,
-			toolCalls: slices.Clone(m.ToolCalls), sum: sum})
-	}
-	if len(next) < len(w.last) {
-		clear(w.last[len(next):]) // keep no dropped message's text alive
-	}
-	w.last = next
-	return formatSum(sum, len(ms))
-}
-
-// is reports whether s was summed from m's wire fields. Strings that share
-// their bytes (the same history sent again) compare in constant time.
-func (s *summedMessage) is(m chat.Message) bool {
-	return s.role == m.Role && s.content == m.Content && s.toolCallID == m.ToolCallID && slices.Equal(s.toolCalls, m.ToolCalls)
-}
-
-// castagnoli is made on first use, not at start-up.
-var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // TextHash is the key of a text in context_texts.
 func TextHash(text string) string {
@@ -492,7 +404,7 @@ func (s *Store) Rebuild(ctx context.Context, call CallInfo) (Rebuilt, error) {
 			out.Messages = append(out.Messages, m)
 		}
 	}
-	if got := WireSum(out.Messages); got != r.Sum {
+	if got := chat.WireSum(out.Messages); got != r.Sum {
 		return bad("the messages it names no longer give the request that was sent (sum %.12s, recorded %.12s): a stored message changed", got, r.Sum)
 	}
 	return out, nil

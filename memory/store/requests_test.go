@@ -33,7 +33,7 @@ func TestRequestRecordRebuilds(t *testing.T) {
 	sent := []chat.Message{chat.SystemText(sys), user, asst, {Role: chat.Tool, ToolCallID: "c1", Content: stub}, block}
 	rec := func() *RequestRecord {
 		return &RequestRecord{Kind: "main", Model: "m", System: TextHash(sys), SystemText: sys, Tools: TextHash(tools), ToolsText: tools,
-			Messages: []RecordedMessage{{ID: user.ID}, {ID: asst.ID}, {ID: res.ID, Content: &stub}, {Message: &block}}, Sum: WireSum(sent)}
+			Messages: []RecordedMessage{{ID: user.ID}, {ID: asst.ID}, {ID: res.ID, Content: &stub}, {Message: &block}}, Sum: chat.WireSum(sent)}
 	}
 	for i := 0; i < 2; i++ {
 		if err := s.RecordLLMCall(ctx, LLMCall{SessionID: sess.ID, Persona: "coder", Model: "m", Request: rec()}); err != nil {
@@ -56,7 +56,7 @@ func TestRequestRecordRebuilds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if WireSum(rb.Messages) != WireSum(sent) || rb.Tools != tools || rb.Messages[3].Content != stub || rb.Messages[4].Kind != chat.KindTaskBlock {
+	if chat.WireSum(rb.Messages) != chat.WireSum(sent) || rb.Tools != tools || rb.Messages[3].Content != stub || rb.Messages[4].Kind != chat.KindTaskBlock {
 		t.Fatalf("rebuilt %+v", rb.Messages)
 	}
 	if _, err := s.Rebuild(ctx, calls[2]); !errors.Is(err, ErrNoRecord) {
@@ -107,7 +107,7 @@ func TestRequestRecordNamesStubs(t *testing.T) {
 	if len(rec) != 1 {
 		t.Fatalf("three consecutive stubs made %d entries, want one run", len(rec))
 	}
-	r := &RequestRecord{Kind: "main", Model: "m", Messages: rec, Sum: WireSum(append([]chat.Message{chat.SystemText("")}, sent...))}
+	r := &RequestRecord{Kind: "main", Model: "m", Messages: rec, Sum: chat.WireSum(append([]chat.Message{chat.SystemText("")}, sent...))}
 	if err := s.RecordLLMCall(ctx, LLMCall{SessionID: sess.ID, Persona: "coder", Model: "m", Request: r}); err != nil {
 		t.Fatal(err)
 	}
