@@ -193,41 +193,43 @@ type Agent struct {
 	retrySummaryAt     int    // after a rejected summary: context size at which to try again
 	sysText            string // the last system prompt and its token count
 	sysTok             int
-	sysBase, sysFull   string             // the last assembled prompt, and it with the untrusted-data rule
-	memText            string             // the last system prompt assembled…
-	memBytes           int                // … and its bytes from the workspace memory files (PromptParts)
-	hashedText, hashed string             // the last system prompt hashed for a request record, and its hash
-	toolsJSON          string             // the tool set as sent, as JSON, for request records
-	toolsHash          string             //
-	toolsFor           []llm.ToolSpec     // the specs toolsJSON was made from
-	textsSaved         map[string]bool    // hashes of the prompt and tool texts already sent to the store with a record
-	toolSpecs          []llm.ToolSpec     // built once
-	wire               *llm.WireCache     // the encoded messages and tools of the last request, reused by the next
-	recordEntries      int                // entries of the last request record
-	pendingCalls       []store.LLMCall    // model calls accounted, stored with the next write
-	savedState         []byte             // the task state as this agent last stored it
-	checkpointed       checkpointMark     // the checkpoint this agent last wrote
-	pendingHandoff     string             // a handoff card to give with the next user message
-	pendingResume      string             // the checkpoint of an interrupted task, given with the next user message
-	lastContext        int                // tokens of the last context sent
-	lastThreshold      int                // the summarization threshold of the last context built
-	lastBlock          string             // the task block of the last request
-	ctxBuf             []chat.Message     // the last context's array, overwritten by the next (window.Input.Reuse)
-	argsChecked        window.ArgsMemo    // tool-call arguments known to be valid JSON (window.Input.Checked)
-	failures           map[string]failure // failed calls by operation (tool + key arguments), until it succeeds
-	team               *team              // the session's running agents
-	depth              int                // 0 for the agent the user talks to
-	created            []string           // files this agent created (artifacts)
-	loop               loopState          // identical calls in a row, this run
-	run                runNotes           // what the current Run did, for its daily-log entry
-	turn               turnRef            // the user turn its file changes belong to (a sub-agent's is its parent's)
-	pendingHookContext string             // what SessionStart and UserPromptSubmit hooks added, given after the prompt
-	streamed           strings.Builder    // the text of the reply streaming now, kept if the user cancels it
-	hookMu             sync.Mutex         // guards hookStop
-	hookStop           string             // a hook's "continue": false (its stopReason): the run ends at the next check
-	mainSession        string             // a sub-agent's: the session the user talks in (hooks' session_id); "": its own
-	transcript         *os.File           // the JSONL export hooks read (transcript_path); nil until first written
-	transcriptOff      bool               // the export failed once: not tried again
+	sysBase, sysFull   string                 // the last assembled prompt, and it with the untrusted-data rule
+	memText            string                 // the last system prompt assembled…
+	memBytes           int                    // … and its bytes from the workspace memory files (PromptParts)
+	hashedText, hashed string                 // the last system prompt hashed for a request record, and its hash
+	toolsJSON          string                 // the tool set as sent, as JSON, for request records
+	toolsHash          string                 //
+	toolsFor           []llm.ToolSpec         // the specs toolsJSON was made from
+	textsSaved         map[string]bool        // hashes of the prompt and tool texts already sent to the store with a record
+	toolSpecs          []llm.ToolSpec         // built once
+	wire               *llm.WireCache         // the encoded messages and tools of the last request, reused by the next
+	recordEntries      int                    // entries of the last request record
+	recordPrev         store.RecordedMessages // the messages of the last main request's record…
+	recordSeq          uint64                 // … and that request's number on the wire cache
+	pendingCalls       []store.LLMCall        // model calls accounted, stored with the next write
+	savedState         []byte                 // the task state as this agent last stored it
+	checkpointed       checkpointMark         // the checkpoint this agent last wrote
+	pendingHandoff     string                 // a handoff card to give with the next user message
+	pendingResume      string                 // the checkpoint of an interrupted task, given with the next user message
+	lastContext        int                    // tokens of the last context sent
+	lastThreshold      int                    // the summarization threshold of the last context built
+	lastBlock          string                 // the task block of the last request
+	ctxBuf             []chat.Message         // the last context's array, overwritten by the next (window.Input.Reuse)
+	argsChecked        window.ArgsMemo        // tool-call arguments known to be valid JSON (window.Input.Checked)
+	failures           map[string]failure     // failed calls by operation (tool + key arguments), until it succeeds
+	team               *team                  // the session's running agents
+	depth              int                    // 0 for the agent the user talks to
+	created            []string               // files this agent created (artifacts)
+	loop               loopState              // identical calls in a row, this run
+	run                runNotes               // what the current Run did, for its daily-log entry
+	turn               turnRef                // the user turn its file changes belong to (a sub-agent's is its parent's)
+	pendingHookContext string                 // what SessionStart and UserPromptSubmit hooks added, given after the prompt
+	streamed           strings.Builder        // the text of the reply streaming now, kept if the user cancels it
+	hookMu             sync.Mutex             // guards hookStop
+	hookStop           string                 // a hook's "continue": false (its stopReason): the run ends at the next check
+	mainSession        string                 // a sub-agent's: the session the user talks in (hooks' session_id); "": its own
+	transcript         *os.File               // the JSONL export hooks read (transcript_path); nil until first written
+	transcriptOff      bool                   // the export failed once: not tried again
 }
 
 // header stamps an event.

@@ -399,7 +399,6 @@ func (a *Agent) modelSummary(ctx context.Context, in summarize.Input) (p summari
 		if len(parts) > 1 {
 			which = fmt.Sprintf("the summarizer (part %d of %d)", i+1, len(parts))
 		}
-		rec := a.requestRecord("summarizer", req, nil)
 		start := time.Now()
 		resp, err := a.deps.LLM.Stream(ctx, req, llm.Observer{OnRetry: func(r llm.Retry) {
 			reason := "provider error"
@@ -408,7 +407,7 @@ func (a *Agent) modelSummary(ctx context.Context, in summarize.Input) (p summari
 			}
 			a.send(Notice{Header: a.header(), Level: "warn", Text: fmt.Sprintf("%s: attempt %d failed (%s); retrying in %s", which, r.Attempt, reason, r.Wait.Round(time.Millisecond))})
 		}})
-		recordSum(rec, req.Messages, resp)
+		rec := a.requestRecord("summarizer", req, nil, resp)
 		a.account(ctx, req.Model, time.Since(start), resp, err, rec)
 		if err != nil {
 			return fallback(which + " call failed: " + err.Error())

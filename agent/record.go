@@ -15,17 +15,18 @@ import (
 // tool set by hash (their texts stored once per session), each stored
 // message by id with what replaced it when the context policy shortened
 // it, every other message whole. out is the context req was built from
-// (nil for a summarizer request). nil without a store.
-func (a *Agent) requestRecord(kind string, req llm.Request, out *window.Output) *store.RequestRecord {
+// (nil for a summarizer request); enc is what the client found encoding
+// it, and resp its response. nil without a store.
+func (a *Agent) requestRecord(kind string, req llm.Request, out *window.Output, resp llm.Response) *store.RequestRecord {
 	if a.deps.Store == nil || len(req.Messages) == 0 {
 		return nil
 	}
-	// Sum is taken as the client encodes the messages (recordSum).
 	r := &store.RequestRecord{Kind: kind, Persona: a.persona.ID, Model: req.Model, Temperature: req.Temperature, MaxTokens: req.MaxTokens}
-	msgs := req.Messages
+	recordSum(r, req.Messages, resp)
+	msgs, skip := req.Messages, 0
 	if msgs[0].Role == chat.System {
 		r.SystemText, r.System = msgs[0].Content, a.textHash(msgs[0].Content)
-		msgs = msgs[1:]
+		msgs, skip = msgs[1:], 1
 	}
 	if len(req.Tools) > 0 {
 		r.ToolsText, r.Tools = a.toolsText(req.Tools)
@@ -45,43 +46,23 @@ func (a *Agent) requestRecord(kind string, req llm.Request, out *window.Output) 
 		return text
 	}
 	saveSystem, saveTools := keep(r.System, r.SystemText), keep(r.Tools, r.ToolsText)
-	// As many entries as the last record had, and room for a step's more:
-	// one allocation, not a slice grown entry by entry.
-	r.Messages = make(store.RecordedMessages, 0, a.recordEntries+16)
-	j := 0 // the sent messages come from the history in its order: one walk finds each
-	for _, m := range msgs {
-		s := (*chat.Message)(nil)
-		if m.ID != 0 {
-			for k := j; k < len(a.history); k++ {
-				if a.history[k].ID == m.ID {
-					s, j = &a.history[k], k+1
-					break
-				}
-			}
-		}
-		if s == nil || s.Role != m.Role || s.ToolCallID != m.ToolCallID || len(s.ToolCalls) != len(m.ToolCalls) {
-			whole := chat.Message{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, ToolName: m.ToolName, Kind: m.Kind}
-			r.Messages = r.Messages.Add(store.RecordedMessage{Message: &whole})
-			continue
-		}
-		rm := store.RecordedMessage{ID: m.ID}
-		switch {
-		case m.Content == s.Content:
-		case s.Output != nil && s.Output.Stub != "" && m.Content == s.Output.Stub:
-			rm.Stub = true // the store has this text already
-		default:
-			c := m.Content
-			rm.Content = &c
-		}
-		for k, tc := range m.ToolCalls {
-			if tc.Arguments != s.ToolCalls[k].Arguments {
-				if rm.Args == nil {
-					rm.Args = map[string]string{}
-				}
-				rm.Args[tc.ID] = tc.Arguments
-			}
-		}
-		r.Messages = r.Messages.Add(rm)
+	// The messages a main request shares with the last one from the start
+	// (the client compared them as it encoded the body) are recorded as
+	// the last record recorded them: only the step's new and changed
+	// messages are looked up in the history. Without that (the first
+	// request, a summarizer's, one never encoded) every message is.
+	enc, shared := resp.Encoded, 0
+	if kind == "main" && enc.Seq != 0 && enc.Seq == a.recordSeq+1 && a.recordPrev != nil && enc.Kept > skip {
+		shared = min(enc.Kept-skip, len(msgs))
+		r.Messages = a.recordPrev.Prefix(shared, len(msgs)-shared+16)
+	} else {
+		// As many entries as the last record had, and room for a step's
+		// more: one allocation, not a slice grown entry by entry.
+		r.Messages = make(store.RecordedMessages, 0, a.recordEntries+16)
+	}
+	r.Messages = a.recordMessages(r.Messages, msgs[shared:], shared > 0)
+	if kind == "main" {
+		a.recordPrev, a.recordSeq = r.Messages, enc.Seq
 	}
 	a.recordEntries = len(r.Messages)
 	w, _ := a.contextWindow()
@@ -118,6 +99,70 @@ func (a *Agent) requestRecord(kind string, req llm.Request, out *window.Output) 
 	return r
 }
 
+// recordMessages adds the entries of msgs to dst: each stored message by
+// id with what replaced it when sent, every other message whole. The
+// messages come from the history in its order, so one walk finds them;
+// tail says they are the request's last ones, which the walk looks for
+// from the end of the history.
+func (a *Agent) recordMessages(dst store.RecordedMessages, msgs []chat.Message, tail bool) store.RecordedMessages {
+	j := 0
+	if tail {
+		j = a.historyIndex(msgs)
+	}
+	for _, m := range msgs {
+		s := (*chat.Message)(nil)
+		if m.ID != 0 {
+			for k := j; k < len(a.history); k++ {
+				if a.history[k].ID == m.ID {
+					s, j = &a.history[k], k+1
+					break
+				}
+			}
+		}
+		if s == nil || s.Role != m.Role || s.ToolCallID != m.ToolCallID || len(s.ToolCalls) != len(m.ToolCalls) {
+			whole := chat.Message{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID, ToolName: m.ToolName, Kind: m.Kind}
+			dst = dst.Add(store.RecordedMessage{Message: &whole})
+			continue
+		}
+		rm := store.RecordedMessage{ID: m.ID}
+		switch {
+		case m.Content == s.Content:
+		case s.Output != nil && s.Output.Stub != "" && m.Content == s.Output.Stub:
+			rm.Stub = true // the store has this text already
+		default:
+			c := m.Content
+			rm.Content = &c
+		}
+		for k, tc := range m.ToolCalls {
+			if tc.Arguments != s.ToolCalls[k].Arguments {
+				if rm.Args == nil {
+					rm.Args = map[string]string{}
+				}
+				rm.Args[tc.ID] = tc.Arguments
+			}
+		}
+		dst = dst.Add(rm)
+	}
+	return dst
+}
+
+// historyIndex is where in the history the first stored message of msgs
+// is, looked for from the end (0 when it is not there).
+func (a *Agent) historyIndex(msgs []chat.Message) int {
+	for _, m := range msgs {
+		if m.ID == 0 {
+			continue
+		}
+		for k := len(a.history) - 1; k >= 0; k-- {
+			if a.history[k].ID == m.ID {
+				return k
+			}
+		}
+		return 0
+	}
+	return 0
+}
+
 // recordSum puts the wire sum of the messages sent on r: the client's,
 // taken as it encoded them (resumed after the messages the last request
 // shared), or without one (a failure before the body was built, another
@@ -126,7 +171,7 @@ func recordSum(r *store.RequestRecord, sent []chat.Message, resp llm.Response) {
 	if r == nil {
 		return
 	}
-	if r.Sum = resp.MessagesSum; r.Sum == "" {
+	if r.Sum = resp.Encoded.Sum; r.Sum == "" {
 		r.Sum = chat.WireSum(sent)
 	}
 }

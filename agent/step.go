@@ -188,7 +188,6 @@ func (a *Agent) call(ctx context.Context, out window.Output) (llm.Response, erro
 	if t := a.persona.Temperature; t > 0 {
 		req.Temperature = &t
 	}
-	rec := a.requestRecord("main", req, &out)
 	start := time.Now()
 	a.streamed.Reset()
 	resp, err := a.deps.LLM.Stream(ctx, req, llm.Observer{
@@ -210,7 +209,7 @@ func (a *Agent) call(ctx context.Context, out window.Output) (llm.Response, erro
 		},
 	})
 	latency := time.Since(start)
-	recordSum(rec, req.Messages, resp)
+	rec := a.requestRecord("main", req, &out, resp)
 	cost := a.account(ctx, req.Model, latency, resp, err, rec)
 	if err == nil {
 		a.task.TokensIn += resp.Usage.PromptTokens

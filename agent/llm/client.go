@@ -98,7 +98,7 @@ var errCallTimeout = errors.New("call timeout")
 // retried with backoff while nothing has been streamed yet. Errors are
 // *Error; the returned Response carries Attempts even on error.
 func (c *Client) Stream(ctx context.Context, req Request, obs Observer) (Response, error) {
-	body, sum, err := c.encode(req, req.Cache, req.Cache.takeBuffer())
+	body, enc, err := c.encode(req, req.Cache, req.Cache.takeBuffer())
 	if err != nil {
 		return Response{}, &Error{Kind: KindBadRequest, Message: "build request: " + err.Error(), Err: err}
 	}
@@ -112,7 +112,7 @@ func (c *Client) Stream(ctx context.Context, req Request, obs Observer) (Respons
 
 	for attempt := 1; ; attempt++ {
 		resp, began, e := c.attempt(callCtx, body, obs)
-		resp.Attempts, resp.MessagesSum = attempt, sum
+		resp.Attempts, resp.Encoded = attempt, enc
 		if e == nil {
 			if resp.Model == "" {
 				resp.Model = req.Model

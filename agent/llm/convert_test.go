@@ -150,12 +150,12 @@ func TestEncodeMatchesSDK(t *testing.T) {
 	for _, maxCompletion := range []bool{false, true} {
 		c := &Client{maxCompletionTokens: maxCompletion}
 		for i, req := range reqs {
-			got, sum, err := c.encode(req, nil, nil)
+			got, enc, err := c.encode(req, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := chat.WireSum(req.Messages); sum != want {
-				t.Errorf("request %d: wire sum %s, want %s", i, sum, want)
+			if want := chat.WireSum(req.Messages); enc.Sum != want {
+				t.Errorf("request %d: wire sum %s, want %s", i, enc.Sum, want)
 			}
 			if want, have := sdkBody(t, c, req), decodeBody(t, got); !reflect.DeepEqual(want, have) {
 				t.Errorf("request %d (max_completion_tokens %v): bodies differ\nSDK:  %v\nours: %v", i, maxCompletion, want, have)
@@ -181,9 +181,10 @@ func TestWireCacheReencodesChanges(t *testing.T) {
 	cache := NewWireCache()
 	tools := []ToolSpec{{Name: "read_file", Parameters: map[string]any{"type": "object"}}}
 	h := wireSamples()
+	lastKept, lastSeq := -1, uint64(0)
 	check := func(label string, req Request) []byte {
 		t.Helper()
-		got, sum, err := c.encode(req, cache, cache.takeBuffer())
+		got, enc, err := c.encode(req, cache, cache.takeBuffer())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,9 +193,13 @@ func TestWireCacheReencodesChanges(t *testing.T) {
 		}
 		// The sum resumed from the last request's is the sum of the
 		// messages as they are now.
-		if want := chat.WireSum(req.Messages); sum != want {
-			t.Fatalf("%s: wire sum %s, want %s", label, sum, want)
+		if want := chat.WireSum(req.Messages); enc.Sum != want {
+			t.Fatalf("%s: wire sum %s, want %s", label, enc.Sum, want)
 		}
+		if enc.Seq != lastSeq+1 {
+			t.Fatalf("%s: request number %d on the cache after %d", label, enc.Seq, lastSeq)
+		}
+		lastKept, lastSeq = enc.Kept, enc.Seq
 		// Byte for byte what an encoding without the cache gives: the
 		// messages kept in place in the buffer must be exactly where a
 		// new body would put them.
@@ -205,12 +210,21 @@ func TestWireCacheReencodesChanges(t *testing.T) {
 		cache.giveBuffer(got)
 		return out
 	}
+	kept := func(label string, want int) {
+		t.Helper()
+		if lastKept != want {
+			t.Fatalf("%s: %d messages kept from the last request, want %d", label, lastKept, want)
+		}
+	}
 	check("first", Request{Model: "m", Messages: h, Tools: tools})
+	kept("first", 0)
 	reused := cache.msgs[1].json
 
 	// A new message at the end: the old ones keep their bytes.
+	n := len(h)
 	h = append(h, chat.UserText("next"))
 	check("appended", Request{Model: "m", Messages: h, Tools: tools})
+	kept("appended", n)
 	if &cache.msgs[1].json[0] != &reused[0] {
 		t.Error("an unchanged message was encoded again")
 	}
@@ -221,14 +235,17 @@ func TestWireCacheReencodesChanges(t *testing.T) {
 	if body := check("shrunk", Request{Model: "m", Messages: h, Tools: tools}); bytes.Contains(body, []byte("package a")) {
 		t.Error("the shrunk output still went out whole")
 	}
+	kept("shrunk", 6)
 	// A tool call's arguments changed in place.
 	h[5].ToolCalls[0].Arguments = `{"path":"b.go"}`
 	if body := check("args", Request{Model: "m", Messages: h, Tools: tools}); !bytes.Contains(body, []byte(`b.go`)) {
 		t.Error("changed arguments did not go out")
 	}
+	kept("args", 5)
 	// A summary replaces the front: everything shifts.
 	summarised := append([]chat.Message{h[0], {Role: chat.User, Kind: chat.KindSummary, Content: "## Summary of the work"}}, h[7:]...)
 	check("summarised", Request{Model: "m", Messages: summarised, Tools: tools})
+	kept("summarised", 1)
 	// /clear: only the system prompt and a new prompt.
 	if body := check("cleared", Request{Model: "m", Messages: []chat.Message{h[0], chat.UserText("fresh start")}, Tools: tools}); bytes.Contains(body, []byte("Summary of the work")) {
 		t.Error("the cleared history still went out")
@@ -297,5 +314,14 @@ func TestWireBodyOnTheWire(t *testing.T) {
 	}
 	if got := srv.Last().Messages[1].Content; got != "changed before the second request" {
 		t.Errorf("second request carried %q", got)
+	}
+}
+
+// encodes compares a tool call field by field: a field added to
+// chat.ToolCall must be compared there too, or a change to it alone would
+// go out as the old message.
+func TestEncodesComparesEveryToolCallField(t *testing.T) {
+	if n := reflect.TypeOf(chat.ToolCall{}).NumField(); n != 3 {
+		t.Fatalf("chat.ToolCall has %d fields; encodedMessage.encodes compares ID, Name and Arguments", n)
 	}
 }

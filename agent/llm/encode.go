@@ -35,6 +35,7 @@ import (
 type WireCache struct {
 	mu        sync.Mutex
 	msgs      []encodedMessage // the last request's, in order; updated in place by the next
+	seq       uint64           // requests encoded with the cache
 	tools     []ToolSpec       // the slice toolsJSON was encoded from (kept alive, compared by identity)
 	toolsJSON []byte
 	env       envelopeKey // what envJSON was encoded from
@@ -173,19 +174,27 @@ func (k envelopeKey) encode() ([]byte, error) {
 	return b, err
 }
 
-// encodes reports whether e is m's encoding. Strings that share their
-// bytes (the usual case: the same history sent again) compare in constant
-// time.
+// encodes reports whether e is m's encoding. It runs for every message of
+// the history on every request, so the usual case — the same strings sent
+// again, sharing their bytes — is decided by pointer and length, without
+// a call to compare them.
 func (e *encodedMessage) encodes(m chat.Message) bool {
-	if e.role != m.Role || e.content != m.Content || e.toolCallID != m.ToolCallID || len(e.toolCalls) != len(m.ToolCalls) {
+	if !sameString(string(e.role), string(m.Role)) || !sameString(e.content, m.Content) ||
+		!sameString(e.toolCallID, m.ToolCallID) || len(e.toolCalls) != len(m.ToolCalls) {
 		return false
 	}
 	for i := range e.toolCalls {
-		if e.toolCalls[i] != m.ToolCalls[i] {
+		a, b := &e.toolCalls[i], &m.ToolCalls[i]
+		if !sameString(a.ID, b.ID) || !sameString(a.Name, b.Name) || !sameString(a.Arguments, b.Arguments) {
 			return false
 		}
 	}
 	return true
+}
+
+// sameString is a == b, without the call when both are the same bytes.
+func sameString(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
 
 // sameSlice reports whether a and b are the same slice (not merely equal).
@@ -198,8 +207,9 @@ func sameSlice(a, b []ToolSpec) bool {
 // request carried are copied from their encoded bytes, and the sum
 // resumes after the messages it shares from the start; the cache then
 // holds this request's. buf is a buffer to build into (nil: a new one).
-func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, string, error) {
+func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, Encoded, error) {
 	var msgs []encodedMessage
+	var seq uint64
 	var toolsJSON, env []byte
 	inPlace := false // buf still holds the body prev was written into
 	envKey := c.envelopeKey(req)
@@ -208,6 +218,8 @@ func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, stri
 		inPlace = cap(buf) > 0 && unsafe.SliceData(buf[:1]) == cache.body
 		msgs = cache.msgs
 		cache.msgs = nil // this request's now: a request made meanwhile encodes on its own
+		cache.seq++
+		seq = cache.seq
 		if sameSlice(cache.tools, req.Tools) && cache.toolsJSON != nil {
 			toolsJSON = cache.toolsJSON
 		}
@@ -239,7 +251,7 @@ func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, stri
 		}
 		b, err := encodeMessage(m)
 		if err != nil {
-			return nil, "", fmt.Errorf("message %d: %w", i, err)
+			return nil, Encoded{}, fmt.Errorf("message %d: %w", i, err)
 		}
 		sum = chat.SumMessage(sum, m)
 		msgs[i] = encodedMessage{role: m.Role, content: m.Content, toolCallID: m.ToolCallID,
@@ -251,14 +263,14 @@ func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, stri
 	if toolsJSON == nil && len(req.Tools) > 0 {
 		var err error
 		if toolsJSON, err = encodeTools(req.Tools); err != nil {
-			return nil, "", fmt.Errorf("tools: %w", err)
+			return nil, Encoded{}, fmt.Errorf("tools: %w", err)
 		}
 	}
 
 	if env == nil {
 		var err error
 		if env, err = envKey.encode(); err != nil {
-			return nil, "", err
+			return nil, Encoded{}, err
 		}
 	}
 
@@ -300,7 +312,7 @@ func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, stri
 		cache.body = unsafe.SliceData(b)
 		cache.mu.Unlock()
 	}
-	return b, chat.FormatWireSum(sum, len(req.Messages)), nil
+	return b, Encoded{Sum: chat.FormatWireSum(sum, len(req.Messages)), Kept: kept, Seq: seq}, nil
 }
 
 // takeBuffer lends the cache's body buffer to one request; giveBuffer

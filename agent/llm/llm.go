@@ -44,10 +44,19 @@ type Response struct {
 	Usage        chat.Usage
 	Model        string // model name the provider reports
 	Attempts     int    // HTTP attempts made, including retries
-	// MessagesSum is chat.WireSum of the request's messages, taken as
-	// they were encoded (also when the call failed after that): a request
-	// record's checksum without a second walk of the history.
-	MessagesSum string
+	// Encoded is what encoding the request's messages found (also when
+	// the call failed after that); zero when it was never encoded.
+	Encoded Encoded
+}
+
+// Encoded is what the client learns as it encodes a request's messages,
+// which a request record would otherwise walk the history again for.
+type Encoded struct {
+	Sum string // chat.WireSum of the messages
+	// Kept is how many messages from the start were, on the wire, those
+	// of the request before it on the same WireCache (number Seq-1).
+	Kept int
+	Seq  uint64 // the request's number on its WireCache, from 1; 0 without one
 }
 
 // Retry describes a wait before the next attempt, so callers can show it.

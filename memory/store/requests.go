@@ -82,6 +82,28 @@ func (ms RecordedMessages) Add(m RecordedMessage) RecordedMessages {
 	return append(ms, m)
 }
 
+// Prefix is a copy of the entries that stand for the first n messages, a
+// run cut where the n-th message ends, with room for more more entries.
+func (ms RecordedMessages) Prefix(n, more int) RecordedMessages {
+	out := make(RecordedMessages, 0, len(ms)+more)
+	for _, m := range ms {
+		if n <= 0 {
+			break
+		}
+		if c := int(m.last()-m.ID) + 1; c > n {
+			m.Through = m.ID + int64(n) - 1 // within a run of stored messages: byID
+			if m.Through == m.ID {
+				m.Through = 0
+			}
+			n = 0
+		} else {
+			n -= c
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
 // Len is the number of messages the entries stand for.
 func (ms RecordedMessages) Len() int {
 	n := 0
