@@ -76,9 +76,18 @@ func stepModel(r llmtest.Request) llmtest.Step {
 	// Prose of 350–1,000 characters, as a model explains its next move;
 	// its length depends on the step of the run, not on the history.
 	prose := strings.Repeat("Looking at how the loop hands results back, the next thing to check is the accumulator. ", 4+calls*2)
-	call := llmtest.ToolCall{Name: "read_file", Args: fmt.Sprintf(`{"path":"src/file%d.go"}`, total%benchFiles)}
-	if total%3 == 2 {
-		call = llmtest.ToolCall{Name: "grep", Args: fmt.Sprintf(`{"pattern":"func step%d","path":"src"}`, total%50)}
+	// A measured run (stepsPerRun calls) reads and greps the same files
+	// at every context size: the tools' own work is left out of the
+	// harness's time, but not out of a profile or an instruction count
+	// of the whole run, which compare sizes. The warm-up's tasks read
+	// their way through all the files.
+	n := total
+	if want == stepsPerRun {
+		n = calls
+	}
+	call := llmtest.ToolCall{Name: "read_file", Args: fmt.Sprintf(`{"path":"src/file%d.go"}`, n%benchFiles)}
+	if n%3 == 2 {
+		call = llmtest.ToolCall{Name: "grep", Args: fmt.Sprintf(`{"pattern":"func step%d","path":"src"}`, n%50)}
 	}
 	return llmtest.Reply{Text: prose, ToolCalls: []llmtest.ToolCall{call}, ChunkSize: 64}
 }

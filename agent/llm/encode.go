@@ -178,7 +178,7 @@ func (k envelopeKey) encode() ([]byte, error) {
 // the history on every request, so the usual case — the same strings sent
 // again, sharing their bytes — is decided by pointer and length, without
 // a call to compare them.
-func (e *encodedMessage) encodes(m chat.Message) bool {
+func (e *encodedMessage) encodes(m *chat.Message) bool {
 	if !sameString(string(e.role), string(m.Role)) || !sameString(e.content, m.Content) ||
 		!sameString(e.toolCallID, m.ToolCallID) || len(e.toolCalls) != len(m.ToolCalls) {
 		return false
@@ -238,22 +238,23 @@ func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, Enco
 	msgs = msgs[:len(req.Messages)]
 	kept := 0 // messages from the start that are the previous request's
 	sum := uint32(0)
-	for i, m := range req.Messages {
+	for i := range req.Messages {
+		m := &req.Messages[i] // not a copy: a Message is 144 bytes, and this runs over the whole history
 		if i < prevLen && msgs[i].encodes(m) {
 			if kept == i {
 				kept++
 				sum = msgs[i].sum
 				continue
 			}
-			sum = chat.SumMessage(sum, m) // its bytes are reused, but the messages before it changed
+			sum = chat.SumMessage(sum, *m) // its bytes are reused, but the messages before it changed
 			msgs[i].sum = sum
 			continue
 		}
-		b, err := encodeMessage(m)
+		b, err := encodeMessage(*m)
 		if err != nil {
 			return nil, Encoded{}, fmt.Errorf("message %d: %w", i, err)
 		}
-		sum = chat.SumMessage(sum, m)
+		sum = chat.SumMessage(sum, *m)
 		msgs[i] = encodedMessage{role: m.Role, content: m.Content, toolCallID: m.ToolCallID,
 			toolCalls: append([]chat.ToolCall(nil), m.ToolCalls...), json: b, sum: sum}
 	}

@@ -238,11 +238,13 @@ func Message(c Counter, m chat.Message) int {
 // when it is set and the content has not been rewritten.
 func Messages(c Counter, ms []chat.Message) int {
 	n := 3 // reply priming
-	for _, m := range ms {
-		if m.Tokens > 0 {
-			n += m.Tokens
+	// By index, not a copy of each: a Message is 144 bytes, and ms is a
+	// whole context.
+	for i := range ms {
+		if ms[i].Tokens > 0 {
+			n += ms[i].Tokens
 		} else {
-			n += Message(c, m)
+			n += Message(c, ms[i])
 		}
 	}
 	return n

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"polly/memory/chat"
 	"polly/memory/task"
@@ -159,10 +160,14 @@ func Build(in Input) Output {
 		}
 	}
 
-	// h usually still lives in buf after the system slot, so this append
-	// is a copy onto itself; after a repair or fallback it copies h in.
+	// h usually still lives in buf after the system slot, where it is
+	// already in place; after a repair or fallback it is copied in.
 	buf[0] = sys
-	out.Messages = append(buf[:1], h...)
+	if len(h) > 0 && len(buf) > 1 && &h[0] == &buf[1] {
+		out.Messages = buf[:1+len(h)]
+	} else {
+		out.Messages = append(buf[:1], h...)
+	}
 	if out.Block != nil {
 		out.Messages = append(out.Messages, block)
 	}
@@ -193,8 +198,8 @@ func appendLive(dst, h []chat.Message) []chat.Message {
 
 func callsByID(h []chat.Message) map[string]chat.ToolCall {
 	calls := make(map[string]chat.ToolCall)
-	for _, m := range h {
-		for _, tc := range m.ToolCalls {
+	for i := range h {
+		for _, tc := range h[i].ToolCalls {
 			calls[tc.ID] = tc
 		}
 	}
@@ -208,12 +213,12 @@ func fadeFailures(h []chat.Message) ([]chat.Message, int) {
 	faded := 0
 	fadedIDs := map[string]bool{}
 	for i := range h {
-		m := h[i]
+		m := &h[i] // a pointer: a Message is 144 bytes, and this runs over the whole history
 		if m.Role != chat.Tool || m.Output == nil || !m.Output.Failed || m.Kind != chat.KindNormal {
 			continue
 		}
 		for j := i + 1; j < len(h); j++ {
-			n := h[j]
+			n := &h[j]
 			if n.Role != chat.Tool || n.ToolName != m.ToolName || n.Output == nil {
 				continue
 			}
@@ -261,7 +266,7 @@ func shrinkStale(h []chat.Message, keep, hold int) ([]chat.Message, int) {
 	n := 0
 	var calls map[string]chat.ToolCall // only for messages stored without a stub
 	for i := 0; i < len(h)-keep; i++ {
-		m := h[i]
+		m := &h[i]
 		if m.Role != chat.Tool || m.Output == nil || m.Output.ExecID == 0 || m.Kind != chat.KindNormal || held(h, i, hold) {
 			continue
 		}
@@ -276,13 +281,13 @@ func shrinkStale(h []chat.Message, keep, hold int) ([]chat.Message, int) {
 // was stored, or here with the calls of h, looked up once into *calls); it
 // reports whether the stub is shorter and replaced the output.
 func toStub(h []chat.Message, i int, calls *map[string]chat.ToolCall) bool {
-	m := h[i]
+	m := &h[i]
 	stub := m.Output.Stub
 	if stub == "" {
 		if *calls == nil {
 			*calls = callsByID(h)
 		}
-		stub = Stub(m, (*calls)[m.ToolCallID])
+		stub = Stub(*m, (*calls)[m.ToolCallID])
 	}
 	if len(stub) >= len(m.Content) {
 		return false
@@ -342,12 +347,11 @@ func shrinkForRoom(h []chat.Message, limit, argLimit, hold int, c tokens.Counter
 	used, n := 0, 0
 	var calls map[string]chat.ToolCall
 	for i := len(h) - 1; i >= 0; i-- {
-		m := h[i]
+		m := &h[i]
 		switch {
 		case m.Role == chat.Tool && m.Output != nil && m.Output.ExecID != 0 && m.Kind == chat.KindNormal:
 			if m.Tokens <= 0 {
-				h[i].Tokens = tokens.Message(c, m)
-				m = h[i]
+				h[i].Tokens = tokens.Message(c, *m)
 			}
 			if i > newest || used+m.Tokens <= limit || held(h, i, hold) {
 				used += m.Tokens // a held skill takes its room: the others shrink first
@@ -408,7 +412,7 @@ func supersedePlans(h []chat.Message) []chat.Message {
 		return h
 	}
 	for i := range h {
-		m := h[i]
+		m := &h[i]
 		if m.Role == chat.Tool && m.ToolName == PlanTool && m.ToolCallID != last && m.Content != SupersededPlan {
 			h[i].Content = SupersededPlan
 			h[i].Tokens = len(SupersededPlan)/4 + 6
@@ -604,6 +608,12 @@ func sanitizeArguments(h []chat.Message, checked *ArgsMemo) []chat.Message {
 type ArgsMemo struct {
 	valid map[string]struct{}
 	used  int // entries the current build asked for
+	// The strings found valid by the last build and by this one, in the
+	// order asked: the history's arguments come again in the same order
+	// as the same strings, which pointer and length recognise without
+	// hashing them (sound because last holds them: no other string can
+	// have their bytes' address while they live).
+	last, this []string
 }
 
 // begin starts a build: when most remembered strings are no longer asked
@@ -616,23 +626,29 @@ func (m *ArgsMemo) begin() {
 		m.valid = nil
 	}
 	m.used = 0
+	clear(m.last) // keep no dropped message's arguments alive
+	m.last, m.this = m.this, m.last[:0]
 }
 
 func (m *ArgsMemo) validJSON(s string) bool {
 	if m == nil {
 		return json.Valid([]byte(s))
 	}
-	if _, ok := m.valid[s]; ok {
+	if k := len(m.this); k < len(m.last) && len(m.last[k]) == len(s) && unsafe.StringData(m.last[k]) == unsafe.StringData(s) {
+		m.this = append(m.this, s)
 		m.used++
 		return true
 	}
-	if !json.Valid([]byte(s)) {
-		return false
+	if _, ok := m.valid[s]; !ok {
+		if !json.Valid([]byte(s)) {
+			return false
+		}
+		if m.valid == nil {
+			m.valid = map[string]struct{}{}
+		}
+		m.valid[s] = struct{}{}
 	}
-	if m.valid == nil {
-		m.valid = map[string]struct{}{}
-	}
-	m.valid[s] = struct{}{}
+	m.this = append(m.this, s)
 	m.used++
 	return true
 }

@@ -2,6 +2,7 @@ package window
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"polly/memory/chat"
@@ -55,5 +56,20 @@ func TestArgsMemo(t *testing.T) {
 	}
 	if _, ok := memo.valid[h[3].ToolCalls[0].Arguments]; ok || len(memo.valid) != 4 {
 		t.Fatalf("memo holds %d strings (want the 4 valid ones)", len(memo.valid))
+	}
+	// Arguments changed where valid ones were the last time (a new
+	// string, of the same length) are checked again, not taken for the
+	// string that was there.
+	for i := range h {
+		if len(h[i].ToolCalls) == 0 || i == 3 {
+			continue
+		}
+		old := h[i].ToolCalls[0].Arguments
+		h[i].ToolCalls = []chat.ToolCall{{ID: h[i].ToolCalls[0].ID, Name: h[i].ToolCalls[0].Name, Arguments: "{" + strings.Repeat("x", len(old)-1)}}
+		break
+	}
+	want = Build(Input{System: "sys", History: h}).Messages
+	if got := Build(Input{System: "sys", History: h, Checked: &memo}).Messages; !reflect.DeepEqual(got, want) {
+		t.Fatal("arguments changed in place were taken as the valid ones before them")
 	}
 }

@@ -15,7 +15,7 @@ const Interrupted = "[no result: this tool call was interrupted before it finish
 // anything else; no tool message appears anywhere else.
 func Validate(h []chat.Message) error {
 	for i := 0; i < len(h); i++ {
-		m := h[i]
+		m := &h[i] // not a copy: this runs over the whole history before every request
 		if m.Role == chat.Tool {
 			return fmt.Errorf("message %d: tool result %q does not follow an assistant tool call", i, m.ToolCallID)
 		}
