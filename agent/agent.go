@@ -206,6 +206,8 @@ type Agent struct {
 	recordEntries      int                    // entries of the last request record
 	recordPrev         store.RecordedMessages // the messages of the last main request's record…
 	recordSeq          uint64                 // … and that request's number on the wire cache
+	recordJSON         []byte                 // the last main record's messages as JSON…
+	recordEnds         []int                  // … and where each of its entries ends in it
 	pendingCalls       []store.LLMCall        // model calls accounted, stored with the next write
 	savedState         []byte                 // the task state as this agent last stored it
 	checkpointed       checkpointMark         // the checkpoint this agent last wrote

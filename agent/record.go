@@ -51,10 +51,11 @@ func (a *Agent) requestRecord(kind string, req llm.Request, out *window.Output, 
 	// the last record recorded them: only the step's new and changed
 	// messages are looked up in the history. Without that (the first
 	// request, a summarizer's, one never encoded) every message is.
-	enc, shared := resp.Encoded, 0
+	enc, shared, sharedEntries := resp.Encoded, 0, 0
 	if kind == "main" && enc.Seq != 0 && enc.Seq == a.recordSeq+1 && a.recordPrev != nil && enc.Kept > skip {
 		shared = min(enc.Kept-skip, len(msgs))
 		r.Messages = a.recordPrev.Prefix(shared, len(msgs)-shared+16)
+		sharedEntries = len(r.Messages)
 	} else {
 		// As many entries as the last record had, and room for a step's
 		// more: one allocation, not a slice grown entry by entry.
@@ -62,7 +63,13 @@ func (a *Agent) requestRecord(kind string, req llm.Request, out *window.Output, 
 	}
 	r.Messages = a.recordMessages(r.Messages, msgs[shared:], shared > 0)
 	if kind == "main" {
-		a.recordPrev, a.recordSeq = r.Messages, enc.Seq
+		// Their JSON too: the shared entries' is the last record's, but
+		// for the last of them, which the step's messages may continue.
+		var err error
+		if r.MessagesJSON, a.recordEnds, err = store.EncodeMessagesAfter(r.Messages, max(0, sharedEntries-1), a.recordJSON, a.recordEnds); err != nil {
+			r.MessagesJSON, a.recordEnds = nil, nil // the store encodes them and reports the error
+		}
+		a.recordPrev, a.recordSeq, a.recordJSON = r.Messages, enc.Seq, r.MessagesJSON
 	}
 	a.recordEntries = len(r.Messages)
 	w, _ := a.contextWindow()

@@ -5,6 +5,7 @@ import (
 
 	"polly/agent/llm"
 	"polly/memory/chat"
+	"polly/memory/store"
 )
 
 // A main request's record takes the messages it shares with the last
@@ -58,5 +59,12 @@ func TestRecordTakesTheSharedMessagesFromTheLastRecord(t *testing.T) {
 	fifth := a.requestRecord("main", req(8), nil, llm.Response{Encoded: llm.Encoded{Seq: 11, Kept: 4}})
 	if got, _ := fifth.Messages.MarshalJSON(); string(got) != `["100-107"]` || len(fifth.Messages) != 1 {
 		t.Fatalf("fifth record: %s (%d entries)", got, len(fifth.Messages))
+	}
+	// Each record's messages were encoded as it was made, from the last
+	// one's JSON: what the store saves instead of encoding them again.
+	for i, r := range []*store.RequestRecord{first, second, third, fourth, fifth} {
+		if want, _ := r.Messages.MarshalJSON(); string(r.MessagesJSON) != string(want) {
+			t.Errorf("record %d: messages JSON %s, want %s", i+1, r.MessagesJSON, want)
+		}
 	}
 }

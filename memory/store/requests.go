@@ -44,6 +44,10 @@ type RequestRecord struct {
 	// out), read from it on load; not in the JSON.
 	SystemText string `json:"-"`
 	ToolsText  string `json:"-"`
+	// MessagesJSON, when set, is Messages as MarshalJSON encodes them,
+	// built by the caller from the last record's (EncodeMessagesAfter):
+	// saved instead of encoding them all again.
+	MessagesJSON []byte `json:"-"`
 }
 
 // RecordedMessage is one message of a request: a stored one by ID, as it
@@ -136,27 +140,70 @@ func (ms RecordedMessages) MarshalJSON() ([]byte, error) {
 				j++
 				last = ms[j].last()
 			}
-			b = append(b, '"')
-			b = strconv.AppendInt(b, m.ID, 10)
-			if last > m.ID {
-				b = append(b, '-')
-				b = strconv.AppendInt(b, last, 10)
+			run := m
+			if run.Through = last; last == m.ID {
+				run.Through = 0
 			}
-			if m.Stub {
-				b = append(b, 's')
-			}
-			b = append(b, '"')
+			b, _ = appendEntry(b, run)
 			i = j + 1
 			continue
 		}
-		e, err := json.Marshal(m)
-		if err != nil {
+		var err error
+		if b, err = appendEntry(b, m); err != nil {
 			return nil, err
 		}
-		b = append(b, e...)
 		i++
 	}
 	return append(b, ']'), nil
+}
+
+// appendEntry appends one entry's JSON: a run "first-last" (s: as their
+// stubs), or an object.
+func appendEntry(b []byte, m RecordedMessage) ([]byte, error) {
+	if m.byID() {
+		b = append(b, '"')
+		b = strconv.AppendInt(b, m.ID, 10)
+		if last := m.last(); last > m.ID {
+			b = append(b, '-')
+			b = strconv.AppendInt(b, last, 10)
+		}
+		if m.Stub {
+			b = append(b, 's')
+		}
+		return append(b, '"'), nil
+	}
+	e, err := json.Marshal(m)
+	return append(b, e...), err
+}
+
+// EncodeMessagesAfter is ms.MarshalJSON() and where each entry ends in it,
+// made from the encoding of a list whose first keep entries were ms's
+// (last, with its ends): only the entries after them are encoded. ms must
+// be a list Add built, in which no entry continues the run before it, so
+// each entry is one element of the JSON.
+func EncodeMessagesAfter(ms RecordedMessages, keep int, last []byte, lastEnds []int) ([]byte, []int, error) {
+	if keep > len(lastEnds) || keep > len(ms) || (keep > 0 && lastEnds[keep-1] > len(last)) {
+		keep = 0
+	}
+	b := make([]byte, 0, len(last)+64*(len(ms)-keep)+2)
+	ends := make([]int, 0, len(ms))
+	if keep > 0 {
+		b = append(b, last[:lastEnds[keep-1]]...)
+		ends = append(ends, lastEnds[:keep]...)
+	} else {
+		b = append(b, '[')
+	}
+	var err error
+	for i := keep; i < len(ms); i++ {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, err = appendEntry(b, ms[i]); err != nil {
+			return nil, nil, err
+		}
+		ends = append(ends, len(b))
+	}
+	return append(b, ']'), ends, nil
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -272,9 +319,11 @@ func encodeRecord(r *RequestRecord) ([]byte, error) {
 	if i < 0 {
 		return nil, errors.New("no messages field in the encoded record")
 	}
-	msgs, err := r.Messages.MarshalJSON()
-	if err != nil {
-		return nil, err
+	msgs := r.MessagesJSON
+	if msgs == nil {
+		if msgs, err = r.Messages.MarshalJSON(); err != nil {
+			return nil, err
+		}
 	}
 	out := make([]byte, 0, len(b)-len("[]")+len(msgs))
 	out = append(out, b[:i+len(noMessages)-len("[]")]...)

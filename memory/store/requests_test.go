@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -160,6 +161,54 @@ func TestEncodeRecordIsJSONMarshal(t *testing.T) {
 		}
 		if string(got) != string(want) {
 			t.Errorf("record %d:\n got %s\nwant %s", i, got, want)
+		}
+	}
+}
+
+// A record's messages encoded after the entries it shares with the last
+// record are, byte for byte, what MarshalJSON writes: over random lists as
+// Add builds them (runs, stubs, replaced contents, whole messages), each
+// the prefix of the one before with its last run cut, and more added.
+func TestEncodeMessagesAfterIsMarshalJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	add := func(ms RecordedMessages, n int, next *int64) RecordedMessages {
+		for range n {
+			switch k := r.IntN(10); {
+			case k < 6:
+				ms = ms.Add(RecordedMessage{ID: *next})
+			case k < 8:
+				ms = ms.Add(RecordedMessage{ID: *next, Stub: true})
+			case k < 9:
+				c := fmt.Sprintf("shortened \"%d\" <&>", *next)
+				ms = ms.Add(RecordedMessage{ID: *next, Content: &c})
+			default:
+				ms = ms.Add(RecordedMessage{Message: &chat.Message{Role: chat.User, Content: "block\u2028"}})
+			}
+			*next += int64(1 + r.IntN(2)*r.IntN(3)) // mostly consecutive ids
+		}
+		return ms
+	}
+	for range 200 {
+		next := int64(1 + r.IntN(50))
+		last := add(nil, r.IntN(40), &next)
+		lastJSON, lastEnds, err := EncodeMessagesAfter(last, 0, nil, nil)
+		if want, _ := last.MarshalJSON(); err != nil || string(lastJSON) != string(want) {
+			t.Fatalf("from nothing: %s, want %s (%v)", lastJSON, want, err)
+		}
+		for range 5 {
+			n := r.IntN(last.Len() + 1)
+			ms := last.Prefix(n, 8)
+			keep := max(0, len(ms)-1)
+			ms = add(ms, r.IntN(6), &next)
+			got, ends, err := EncodeMessagesAfter(ms, keep, lastJSON, lastEnds)
+			want, _ := ms.MarshalJSON()
+			if err != nil || string(got) != string(want) {
+				t.Fatalf("after %d entries of %s:\ngot  %s\nwant %s (%v)", keep, lastJSON, got, want, err)
+			}
+			if len(ends) != len(ms) {
+				t.Fatalf("%d ends for %d entries", len(ends), len(ms))
+			}
+			last, lastJSON, lastEnds = ms, got, ends
 		}
 	}
 }
