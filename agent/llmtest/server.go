@@ -25,6 +25,8 @@ type Server struct {
 	mu        sync.Mutex
 	steps     []Step
 	reqs      []Request
+	calls     int  // chat requests received (reqs holds them all unless lastOnly)
+	lastOnly  bool // keep only the last request (KeepLastOnly)
 	strict    bool
 	models    []string
 	modelsRaw *Fail // a raw answer to GET /v1/models instead of the list
@@ -136,8 +138,19 @@ func (s *Server) SetContextLimit(tokens int) {
 	s.ctxLimit = tokens
 }
 
+// KeepLastOnly makes the server keep only the last request it received
+// (Requests and Last give it; Calls still counts them all): a benchmark's
+// server that answers thousands of 160 KB requests would otherwise hold
+// them all, and its garbage collector would compete with the process
+// measured.
+func (s *Server) KeepLastOnly() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastOnly = true
+}
+
 // Requests returns every chat request received so far, oldest first,
-// including ones the server rejected.
+// including ones the server rejected (only the last after KeepLastOnly).
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -148,7 +161,7 @@ func (s *Server) Requests() []Request {
 func (s *Server) Calls() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.reqs)
+	return s.calls
 }
 
 // Last returns the most recent chat request; the test fails if there is none.
@@ -215,8 +228,13 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	req.Conn = r.RemoteAddr
 
 	s.mu.Lock()
+	if s.lastOnly {
+		clear(s.reqs)
+		s.reqs = s.reqs[:0]
+	}
 	s.reqs = append(s.reqs, req)
-	n := len(s.reqs)
+	s.calls++
+	n := s.calls
 	strict := s.strict
 	limit := s.ctxLimit
 	s.mu.Unlock()

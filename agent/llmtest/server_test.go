@@ -345,3 +345,19 @@ func TestContextLimit(t *testing.T) {
 		t.Fatalf("counts: %d requests, usage %d", len(reqs), resp.Usage.PromptTokens)
 	}
 }
+
+// KeepLastOnly: the server holds the last request only, and still counts
+// every one.
+func TestKeepLastOnly(t *testing.T) {
+	srv := llmtest.NewServer(t)
+	srv.KeepLastOnly()
+	srv.Serve(func(r llmtest.Request) llmtest.Step { return llmtest.Text("ok") })
+	for _, p := range []string{"one", "two", "three"} {
+		if _, err := stream(t, srv, chat.UserText(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := srv.Requests(); srv.Calls() != 3 || len(got) != 1 || got[0].LastMessage().Content != "three" {
+		t.Fatalf("calls %d, kept %d requests", srv.Calls(), len(got))
+	}
+}
