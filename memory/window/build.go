@@ -74,7 +74,8 @@ func Build(in Input) Output {
 		buf = make([]chat.Message, 0, need+need/4)
 	}
 	buf = append(buf, chat.Message{})
-	buf = appendLive(buf, in.History)
+	var live liveFacts
+	buf, live = appendLive(buf, in.History)
 	h := buf[1:]
 	var out Output
 	var block chat.Message
@@ -106,15 +107,23 @@ func Build(in Input) Output {
 	}
 	out.Room = max(0, out.Threshold-scale(out.Fixed))
 
-	h, out.Faded = fadeFailures(h)
-	h = supersedePlans(h)
+	// Each pass walks the whole history; one with nothing to do is
+	// skipped on what the copy above saw.
+	if live.failed {
+		h, out.Faded = fadeFailures(h)
+	}
+	if live.plan {
+		h = supersedePlans(h)
+	}
 	// A skill loaded by the current task stays whole: its instructions
 	// are what the model works by (issue 28).
 	hold := heldFrom(h, in.Task)
 	h, out.Shrunk = shrinkStale(h, s.StaleAfter, hold)
-	var args int
-	h, args = shrinkArgs(h, s.StaleAfter, s.OffloadChars, s.HugeArgs)
-	out.Shrunk += args
+	if live.longestArgs > min(s.OffloadChars, s.HugeArgs) {
+		var args int
+		h, args = shrinkArgs(h, s.StaleAfter, s.OffloadChars, s.HugeArgs)
+		out.Shrunk += args
+	}
 	if in.Budget > 0 {
 		// On a small window the recent outputs alone can fill what the
 		// budget has beside the fixed cost: they shrink, oldest first,
@@ -182,18 +191,34 @@ func blockDue(st *task.State) bool {
 	return st.Active() && st.ToolCalls > 0
 }
 
+// liveFacts is what appendLive saw that decides whether a pass has work.
+type liveFacts struct {
+	failed      bool // a failed tool result (fadeFailures)
+	plan        bool // a task_plan call (supersedePlans)
+	longestArgs int  // the longest tool-call arguments (shrinkArgs)
+}
+
 // appendLive appends h to dst without the task-state copies older
 // versions stored in the history (anchors, [ACTIVE TASK] blocks): the live
 // block replaces them all.
-func appendLive(dst, h []chat.Message) []chat.Message {
+func appendLive(dst, h []chat.Message) ([]chat.Message, liveFacts) {
+	var f liveFacts
 	for i := range h {
-		switch h[i].Kind {
+		m := &h[i]
+		switch m.Kind {
 		case chat.KindAnchor, chat.KindActiveTask, chat.KindTaskBlock:
 			continue
 		}
-		dst = append(dst, h[i])
+		if m.Output != nil && m.Output.Failed {
+			f.failed = true
+		}
+		for k := range m.ToolCalls {
+			f.plan = f.plan || m.ToolCalls[k].Name == PlanTool
+			f.longestArgs = max(f.longestArgs, len(m.ToolCalls[k].Arguments))
+		}
+		dst = append(dst, *m)
 	}
-	return dst
+	return dst, f
 }
 
 func callsByID(h []chat.Message) map[string]chat.ToolCall {

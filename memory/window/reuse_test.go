@@ -1,6 +1,7 @@
 package window
 
 import (
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -71,5 +72,52 @@ func TestArgsMemo(t *testing.T) {
 	want = Build(Input{System: "sys", History: h}).Messages
 	if got := Build(Input{System: "sys", History: h, Checked: &memo}).Messages; !reflect.DeepEqual(got, want) {
 		t.Fatal("arguments changed in place were taken as the valid ones before them")
+	}
+}
+
+// Build skips a pass when what appendLive saw says it has nothing to do:
+// over random histories — failed outputs of the same tool later
+// succeeding, task_plan calls, long and huge arguments, each present or
+// not — every skipped pass, run anyway, leaves the history as it was.
+func TestSkippedPassesHaveNothingToDo(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	s := Settings{}.WithDefaults()
+	for range 300 {
+		h := history(1+r.IntN(30), 10+r.IntN(400))
+		failures, plans, long := r.IntN(2) == 0, r.IntN(2) == 0, r.IntN(2) == 0
+		for i := range h {
+			switch {
+			case failures && h[i].Role == chat.Tool && r.IntN(4) == 0:
+				h[i].Output.Failed = true
+			case plans && len(h[i].ToolCalls) > 0 && r.IntN(4) == 0:
+				h[i].ToolCalls = []chat.ToolCall{{ID: h[i].ToolCalls[0].ID, Name: PlanTool, Arguments: `{"steps":[]}`}}
+			case long && len(h[i].ToolCalls) > 0 && r.IntN(6) == 0:
+				n := []int{s.OffloadChars, s.OffloadChars + 1, s.HugeArgs + 1}[r.IntN(3)]
+				h[i].ToolCalls = []chat.ToolCall{{ID: h[i].ToolCalls[0].ID, Name: "write_file", Arguments: `{"content":"` + strings.Repeat("y", n) + `"}`}}
+			}
+		}
+		for i := range h { // the plan results answer their calls
+			if h[i].Role == chat.Tool && i > 0 && len(h[i-1].ToolCalls) > 0 {
+				h[i].ToolName = h[i-1].ToolCalls[0].Name
+			}
+		}
+		copied, live := appendLive(nil, h)
+		same := func(what string, got []chat.Message) {
+			t.Helper()
+			if !reflect.DeepEqual(got, copied) {
+				t.Fatalf("%s was skipped, but it would have changed the history", what)
+			}
+		}
+		if !live.failed {
+			got, _ := fadeFailures(append([]chat.Message(nil), copied...))
+			same("fadeFailures", got)
+		}
+		if !live.plan {
+			same("supersedePlans", supersedePlans(append([]chat.Message(nil), copied...)))
+		}
+		if live.longestArgs <= min(s.OffloadChars, s.HugeArgs) {
+			got, _ := shrinkArgs(append([]chat.Message(nil), copied...), s.StaleAfter, s.OffloadChars, s.HugeArgs)
+			same("shrinkArgs", got)
+		}
 	}
 }
