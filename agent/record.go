@@ -15,8 +15,8 @@ import (
 // tool set by hash (their texts stored once per session), each stored
 // message by id with what replaced it when the context policy shortened
 // it, every other message whole. out is the context req was built from
-// (nil for a summarizer request); enc is what the client found encoding
-// it, and resp its response. nil without a store.
+// (nil for a summarizer request); resp is its response, with what the
+// client found as it encoded it (llm.Encoded). nil without a store.
 func (a *Agent) requestRecord(kind string, req llm.Request, out *window.Output, resp llm.Response) *store.RequestRecord {
 	if a.deps.Store == nil || len(req.Messages) == 0 {
 		return nil
