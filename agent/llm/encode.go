@@ -211,7 +211,7 @@ func (c *Client) encode(req Request, cache *WireCache, buf []byte) ([]byte, Enco
 	var msgs []encodedMessage
 	var seq uint64
 	var toolsJSON, env []byte
-	inPlace := false // buf still holds the body prev was written into
+	inPlace := false // buf still holds the body the cache's messages were written into
 	envKey := c.envelopeKey(req)
 	if cache != nil {
 		cache.mu.Lock()

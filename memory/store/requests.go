@@ -304,7 +304,8 @@ func (s *Store) saveRequest(ctx context.Context, sessionID string, r *RequestRec
 const noMessages = `"messages":[]`
 
 // encodeRecord is json.Marshal(r), byte for byte, at half the cost: the
-// messages are encoded by RecordedMessages.MarshalJSON and spliced in,
+// messages (r.MessagesJSON when the caller built it, else
+// RecordedMessages.MarshalJSON's) are spliced in,
 // because encoding/json scans and compacts again whatever a Marshaler
 // returns — half of a record's encoding at 40k tokens of context. The
 // splice point cannot be inside a string: quotes in strings are escaped.
