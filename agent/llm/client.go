@@ -40,7 +40,7 @@ type Config struct {
 	// including the wait for the response headers.
 	IdleTimeout time.Duration
 	CallTimeout time.Duration // the whole call, retries and waits included
-	HTTPClient  *http.Client  // nil: a client on http.DefaultTransport
+	HTTPClient  *http.Client  // nil: a client on its own NewTransport
 	// Headers go with every request after Polly's own, so a configured
 	// Authorization replaces the Bearer key.
 	Headers   map[string]string

@@ -1016,3 +1016,70 @@ func BenchmarkCallAtForty(b *testing.B) {
 		}
 	}
 }
+
+// writeCounter records the size of every write on a connection.
+type writeCounter struct {
+	net.Conn
+	mu     *sync.Mutex
+	writes *[]int
+}
+
+func (c writeCounter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	*c.writes = append(*c.writes, len(p))
+	c.mu.Unlock()
+	return c.Conn.Write(p)
+}
+
+// TestARequestLeavesInOneWrite: on the transport a client makes for
+// itself, a 150 KB request (a 40k-token context is about 160 KB) goes to
+// the connection in one write, and the server receives it whole. With
+// net/http's default buffer the same request takes many writes, the body
+// copied through a buffer allocated per request; the control case shows
+// the count would see it.
+func TestARequestLeavesInOneWrite(t *testing.T) {
+	big := strings.Repeat("0123456789abcdef", 150<<10/16)
+	for _, tc := range []struct {
+		name      string
+		transport func() *http.Transport
+		oneWrite  bool
+	}{
+		{"NewTransport", llm.NewTransport, true},
+		{"net/http default buffer", func() *http.Transport { return http.DefaultTransport.(*http.Transport).Clone() }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.NewServer(t, llmtest.Text("ok"))
+			var mu sync.Mutex
+			var writes []int
+			tr := tc.transport()
+			dial := tr.DialContext
+			tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				c, err := dial(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				return writeCounter{Conn: c, mu: &mu, writes: &writes}, nil
+			}
+			c := newClient(t, srv.URL(), func(cfg *llm.Config) { cfg.HTTPClient = &http.Client{Transport: tr} })
+			if _, err := c.Stream(context.Background(), ask(big), llm.Observer{}); err != nil {
+				t.Fatal(err)
+			}
+			if got := srv.Last().Messages; len(got) == 0 || got[len(got)-1].Content != big {
+				t.Fatal("the server did not receive the 150 KB message whole")
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			t.Logf("%d writes: %v", len(writes), writes)
+			total := 0
+			for _, n := range writes {
+				total += n
+			}
+			if total < len(big) {
+				t.Fatalf("writes %v carry %d bytes, less than the %d of the message", writes, total, len(big))
+			}
+			if one := len(writes) == 1; one != tc.oneWrite {
+				t.Errorf("the request went in %d writes %v; want one: %v", len(writes), writes, tc.oneWrite)
+			}
+		})
+	}
+}

@@ -69,3 +69,20 @@ func TestSnippetAndParseErrorBody(t *testing.T) {
 		}
 	}
 }
+
+// TestClientMakesItsOwnTransport: a Client given no HTTP client sends on
+// NewTransport (a request in one write: TestARequestLeavesInOneWrite); a
+// given one is used as it is.
+func TestClientMakesItsOwnTransport(t *testing.T) {
+	tr, ok := httpClient(nil).Transport.(*http.Transport)
+	if !ok || tr.WriteBufferSize != RequestBuffer || tr.Proxy == nil {
+		t.Fatalf("the default client's transport is %#v, want NewTransport's", httpClient(nil).Transport)
+	}
+	if tr == http.DefaultTransport {
+		t.Fatal("the default client changes http.DefaultTransport, which the process shares")
+	}
+	hc := &http.Client{}
+	if httpClient(hc) != hc {
+		t.Error("a given HTTP client is not the one used")
+	}
+}
