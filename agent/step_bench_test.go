@@ -77,13 +77,13 @@ func stepModel(r llmtest.Request) llmtest.Step {
 	// Prose of 350–1,000 characters, as a model explains its next move;
 	// its length depends on the step of the run, not on the history.
 	prose := strings.Repeat("Looking at how the loop hands results back, the next thing to check is the accumulator. ", 4+calls*2)
-	// A measured run (stepsPerRun calls) reads and greps the same files
+	// A measured run (of any size but warmUpSteps) reads and greps the same files
 	// at every context size: the tools' own work is left out of the
 	// harness's time, but not out of a profile or an instruction count
 	// of the whole run, which compare sizes. The warm-up's tasks read
 	// their way through all the files.
 	n := total
-	if want == stepsPerRun {
+	if want != warmUpSteps {
 		n = calls
 	}
 	call := llmtest.ToolCall{Name: "read_file", Args: fmt.Sprintf(`{"path":"src/file%d.go"}`, n%benchFiles)}
@@ -157,15 +157,19 @@ func startStepServer(tb testing.TB) string {
 // this process's CPU time: on a loaded machine the wall clock also counts
 // the time other processes had the cores, the CPU time does not.
 type stepClock struct {
+	next      http.RoundTripper // the transport a client makes for itself (llm.NewTransport)
 	mu        sync.Mutex
 	firstByte time.Time     // of the previous reply; zero at the start of a run
 	firstCPU  time.Duration // process CPU time then
+	firstSys  time.Duration // … of it in the kernel
 	spent     time.Duration // harness time of the finished steps
 	spentCPU  time.Duration
+	spentSys  time.Duration // … of it in the kernel (getrusage's split)
 	builtCPU  time.Duration // … up to the request built and handed to net/http, before the kernel copies it out
 	steps     int
 	toolTime  time.Duration
 	toolCPU   time.Duration
+	toolSys   time.Duration
 	dials     int // connections opened (not reused from the pool)
 }
 
@@ -180,6 +184,17 @@ func processCPU() time.Duration {
 	return time.Duration(ts.Nano())
 }
 
+// processSys is the CPU time this process has spent in the kernel.
+// getrusage splits its total by the ticks it sampled, so it is exact only
+// over many steps.
+func processSys() time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		return 0
+	}
+	return time.Duration(u.Stime.Nano())
+}
+
 // timedTool measures a tool's own run, to leave it out of the step.
 type timedTool struct {
 	tools.Tool
@@ -187,11 +202,12 @@ type timedTool struct {
 }
 
 func (t timedTool) Run(ctx context.Context, args json.RawMessage) (tools.Result, error) {
-	start, cpu := time.Now(), processCPU()
+	start, cpu, sys := time.Now(), processCPU(), processSys()
 	res, err := t.Tool.Run(ctx, args)
 	t.clock.mu.Lock()
 	t.clock.toolTime += time.Since(start)
 	t.clock.toolCPU += processCPU() - cpu
+	t.clock.toolSys += processSys() - sys
 	t.clock.mu.Unlock()
 	return res, err
 }
@@ -201,7 +217,7 @@ func (c *stepClock) RoundTrip(req *http.Request) (*http.Response, error) {
 	// taken now, since this reply's first byte may come before the
 	// transport reports the request written.
 	c.mu.Lock()
-	from, fromCPU := c.firstByte, c.firstCPU
+	from, fromCPU, fromSys := c.firstByte, c.firstCPU, c.firstSys
 	if !from.IsZero() {
 		c.builtCPU += processCPU() - fromCPU
 	}
@@ -214,6 +230,7 @@ func (c *stepClock) RoundTrip(req *http.Request) (*http.Response, error) {
 			c.mu.Lock()
 			c.spent += time.Since(from)
 			c.spentCPU += processCPU() - fromCPU
+			c.spentSys += processSys() - fromSys
 			c.steps++
 			c.mu.Unlock()
 		},
@@ -226,11 +243,11 @@ func (c *stepClock) RoundTrip(req *http.Request) (*http.Response, error) {
 		},
 		GotFirstResponseByte: func() {
 			c.mu.Lock()
-			c.firstByte, c.firstCPU = time.Now(), processCPU()
+			c.firstByte, c.firstCPU, c.firstSys = time.Now(), processCPU(), processSys()
 			c.mu.Unlock()
 		},
 	}
-	return http.DefaultTransport.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+	return c.next.RoundTrip(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
 }
 
 // newRun forgets the last reply, so the gap between two runs is not a step.
@@ -248,20 +265,21 @@ func (r *stepRig) observe(e Event) {
 }
 
 // perStep is the harness time per step so far: wall and CPU until the
-// next request is written, and CPU until it is built and handed over.
-func (c *stepClock) perStep() (wall, cpu, built time.Duration) {
+// next request is written, CPU until it is built and handed over, and the
+// kernel's part of the CPU.
+func (c *stepClock) perStep() (wall, cpu, built, sys time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.steps == 0 {
-		return 0, 0, 0
+		return 0, 0, 0, 0
 	}
 	n := time.Duration(c.steps)
-	return (c.spent - c.toolTime) / n, (c.spentCPU - c.toolCPU) / n, (c.builtCPU - c.toolCPU) / n
+	return (c.spent - c.toolTime) / n, (c.spentCPU - c.toolCPU) / n, (c.builtCPU - c.toolCPU) / n, (c.spentSys - c.toolSys) / n
 }
 
 func (c *stepClock) reset() {
 	c.mu.Lock()
-	c.spent, c.spentCPU, c.builtCPU, c.steps, c.toolTime, c.toolCPU, c.firstByte, c.dials = 0, 0, 0, 0, 0, 0, time.Time{}, 0
+	c.spent, c.spentCPU, c.spentSys, c.builtCPU, c.steps, c.toolTime, c.toolCPU, c.toolSys, c.firstByte, c.dials = 0, 0, 0, 0, 0, 0, 0, 0, time.Time{}, 0
 	c.mu.Unlock()
 }
 
@@ -270,12 +288,16 @@ func (c *stepClock) reset() {
 type stepRig struct {
 	agent *Agent
 	clock *stepClock
+	steps int    // tool-call steps a measured run makes
 	base  int    // history length the measured runs start from
 	ctx   int    // tokens of context of the first request of the last run
 	task  []byte // the task state the measured runs start from
 }
 
-func newStepRig(tb testing.TB, url, model string, contextTokens int) *stepRig {
+// warmUpSteps is the size of the tasks that grow a rig's history.
+const warmUpSteps = 3
+
+func newStepRig(tb testing.TB, url, model string, contextTokens, steps int) *stepRig {
 	tb.Helper()
 	dir := tb.TempDir()
 	writeBenchSources(tb, dir)
@@ -288,7 +310,7 @@ func newStepRig(tb testing.TB, url, model string, contextTokens int) *stepRig {
 	if len(errs) > 0 {
 		tb.Fatal(errs)
 	}
-	rig := &stepRig{clock: &stepClock{}}
+	rig := &stepRig{clock: &stepClock{next: llm.NewTransport()}, steps: steps}
 	clock := rig.clock
 	var fileTools []tools.Tool
 	for _, t := range tools.FileTools(dir) {
@@ -319,10 +341,10 @@ func newStepRig(tb testing.TB, url, model string, contextTokens int) *stepRig {
 		tb.Fatal(err)
 	}
 	a.session = sess.ID
-	// Grow the history in tasks of 3 steps until the context reaches the
-	// size asked for.
+	// Grow the history in tasks of warmUpSteps steps until the context
+	// reaches the size asked for.
 	for a.lastContext < contextTokens {
-		if _, err := a.Run(context.Background(), "work: 3"); err != nil {
+		if _, err := a.Run(context.Background(), "work: "+strconv.Itoa(warmUpSteps)); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -349,8 +371,8 @@ func (p stepPrompts) SystemPrompt(per personas.Persona) (string, error) {
 // the size measured (a file read adds about 1,400 tokens).
 const stepsPerRun = 4
 
-// run makes one measured run from the warm-up history: stepsPerRun steps
-// and the answer. The history is cut back first, so every run sees the
+// run makes one measured run from the warm-up history: r.steps steps and
+// the answer. The history is cut back first, so every run sees the
 // same context size whatever b.N is.
 func (r *stepRig) run(tb testing.TB) {
 	// The messages past base are the last run's: overwritten, not
@@ -364,7 +386,7 @@ func (r *stepRig) run(tb testing.TB) {
 	}
 	r.clock.newRun()
 	r.ctx = 0
-	if _, err := r.agent.Run(context.Background(), "work: "+strconv.Itoa(stepsPerRun)); err != nil {
+	if _, err := r.agent.Run(context.Background(), "work: "+strconv.Itoa(r.steps)); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -392,7 +414,7 @@ func BenchmarkStepPerContext(b *testing.B) {
 	for _, model := range stepModels {
 		for _, size := range stepSizes {
 			b.Run(model.label+"/"+stepSizeName(size), func(b *testing.B) {
-				rig := newStepRig(b, url, model.name, size)
+				rig := newStepRig(b, url, model.name, size, stepsPerRun)
 				rig.run(b) // a first run warms the caches
 				rig.clock.reset()
 				b.ReportAllocs()
@@ -409,12 +431,43 @@ func BenchmarkStepPerContext(b *testing.B) {
 				steps := float64(b.N * (stepsPerRun + 1))
 				b.ReportMetric(float64(after.Utime.Nano()-before.Utime.Nano())/1e3/steps, "run-user-µs/step")
 				b.ReportMetric(float64(after.Stime.Nano()-before.Stime.Nano())/1e3/steps, "run-sys-µs/step")
-				wall, cpu, built := rig.clock.perStep()
+				wall, cpu, built, sys := rig.clock.perStep()
 				b.ReportMetric(float64(wall.Nanoseconds())/1e3, "harness-µs/step")
 				b.ReportMetric(float64(cpu.Nanoseconds())/1e3, "harness-cpu-µs/step")
+				b.ReportMetric(float64(sys.Nanoseconds())/1e3, "harness-sys-µs/step")
 				b.ReportMetric(float64(built.Nanoseconds())/1e3, "built-cpu-µs/step")
 				b.ReportMetric(float64(rig.ctx), "ctx-tokens")
 				b.ReportMetric(float64(rig.clock.dials)/float64(b.N), "dials/op")
+				b.ReportMetric(float64(rig.base), "history-msgs")
+			})
+		}
+	}
+}
+
+// BenchmarkRunStartPerContext is BenchmarkStepPerContext's runs without
+// the steps: a prompt the model answers at once, on the same histories.
+// What a run costs besides its steps — a new prompt closing or continuing
+// the last task, the first request after the history is cut back — is
+// here too; a count of instructions (README, "Performance") takes the
+// difference of the two, divided by the steps, for a step's own cost.
+func BenchmarkRunStartPerContext(b *testing.B) {
+	url := startStepServer(b)
+	for _, model := range stepModels {
+		for _, size := range stepSizes {
+			b.Run(model.label+"/"+stepSizeName(size), func(b *testing.B) {
+				rig := newStepRig(b, url, model.name, size, 0)
+				rig.run(b)
+				b.ReportAllocs()
+				before := rusage(b)
+				b.ResetTimer()
+				for range b.N {
+					rig.run(b)
+				}
+				b.StopTimer()
+				after := rusage(b)
+				b.ReportMetric(float64(after.Utime.Nano()-before.Utime.Nano())/1e3/float64(b.N), "run-user-µs/run")
+				b.ReportMetric(float64(after.Stime.Nano()-before.Stime.Nano())/1e3/float64(b.N), "run-sys-µs/run")
+				b.ReportMetric(float64(rig.ctx), "ctx-tokens")
 				b.ReportMetric(float64(rig.base), "history-msgs")
 			})
 		}

@@ -23,8 +23,8 @@ func TestStepCostFlat(t *testing.T) {
 		t.Skip("builds a 40k-token history and benchmarks for about 15 s")
 	}
 	url := startStepServer(t)
-	small := newStepRig(t, url, "qwen3-coder", 0)
-	large := newStepRig(t, url, "qwen3-coder", 40_000)
+	small := newStepRig(t, url, "qwen3-coder", 0, stepsPerRun)
+	large := newStepRig(t, url, "qwen3-coder", 40_000, stepsPerRun)
 	measure := func(r *stepRig) time.Duration {
 		r.run(t) // back in the caches after the other rig's round
 		r.clock.reset()
@@ -36,7 +36,7 @@ func TestStepCostFlat(t *testing.T) {
 		if res.N == 0 {
 			t.Fatal("the benchmark failed")
 		}
-		_, cpu, built := r.clock.perStep()
+		_, cpu, built, _ := r.clock.perStep()
 		t.Logf("%6d tokens: %v a step (%v of it to the request built)", r.ctx, cpu, built)
 		return cpu
 	}
@@ -78,7 +78,7 @@ func (c *countingCounter) Count(s string) int {
 // in a run of the step benchmark are exactly those of its new messages.
 func TestStepCountsOnlyNewText(t *testing.T) {
 	url := startStepServer(t)
-	rig := newStepRig(t, url, "gpt-4.1", 5_000)
+	rig := newStepRig(t, url, "gpt-4.1", 5_000, stepsPerRun)
 	rig.run(t) // the first request of a rig counts the prompt and schemas once
 	counter := &countingCounter{Counter: rig.agent.counter}
 	rig.agent.counter = counter
