@@ -1031,35 +1031,39 @@ func (c writeCounter) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
-// TestARequestLeavesInOneWrite: on the transport a client makes for
+// TestRequestBodyLeavesFromItsBytes: on the transport a client makes for
 // itself, a 150 KB request (a 40k-token context is about 160 KB) goes to
-// the connection in one write, and the server receives it whole. With
-// net/http's default buffer the same request takes many writes, the body
-// copied through a buffer allocated per request; the control case shows
-// the count would see it.
-func TestARequestLeavesInOneWrite(t *testing.T) {
+// the connection in two writes — net/http's 4 KB buffer with the headers,
+// then the rest of the body from Polly's bytes in one — and the server
+// receives it whole. On a plain connection the same request takes six
+// writes, the body copied through a buffer allocated per request; the
+// control case shows the count would see it.
+func TestRequestBodyLeavesFromItsBytes(t *testing.T) {
 	big := strings.Repeat("0123456789abcdef", 150<<10/16)
 	for _, tc := range []struct {
 		name      string
-		transport func() *http.Transport
-		oneWrite  bool
+		transport func(count func(net.Conn) net.Conn) *http.Transport
+		fromBytes bool
 	}{
-		{"NewTransport", llm.NewTransport, true},
-		{"net/http default buffer", func() *http.Transport { return http.DefaultTransport.(*http.Transport).Clone() }, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := llmtest.NewServer(t, llmtest.Text("ok"))
-			var mu sync.Mutex
-			var writes []int
-			tr := tc.transport()
+		{"NewTransport", llm.NewTransportUnder, true},
+		{"plain connection", func(count func(net.Conn) net.Conn) *http.Transport {
+			tr := http.DefaultTransport.(*http.Transport).Clone()
 			dial := tr.DialContext
 			tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 				c, err := dial(ctx, network, addr)
 				if err != nil {
 					return nil, err
 				}
-				return writeCounter{Conn: c, mu: &mu, writes: &writes}, nil
+				return count(c), nil
 			}
+			return tr
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.NewServer(t, llmtest.Text("ok"))
+			var mu sync.Mutex
+			var writes []int
+			tr := tc.transport(func(c net.Conn) net.Conn { return writeCounter{Conn: c, mu: &mu, writes: &writes} })
 			c := newClient(t, srv.URL(), func(cfg *llm.Config) { cfg.HTTPClient = &http.Client{Transport: tr} })
 			if _, err := c.Stream(context.Background(), ask(big), llm.Observer{}); err != nil {
 				t.Fatal(err)
@@ -1077,9 +1081,37 @@ func TestARequestLeavesInOneWrite(t *testing.T) {
 			if total < len(big) {
 				t.Fatalf("writes %v carry %d bytes, less than the %d of the message", writes, total, len(big))
 			}
-			if one := len(writes) == 1; one != tc.oneWrite {
-				t.Errorf("the request went in %d writes %v; want one: %v", len(writes), writes, tc.oneWrite)
+			fromBytes := len(writes) <= 2 && writes[len(writes)-1] >= len(big)-4096
+			if fromBytes != tc.fromBytes {
+				t.Errorf("the request went in %d writes %v; want the body in one write: %v", len(writes), writes, tc.fromBytes)
 			}
 		})
+	}
+}
+
+// TestNewTransportSendsOtherBodies: a body that is not Polly's encoded one
+// (a reader of unknown length, one of known length) goes through
+// NewTransport's connections whole, by the connection's own copy.
+func TestNewTransportSendsOtherBodies(t *testing.T) {
+	want := strings.Repeat("abcdefghij", 20_000)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "%d %t", len(b), string(b) == want)
+	}))
+	defer srv.Close()
+	hc := &http.Client{Transport: llm.NewTransport()}
+	for name, body := range map[string]io.Reader{
+		"known length":   strings.NewReader(want),
+		"unknown length": io.MultiReader(strings.NewReader(want[:1000]), strings.NewReader(want[1000:])),
+	} {
+		res, err := hc.Post(srv.URL, "text/plain", body)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if string(got) != fmt.Sprintf("%d true", len(want)) {
+			t.Errorf("%s: the server got %q, want %d bytes intact", name, got, len(want))
+		}
 	}
 }

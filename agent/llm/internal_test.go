@@ -1,6 +1,8 @@
 package llm
 
 import (
+	"context"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -71,15 +73,25 @@ func TestSnippetAndParseErrorBody(t *testing.T) {
 }
 
 // TestClientMakesItsOwnTransport: a Client given no HTTP client sends on
-// NewTransport (a request in one write: TestARequestLeavesInOneWrite); a
-// given one is used as it is.
+// NewTransport, whose connections write a body from its bytes
+// (TestRequestBodyLeavesFromItsBytes); a given one is used as it is.
 func TestClientMakesItsOwnTransport(t *testing.T) {
 	tr, ok := httpClient(nil).Transport.(*http.Transport)
-	if !ok || tr.WriteBufferSize != RequestBuffer || tr.Proxy == nil {
+	if !ok || tr == http.DefaultTransport || tr.Proxy == nil || tr.DialContext == nil {
 		t.Fatalf("the default client's transport is %#v, want NewTransport's", httpClient(nil).Transport)
 	}
-	if tr == http.DefaultTransport {
-		t.Fatal("the default client changes http.DefaultTransport, which the process shares")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := tr.DialContext(context.Background(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, ok := c.(bodyConn); !ok {
+		t.Errorf("the default transport dials a %T, want a bodyConn", c)
 	}
 	hc := &http.Client{}
 	if httpClient(hc) != hc {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -136,29 +137,74 @@ func logRequests(l *slog.Logger) option.Middleware {
 	}
 }
 
-// RequestBuffer is the write buffer of the transport a Client makes for
-// itself (NewTransport): a request up to this size, headers and body,
-// leaves in one write. With net/http's default of 4 KB, the rest of a
-// body goes out in 32 KB copies, through a buffer allocated per request:
-// a 150 KB request took 6 writes (TestARequestLeavesInOneWrite), and a
-// step at 40k tokens of context (a ~160 KB body) cost ~12% more CPU
-// (BenchmarkStepPerContext, 8 interleaved rounds). 256 KB holds a
-// 60k-token context; a bigger one goes out as before.
-const RequestBuffer = 256 << 10
-
 // NewTransport is the transport of a Client given no HTTP client: one
 // like http.DefaultTransport (proxies from the environment, the same
-// timeouts and pool), with a write buffer a request fits in. Each Client
-// has its own, so its connections are kept for its endpoint.
-func NewTransport() *http.Transport {
+// timeouts and pool) whose connections send a request body from Polly's
+// own bytes (bodyConn). Each Client has its own, so its connections are
+// kept for its endpoint.
+func NewTransport() *http.Transport { return newTransport(nil) }
+
+// newTransport is NewTransport; under, when set, wraps each connection
+// beneath its bodyConn (where a test counts the writes).
+func newTransport(under func(net.Conn) net.Conn) *http.Transport {
 	var t *http.Transport
 	if dt, ok := http.DefaultTransport.(*http.Transport); ok {
 		t = dt.Clone()
 	} else {
 		t = &http.Transport{Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true}
 	}
-	t.WriteBufferSize = RequestBuffer
+	dial := t.DialContext
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
+	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		if under != nil {
+			c = under(c)
+		}
+		return bodyConn{c}, nil
+	}
 	return t
+}
+
+// requestBody is a request body Polly encoded, as the tap puts it on the
+// request: a bodyConn writes what is left of it from its bytes.
+type requestBody struct{ bytes.Reader }
+
+func newRequestBody(b []byte) *requestBody {
+	r := &requestBody{}
+	r.Reset(b)
+	return r
+}
+
+func (*requestBody) Close() error { return nil }
+
+// bodyConn is a connection that writes a request body held in memory
+// straight from its bytes, in one write. net/http sends a body of known
+// length by copying an io.LimitedReader of it into the connection; with
+// a plain connection the bytes went through a 32 KB buffer allocated per
+// request, in six writes for 150 KB (TestRequestBodyLeavesFromItsBytes).
+// At 40k tokens of context the body is ~160 KB, and a copy of it is as
+// much memory the caches miss for, every step. Over TLS the encryption
+// writes the bytes anyway: the TLS connection wraps this one and never
+// asks it to read a body.
+type bodyConn struct{ net.Conn }
+
+func (c bodyConn) ReadFrom(r io.Reader) (int64, error) {
+	if lr, ok := r.(*io.LimitedReader); ok {
+		if b, ok := lr.R.(*requestBody); ok && int64(b.Len()) <= lr.N {
+			n, err := b.WriteTo(c.Conn)
+			lr.N -= n
+			return n, err
+		}
+	}
+	if rf, ok := c.Conn.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r) // a TCP connection's own: splice, sendfile or a copy
+	}
+	return io.Copy(struct{ io.Writer }{c.Conn}, r)
 }
 
 // httpClient is hc, or a client on NewTransport.
@@ -252,7 +298,7 @@ func (t *bodyTap) middleware(req *http.Request, next option.MiddlewareNext) (*ht
 		// In place: the SDK made this request for this attempt alone, and
 		// the debug log's middleware reads its length after it is sent.
 		body := t.send
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		req.GetBody = func() (io.ReadCloser, error) { return newRequestBody(body), nil }
 		req.Body, _ = req.GetBody()
 		req.ContentLength = int64(len(body))
 		req.Header.Set("Content-Type", "application/json")
