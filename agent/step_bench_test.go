@@ -410,38 +410,20 @@ var stepModels = []struct{ label, name string }{{"o200k", "gpt-4.1"}, {"approx",
 // handling, store writes, context building, request encoding) without the
 // model's and the tool's own time.
 func BenchmarkStepPerContext(b *testing.B) {
-	url := startStepServer(b)
-	for _, model := range stepModels {
-		for _, size := range stepSizes {
-			b.Run(model.label+"/"+stepSizeName(size), func(b *testing.B) {
-				rig := newStepRig(b, url, model.name, size, stepsPerRun)
-				rig.run(b) // a first run warms the caches
-				rig.clock.reset()
-				b.ReportAllocs()
-				before := rusage(b)
-				b.ResetTimer()
-				for range b.N {
-					rig.run(b)
-				}
-				b.StopTimer()
-				after := rusage(b)
-				// The whole runs' CPU split into user and kernel time
-				// (tools included): the kernel's share is what sending
-				// a bigger request costs the system, not Polly's code.
-				steps := float64(b.N * (stepsPerRun + 1))
-				b.ReportMetric(float64(after.Utime.Nano()-before.Utime.Nano())/1e3/steps, "run-user-µs/step")
-				b.ReportMetric(float64(after.Stime.Nano()-before.Stime.Nano())/1e3/steps, "run-sys-µs/step")
-				wall, cpu, built, sys := rig.clock.perStep()
-				b.ReportMetric(float64(wall.Nanoseconds())/1e3, "harness-µs/step")
-				b.ReportMetric(float64(cpu.Nanoseconds())/1e3, "harness-cpu-µs/step")
-				b.ReportMetric(float64(sys.Nanoseconds())/1e3, "harness-sys-µs/step")
-				b.ReportMetric(float64(built.Nanoseconds())/1e3, "built-cpu-µs/step")
-				b.ReportMetric(float64(rig.ctx), "ctx-tokens")
-				b.ReportMetric(float64(rig.clock.dials)/float64(b.N), "dials/op")
-				b.ReportMetric(float64(rig.base), "history-msgs")
-			})
-		}
-	}
+	benchRuns(b, stepsPerRun, func(b *testing.B, rig *stepRig, user, sys time.Duration) {
+		// The whole runs' CPU split into user and kernel time (tools
+		// included): the kernel's share is what sending a bigger request
+		// costs the system, not Polly's code.
+		steps := float64(b.N * (stepsPerRun + 1))
+		b.ReportMetric(float64(user.Nanoseconds())/1e3/steps, "run-user-µs/step")
+		b.ReportMetric(float64(sys.Nanoseconds())/1e3/steps, "run-sys-µs/step")
+		wall, cpu, built, harnessSys := rig.clock.perStep()
+		b.ReportMetric(float64(wall.Nanoseconds())/1e3, "harness-µs/step")
+		b.ReportMetric(float64(cpu.Nanoseconds())/1e3, "harness-cpu-µs/step")
+		b.ReportMetric(float64(harnessSys.Nanoseconds())/1e3, "harness-sys-µs/step")
+		b.ReportMetric(float64(built.Nanoseconds())/1e3, "built-cpu-µs/step")
+		b.ReportMetric(float64(rig.clock.dials)/float64(b.N), "dials/op")
+	})
 }
 
 // BenchmarkRunStartPerContext is BenchmarkStepPerContext's runs without
@@ -451,12 +433,23 @@ func BenchmarkStepPerContext(b *testing.B) {
 // here too; a count of instructions (README, "Performance") takes the
 // difference of the two, divided by the steps, for a step's own cost.
 func BenchmarkRunStartPerContext(b *testing.B) {
+	benchRuns(b, 0, func(b *testing.B, _ *stepRig, user, sys time.Duration) {
+		b.ReportMetric(float64(user.Nanoseconds())/1e3/float64(b.N), "run-user-µs/run")
+		b.ReportMetric(float64(sys.Nanoseconds())/1e3/float64(b.N), "run-sys-µs/run")
+	})
+}
+
+// benchRuns measures runs of the given steps on a rig of every model and
+// size, after one that warms the caches, and hands report the rig and the
+// runs' user and kernel CPU.
+func benchRuns(b *testing.B, steps int, report func(b *testing.B, rig *stepRig, user, sys time.Duration)) {
 	url := startStepServer(b)
 	for _, model := range stepModels {
 		for _, size := range stepSizes {
 			b.Run(model.label+"/"+stepSizeName(size), func(b *testing.B) {
-				rig := newStepRig(b, url, model.name, size, 0)
+				rig := newStepRig(b, url, model.name, size, steps)
 				rig.run(b)
+				rig.clock.reset()
 				b.ReportAllocs()
 				before := rusage(b)
 				b.ResetTimer()
@@ -465,8 +458,7 @@ func BenchmarkRunStartPerContext(b *testing.B) {
 				}
 				b.StopTimer()
 				after := rusage(b)
-				b.ReportMetric(float64(after.Utime.Nano()-before.Utime.Nano())/1e3/float64(b.N), "run-user-µs/run")
-				b.ReportMetric(float64(after.Stime.Nano()-before.Stime.Nano())/1e3/float64(b.N), "run-sys-µs/run")
+				report(b, rig, time.Duration(after.Utime.Nano()-before.Utime.Nano()), time.Duration(after.Stime.Nano()-before.Stime.Nano()))
 				b.ReportMetric(float64(rig.ctx), "ctx-tokens")
 				b.ReportMetric(float64(rig.base), "history-msgs")
 			})
