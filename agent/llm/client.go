@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"time"
 
@@ -46,6 +47,10 @@ type Config struct {
 	Headers   map[string]string
 	UserAgent string       // empty: "Polly"
 	Log       *slog.Logger // nil: none; else a debug line per HTTP request
+
+	// under wraps each connection of the transport a Client makes for
+	// itself, beneath the one that writes bodies (a test counts writes).
+	under func(net.Conn) net.Conn
 }
 
 // Client streams chat completions from one endpoint. It is safe for

@@ -5,8 +5,12 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"polly/agent/llmtest"
+	"polly/memory/chat"
 )
 
 func TestRetryAfter(t *testing.T) {
@@ -76,9 +80,9 @@ func TestSnippetAndParseErrorBody(t *testing.T) {
 // NewTransport, whose connections write a body from its bytes
 // (TestRequestBodyLeavesFromItsBytes); a given one is used as it is.
 func TestClientMakesItsOwnTransport(t *testing.T) {
-	tr, ok := httpClient(nil).Transport.(*http.Transport)
+	tr, ok := httpClient(nil, nil).Transport.(*http.Transport)
 	if !ok || tr == http.DefaultTransport || tr.Proxy == nil || tr.DialContext == nil {
-		t.Fatalf("the default client's transport is %#v, want NewTransport's", httpClient(nil).Transport)
+		t.Fatalf("the default client's transport is %#v, want NewTransport's", httpClient(nil, nil).Transport)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -94,7 +98,42 @@ func TestClientMakesItsOwnTransport(t *testing.T) {
 		t.Errorf("the default transport dials a %T, want a bodyConn", c)
 	}
 	hc := &http.Client{}
-	if httpClient(hc) != hc {
+	if httpClient(hc, nil) != hc {
 		t.Error("a given HTTP client is not the one used")
 	}
+}
+
+// TestClientSendsTheBodyFromItsBytes: a Client made with no HTTP client,
+// as Polly makes them, sends a 150 KB request body in one write from its
+// bytes, after the headers (TestRequestBodyLeavesFromItsBytes shows a
+// plain connection's six).
+func TestClientSendsTheBodyFromItsBytes(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Text("ok"))
+	var mu sync.Mutex
+	var writes []int
+	c := New(Config{BaseURL: srv.URL(), under: func(c net.Conn) net.Conn {
+		return countedConn{Conn: c, count: func(n int) { mu.Lock(); writes = append(writes, n); mu.Unlock() }}
+	}})
+	big := strings.Repeat("0123456789abcdef", 150<<10/16)
+	if _, err := c.Stream(context.Background(), Request{Model: "m", Messages: []chat.Message{chat.UserText(big)}}, Observer{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.Last().Messages; len(got) == 0 || got[len(got)-1].Content != big {
+		t.Fatal("the server did not receive the 150 KB message whole")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(writes) != 2 || writes[1] < len(big) {
+		t.Errorf("the request went in writes %v; want the headers, then the body in one", writes)
+	}
+}
+
+type countedConn struct {
+	net.Conn
+	count func(int)
+}
+
+func (c countedConn) Write(p []byte) (int, error) {
+	c.count(len(p))
+	return c.Conn.Write(p)
 }

@@ -77,7 +77,7 @@ func newEndpoint(cfg Config) endpoint {
 	root.RawQuery, root.ForceQuery = "", false
 	opts := []option.RequestOption{
 		option.WithBaseURL(root.String()),
-		option.WithHTTPClient(guardRedirects(httpClient(cfg.HTTPClient))),
+		option.WithHTTPClient(guardRedirects(httpClient(cfg.HTTPClient, cfg.under))),
 		option.WithMaxRetries(0),
 		// The SDK's own view of the request holds Polly's key, not one
 		// from OPENAI_API_KEY (exactHeaders decides what is sent).
@@ -207,12 +207,13 @@ func (c bodyConn) ReadFrom(r io.Reader) (int64, error) {
 	return io.Copy(struct{ io.Writer }{c.Conn}, r)
 }
 
-// httpClient is hc, or a client on NewTransport.
-func httpClient(hc *http.Client) *http.Client {
+// httpClient is hc, or a client on NewTransport (its connections wrapped
+// by under, when set).
+func httpClient(hc *http.Client, under func(net.Conn) net.Conn) *http.Client {
 	if hc != nil {
 		return hc
 	}
-	return &http.Client{Transport: NewTransport()}
+	return &http.Client{Transport: newTransport(under)}
 }
 
 // guardRedirects is a copy of hc (nil: a default client) that refuses a
