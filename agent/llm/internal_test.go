@@ -123,7 +123,9 @@ func TestClientSendsTheBodyFromItsBytes(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(writes) != 2 || writes[1] < len(big) {
+	// The headers go first, and net/http's 4 KB buffer may take the
+	// body's start with them; the rest must leave in one write.
+	if len(writes) == 0 || len(writes) > 2 || writes[len(writes)-1] < len(big)-4096 {
 		t.Errorf("the request went in writes %v; want the headers, then the body in one", writes)
 	}
 }
