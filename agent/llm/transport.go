@@ -186,7 +186,7 @@ func (*requestBody) Close() error { return nil }
 // straight from its bytes, in one write. net/http sends a body of known
 // length by copying an io.LimitedReader of it into the connection; with
 // a plain connection the bytes went through a 32 KB buffer allocated per
-// request, in six writes for 150 KB (TestRequestBodyLeavesFromItsBytes).
+// request, in six writes for 150 KB (TestClientSendsTheBodyFromItsBytes).
 // At 40k tokens of context the body is ~160 KB, and a copy of it is as
 // much memory the caches miss for, every step. Over TLS the encryption
 // writes the bytes anyway: the TLS connection wraps this one and never
